@@ -1,0 +1,266 @@
+package dev.serval.deployment;
+
+import dev.serval.error.InferenceFailed;
+import dev.serval.error.NotReady;
+import dev.serval.error.Overloaded;
+import dev.serval.predictor.Model;
+import dev.serval.predictor.Predictor;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
+
+/**
+ * A fixed set of predictor threads, each owning one predictor made from a shared model, fed by one queue
+ * with a hard bound on waiting inputs.
+ *
+ * <p>Design. Callers (HTTP event loops) call {@link #submit} and never block on it: admission is a CAS on
+ * {@link #queued}, which counts inputs admitted but not yet taken by a worker; a request whose inputs do not
+ * all fit is refused whole with {@link Overloaded} before anything is queued. Each input becomes one task and
+ * runs alone on whichever worker takes it, so a multi-input request fans out over all predictors and a
+ * result never depends on what it ran next to. The last task of a request to finish completes the request's
+ * future, on that worker's thread. A request whose future is already done (failed, or cancelled by its caller)
+ * has its remaining tasks skipped without running the model.
+ *
+ * <p>Threads and fields: {@link #queue} and {@link #queued} are shared by callers and workers;
+ * {@link #serviceNanos} is written by workers without coordination and read for Retry-After estimates
+ * (best-effort by design: a lost update only ages the estimate); {@link #accepting} and {@link #stopped} are
+ * written once each by the closing thread. Each {@link Predictor} is created, used and closed by one worker.
+ *
+ * <p>Shutdown ({@link #close}): stop admitting, let workers finish what is queued (a poison task per worker
+ * ends each loop), wait up to the drain timeout, interrupt what remains, then fail anything still queued
+ * with {@link NotReady}. A submit racing with shutdown re-checks {@link #stopped} after queueing and fails its
+ * own leftovers, so no request is left without an answer.
+ */
+final class PredictorPool<I, O> {
+
+    private static final System.Logger LOG = System.getLogger(PredictorPool.class.getName());
+    private static final Task<?, ?> POISON = new Task<>(null, -1, null);
+
+    private final String deployment;
+    private final Model<I, O> model;
+    private final int maxQueuedInputs;
+    private final LongSupplier nanoTime;
+    private final LinkedBlockingQueue<Task<I, O>> queue = new LinkedBlockingQueue<>();
+    private final AtomicInteger queued = new AtomicInteger();
+    private final Thread[] workers;
+    private final CountDownLatch warmedUp;
+    private final AtomicReference<Throwable> warmUpFailure = new AtomicReference<>();
+    private volatile long serviceNanos = TimeUnit.MILLISECONDS.toNanos(10);
+    private volatile boolean accepting = true;
+    private volatile boolean stopped;
+
+    PredictorPool(DeploymentSpec spec, Model<I, O> model, ThreadFactory threads, LongSupplier nanoTime) {
+        this.deployment = spec.name();
+        this.model = model;
+        this.maxQueuedInputs = spec.maxQueuedInputs();
+        this.nanoTime = nanoTime;
+        this.workers = new Thread[spec.predictorThreads()];
+        this.warmedUp = new CountDownLatch(workers.length);
+        for (int i = 0; i < workers.length; i++) {
+            workers[i] = threads.newThread(this::work);
+        }
+    }
+
+    /** Starts the workers; each creates its predictor and runs the model's probe input once. */
+    void start() {
+        for (Thread worker : workers) {
+            worker.start();
+        }
+    }
+
+    /**
+     * Waits until every worker has a predictor that answered the probe.
+     *
+     * @throws Exception the first worker's failure, if any failed
+     */
+    void awaitWarmUp() throws Exception {
+        warmedUp.await();
+        Throwable failure = warmUpFailure.get();
+        if (failure instanceof Exception e) {
+            throw e;
+        } else if (failure != null) {
+            throw new IllegalStateException(failure);
+        }
+    }
+
+    /**
+     * Queues every input of one request, or none of them.
+     *
+     * @return completed on a predictor thread with the outputs in input order, or exceptionally with
+     *     {@link InferenceFailed} / {@link NotReady}
+     * @throws Overloaded when the queue cannot take all the inputs
+     * @throws NotReady   when the pool is shutting down
+     */
+    CompletableFuture<List<O>> submit(List<I> inputs) {
+        if (!accepting) {
+            throw new NotReady("model '" + deployment + "' is shutting down");
+        }
+        int n = inputs.size();
+        for (;;) {
+            int current = queued.get();
+            if (current + n > maxQueuedInputs) {
+                throw new Overloaded("model '" + deployment + "' is overloaded: " + current + " inputs queued, "
+                        + n + " more would exceed max-queued-inputs " + maxQueuedInputs, retryAfter(current));
+            }
+            if (queued.compareAndSet(current, current + n)) {
+                break;
+            }
+        }
+        Request<O> request = new Request<>(n);
+        for (int i = 0; i < n; i++) {
+            queue.add(new Task<>(inputs.get(i), i, request));
+        }
+        if (stopped) {
+            failQueued();
+        }
+        return request.future;
+    }
+
+    /** Inputs admitted and not yet taken by a predictor. */
+    int queuedInputs() {
+        return queued.get();
+    }
+
+    /** Stops admitting, drains queued work for up to {@code drain}, then stops the workers. Idempotent. */
+    void close(Duration drain) {
+        if (!accepting) {
+            return;
+        }
+        accepting = false;
+        for (int i = 0; i < workers.length; i++) {
+            queue.add(poison());
+        }
+        long deadline = System.nanoTime() + drain.toNanos();
+        for (Thread worker : workers) {
+            try {
+                long left = deadline - System.nanoTime();
+                if (left > 0) {
+                    worker.join(Duration.ofNanos(left));
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        for (Thread worker : workers) {
+            if (worker.isAlive()) {
+                LOG.log(System.Logger.Level.WARNING, "model ''{0}'': predictor thread {1} still busy after the {2} "
+                        + "drain timeout; interrupting it", deployment, worker.getName(), drain);
+                worker.interrupt();
+            }
+        }
+        stopped = true;
+        failQueued();
+    }
+
+    private void failQueued() {
+        Task<I, O> task;
+        while ((task = queue.poll()) != null) {
+            if (task.request != null) {
+                queued.decrementAndGet();
+                task.request.fail(new NotReady("model '" + deployment + "' shut down before running this request"));
+            }
+        }
+    }
+
+    private void work() {
+        Predictor<I, O> predictor;
+        try {
+            predictor = model.newPredictor();
+        } catch (Throwable t) {
+            warmUpFailure.compareAndSet(null, t);
+            warmedUp.countDown();
+            return;
+        }
+        try (predictor) {
+            try {
+                long start = nanoTime.getAsLong();
+                predictor.predict(model.probeInput());
+                serviceNanos = nanoTime.getAsLong() - start;
+            } catch (Throwable t) {
+                warmUpFailure.compareAndSet(null, t);
+                return;
+            } finally {
+                warmedUp.countDown();
+            }
+            serve(predictor);
+        }
+    }
+
+    private void serve(Predictor<I, O> predictor) {
+        while (true) {
+            Task<I, O> task;
+            try {
+                task = queue.take();
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (task.request == null) {
+                return;
+            }
+            queued.decrementAndGet();
+            if (task.request.future.isDone()) {
+                continue;
+            }
+            long start = nanoTime.getAsLong();
+            try {
+                task.request.complete(task.index, predictor.predict(task.input));
+            } catch (Throwable t) {
+                LOG.log(System.Logger.Level.ERROR, "model ''" + deployment + "'' failed on input " + task.index, t);
+                task.request.fail(new InferenceFailed("model '" + deployment + "' failed: " + t, t));
+            }
+            long took = nanoTime.getAsLong() - start;
+            serviceNanos += (took - serviceNanos) >> 3;
+        }
+    }
+
+    /** Time until {@code queuedNow} inputs drain through all workers at the observed per-input service time. */
+    private Duration retryAfter(int queuedNow) {
+        long nanos = (queuedNow + 1L) * serviceNanos / workers.length;
+        return Duration.ofSeconds(Math.max(1, (nanos + 999_999_999L) / 1_000_000_000L));
+    }
+
+    @SuppressWarnings("unchecked")
+    private Task<I, O> poison() {
+        return (Task<I, O>) POISON;
+    }
+
+    private record Task<I, O>(I input, int index, Request<O> request) {
+    }
+
+    /**
+     * The outputs of one request, filled by any worker. Each worker writes its slot and then decrements
+     * {@code remaining}; the atomic decrement orders those writes before the last worker's read.
+     */
+    private static final class Request<O> {
+        private final Object[] outputs;
+        private final AtomicInteger remaining;
+        private final CompletableFuture<List<O>> future = new CompletableFuture<>();
+
+        Request(int size) {
+            this.outputs = new Object[size];
+            this.remaining = new AtomicInteger(size);
+        }
+
+        @SuppressWarnings("unchecked")
+        void complete(int index, O output) {
+            outputs[index] = output;
+            if (remaining.decrementAndGet() == 0) {
+                future.complete((List<O>) Collections.unmodifiableList(Arrays.asList(outputs)));
+            }
+        }
+
+        void fail(Throwable failure) {
+            future.completeExceptionally(failure);
+        }
+    }
+}

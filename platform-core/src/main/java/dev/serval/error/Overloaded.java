@@ -1,0 +1,22 @@
+package dev.serval.error;
+
+import java.time.Duration;
+
+/**
+ * The deployment's bounded queue cannot take the request. Refused at once, before any work, with an
+ * estimate of when capacity is likely to be free again (derived from the observed service time).
+ */
+public final class Overloaded extends ServalException {
+
+    private final Duration retryAfter;
+
+    public Overloaded(String message, Duration retryAfter) {
+        super(message);
+        this.retryAfter = retryAfter;
+    }
+
+    /** When the caller may retry; at least one second, as HTTP's Retry-After counts whole seconds. */
+    public Duration retryAfter() {
+        return retryAfter;
+    }
+}
