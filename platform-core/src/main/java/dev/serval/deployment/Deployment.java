@@ -73,7 +73,7 @@ public final class Deployment<I, O> implements AutoCloseable {
             started.start();
             started.awaitWarmUp();
         } catch (Throwable t) {
-            LOG.log(System.Logger.Level.ERROR, "model ''" + spec.name() + "'' failed to load", t);
+            LOG.log(System.Logger.Level.ERROR, "model '" + spec.name() + "' failed to load", t);
             if (started != null) {
                 started.close(Duration.ZERO);
             }

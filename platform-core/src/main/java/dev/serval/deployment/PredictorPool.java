@@ -33,7 +33,7 @@ import java.util.function.LongSupplier;
  * <p>Threads and fields: {@link #queue} and {@link #queued} are shared by callers and workers;
  * {@link #serviceNanos} is written by workers without coordination and read for Retry-After estimates
  * (best-effort by design: a lost update only ages the estimate); {@link #accepting} and {@link #stopped} are
- * written once each by the closing thread. Each {@link Predictor} is created, used and closed by one worker.
+ * written once each by the closing thread; a worker stops at its next task once {@link #stopped} is set. Each {@link Predictor} is created, used and closed by one worker.
  *
  * <p>Shutdown ({@link #close}): stop admitting, let workers finish what is queued (a poison task per worker
  * ends each loop), wait up to the drain timeout, interrupt what remains, then fail anything still queued
@@ -151,6 +151,7 @@ final class PredictorPool<I, O> {
                 break;
             }
         }
+        stopped = true;
         for (Thread worker : workers) {
             if (worker.isAlive()) {
                 LOG.log(System.Logger.Level.WARNING, "model ''{0}'': predictor thread {1} still busy after the {2} "
@@ -158,7 +159,6 @@ final class PredictorPool<I, O> {
                 worker.interrupt();
             }
         }
-        stopped = true;
         failQueued();
     }
 
@@ -197,7 +197,7 @@ final class PredictorPool<I, O> {
     }
 
     private void serve(Predictor<I, O> predictor) {
-        while (true) {
+        while (!stopped) {
             Task<I, O> task;
             try {
                 task = queue.take();
@@ -215,7 +215,11 @@ final class PredictorPool<I, O> {
             try {
                 task.request.complete(task.index, predictor.predict(task.input));
             } catch (Throwable t) {
-                LOG.log(System.Logger.Level.ERROR, "model ''" + deployment + "'' failed on input " + task.index, t);
+                if (stopped) {
+                    task.request.fail(new NotReady("model '" + deployment + "' shut down while running this request"));
+                    return;
+                }
+                LOG.log(System.Logger.Level.ERROR, "model '" + deployment + "' failed on input " + task.index, t);
                 task.request.fail(new InferenceFailed("model '" + deployment + "' failed: " + t, t));
             }
             long took = nanoTime.getAsLong() - start;

@@ -1,0 +1,261 @@
+package dev.serval.deployment;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.serval.error.InferenceFailed;
+import dev.serval.error.InvalidInput;
+import dev.serval.error.NotReady;
+import dev.serval.error.Overloaded;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class DeploymentTest {
+
+    private static final long WAIT_SECONDS = 10;
+
+    private final FakeModel model = new FakeModel();
+    private final List<Deployment<String, String>> started = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() {
+        model.gate.release(10_000);
+        started.forEach(Deployment::close);
+    }
+
+    private Deployment<String, String> ready(DeploymentSpec spec) throws InterruptedException {
+        Deployment<String, String> deployment = Deployment.start(spec, () -> model);
+        started.add(deployment);
+        awaitState(deployment, Deployment.State.READY);
+        return deployment;
+    }
+
+    private static DeploymentSpec spec(int threads, int maxQueued, int maxPerRequest) {
+        return new DeploymentSpec("fake", threads, 1, maxQueued, maxPerRequest, Duration.ofSeconds(5));
+    }
+
+    @Test
+    void returnsOutputsInInputOrderFromAllPredictors() throws Exception {
+        Deployment<String, String> deployment = ready(spec(2, 100, 100));
+        List<String> inputs = IntStream.range(0, 50).mapToObj(i -> "text-" + i).toList();
+
+        List<String> outputs = deployment.submit(inputs).get(WAIT_SECONDS, TimeUnit.SECONDS);
+
+        assertEquals(inputs.stream().map(String::toUpperCase).toList(), outputs);
+        assertEquals(0, deployment.queuedInputs());
+        assertTrue(model.threads.stream().allMatch(name -> name.startsWith("serval-fake-")), model.threads.toString());
+    }
+
+    @Test
+    void warmsEveryPredictorUpBeforeBecomingReady() throws Exception {
+        ready(spec(3, 10, 10));
+        assertEquals(3, model.predictions.get(), "one probe per predictor");
+        assertEquals(3, model.openPredictors.get());
+    }
+
+    @Test
+    void refusesAWholeRequestThatDoesNotFitTheQueueAndQueuesNothingOfIt() throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 4, 4));
+        CompletableFuture<List<String>> running = deployment.submit(List.of("wait-running"));
+        awaitCount(model.waiting, 1);
+        CompletableFuture<List<String>> queued = deployment.submit(List.of("wait-a", "wait-b", "wait-c"));
+        assertEquals(3, deployment.queuedInputs());
+
+        Overloaded refused = assertThrows(Overloaded.class, () -> deployment.submit(List.of("x", "y")));
+
+        assertTrue(refused.getMessage().contains("3 inputs queued"), refused.getMessage());
+        assertTrue(refused.retryAfter().compareTo(Duration.ofSeconds(1)) >= 0);
+        assertEquals(3, deployment.queuedInputs(), "nothing of the refused request was queued");
+        CompletableFuture<List<String>> fits = deployment.submit(List.of("fits"));
+        assertEquals(4, deployment.queuedInputs(), "a request that fits is still admitted");
+        model.gate.release(4);
+        assertEquals(List.of("WAIT-RUNNING"), running.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("WAIT-A", "WAIT-B", "WAIT-C"), queued.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("FITS"), fits.get(WAIT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void rejectsEmptyOversizedAndInvalidRequestsBeforeQueueing() throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 10, 3));
+
+        assertEquals("the request holds no inputs",
+                assertThrows(InvalidInput.class, () -> deployment.submit(List.of())).getMessage());
+        assertEquals("the request holds 4 inputs; model 'fake' takes at most 3 per request",
+                assertThrows(InvalidInput.class, () -> deployment.submit(List.of("a", "b", "c", "d"))).getMessage());
+        assertEquals("text 1 is bad",
+                assertThrows(InvalidInput.class, () -> deployment.submit(List.of("ok", "bad"))).getMessage());
+        assertEquals(0, deployment.queuedInputs());
+    }
+
+    @Test
+    void isNotReadyWhileLoadingAndReportsALoadFailure() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        Deployment<String, String> loading = Deployment.start(spec(1, 10, 10), () -> {
+            release.await();
+            throw new java.io.IOException("no such file: /models/x.onnx");
+        });
+        started.add(loading);
+        assertEquals(Deployment.State.LOADING, loading.state());
+        assertEquals("model 'fake' is still loading",
+                assertThrows(NotReady.class, () -> loading.submit(List.of("a"))).getMessage());
+
+        release.countDown();
+        awaitState(loading, Deployment.State.FAILED);
+
+        assertEquals("no such file: /models/x.onnx", loading.failure().orElseThrow());
+        assertEquals("model 'fake' failed to load: no such file: /models/x.onnx",
+                assertThrows(NotReady.class, () -> loading.submit(List.of("a"))).getMessage());
+    }
+
+    @Test
+    void failsTheRequestWithInferenceFailedWhenTheModelThrows() throws Exception {
+        Deployment<String, String> deployment = ready(spec(2, 10, 10));
+
+        ExecutionException failure = assertThrows(ExecutionException.class,
+                () -> deployment.submit(List.of("fine", "boom")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+
+        assertInstanceOf(InferenceFailed.class, failure.getCause());
+        assertEquals(List.of("STILL SERVING"),
+                deployment.submit(List.of("still serving")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void skipsTheQueuedInputsOfACancelledRequest() throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 10, 10));
+        CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+        int before = model.predictions.get();
+        CompletableFuture<List<String>> cancelled = deployment.submit(List.of("a", "b", "c"));
+
+        cancelled.cancel(false);
+        model.gate.release();
+        blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        deployment.submit(List.of("after")).get(WAIT_SECONDS, TimeUnit.SECONDS);
+
+        assertEquals(before + 2, model.predictions.get(), "only 'wait' and 'after' ran");
+        assertEquals(0, deployment.queuedInputs());
+    }
+
+    @Test
+    void closeFinishesQueuedWorkThenReleasesPredictorsAndModel() throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 10, 10));
+        CompletableFuture<List<String>> running = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+        CompletableFuture<List<String>> queued = deployment.submit(List.of("queued"));
+
+        Thread closer = Thread.ofPlatform().start(deployment::close);
+        awaitState(deployment, Deployment.State.STOPPED);
+        assertEquals("model 'fake' is shutting down",
+                assertThrows(NotReady.class, () -> deployment.submit(List.of("late"))).getMessage());
+        model.gate.release();
+        closer.join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+
+        assertEquals(List.of("WAIT"), running.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("QUEUED"), queued.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(0, model.openPredictors.get());
+        assertTrue(model.closed);
+    }
+
+    @Test
+    void closeFailsWhatIsStillQueuedAfterTheDrainTimeout() throws Exception {
+        Deployment<String, String> deployment = ready(
+                new DeploymentSpec("fake", 1, 1, 10, 10, Duration.ofMillis(50)));
+        deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+        CompletableFuture<List<String>> queued = deployment.submit(List.of("never runs"));
+
+        deployment.close();
+
+        ExecutionException failure = assertThrows(ExecutionException.class,
+                () -> queued.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertInstanceOf(NotReady.class, failure.getCause());
+        assertEquals(0, deployment.queuedInputs());
+    }
+
+    @Test
+    void everyConcurrentCallerGetsAResultOrATypedRefusal() throws Exception {
+        Deployment<String, String> deployment = ready(spec(2, 16, 8));
+        int clients = 8;
+        int requestsPerClient = 200;
+        AtomicInteger ok = new AtomicInteger();
+        AtomicInteger refused = new AtomicInteger();
+        List<Throwable> unexpected = Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch startLine = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        for (int c = 0; c < clients; c++) {
+            int client = c;
+            threads.add(Thread.ofPlatform().start(() -> {
+                try {
+                    startLine.await();
+                    for (int r = 0; r < requestsPerClient; r++) {
+                        List<String> inputs = IntStream.range(0, 1 + r % 8).mapToObj(i -> client + "-" + i).toList();
+                        try {
+                            List<String> outputs = deployment.submit(inputs).get(WAIT_SECONDS, TimeUnit.SECONDS);
+                            if (!outputs.equals(inputs.stream().map(String::toUpperCase).toList())) {
+                                unexpected.add(new AssertionError("wrong outputs " + outputs));
+                            }
+                            ok.incrementAndGet();
+                        } catch (Overloaded e) {
+                            refused.incrementAndGet();
+                        }
+                    }
+                } catch (Throwable t) {
+                    unexpected.add(t);
+                }
+            }));
+        }
+        startLine.countDown();
+        for (Thread thread : threads) {
+            thread.join(TimeUnit.SECONDS.toMillis(60));
+            assertFalse(thread.isAlive());
+        }
+
+        assertEquals(List.of(), unexpected);
+        assertEquals(clients * requestsPerClient, ok.get() + refused.get());
+        assertEquals(0, deployment.queuedInputs(), "the admission counter returns to zero");
+    }
+
+    @Test
+    void specRejectsUnboundedOrInconsistentSettings() {
+        assertThrows(IllegalArgumentException.class, () -> spec(0, 10, 10));
+        assertThrows(IllegalArgumentException.class, () -> spec(1, 0, 0));
+        IllegalArgumentException tooMany = assertThrows(IllegalArgumentException.class, () -> spec(1, 10, 11));
+        assertEquals("deployment 'fake': max-inputs-per-request (11) must not exceed max-queued-inputs (10)",
+                tooMany.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> DeploymentSpec.withDefaults("Bad Name"));
+    }
+
+    private static void awaitState(Deployment<?, ?> deployment, Deployment.State state) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (deployment.state() != state) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("deployment stayed " + deployment.state() + ", expected " + state);
+            }
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+    }
+
+    private static void awaitCount(AtomicInteger counter, int value) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (counter.get() < value) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("counter stayed at " + counter.get() + ", expected " + value);
+            }
+            Thread.yield();
+        }
+    }
+}

@@ -1,0 +1,75 @@
+package dev.serval.deployment;
+
+import dev.serval.error.InvalidInput;
+import dev.serval.predictor.Model;
+import dev.serval.predictor.ModelSignature;
+import dev.serval.predictor.Predictor;
+import dev.serval.predictor.TensorSignature;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A model that upper-cases its input. Inputs starting with {@code "wait"} block until {@link #gate} is
+ * released; {@code "boom"} fails; {@code "bad"} is refused by validation. Records who ran what.
+ */
+final class FakeModel implements Model<String, String> {
+
+    final Semaphore gate = new Semaphore(0);
+    final AtomicInteger waiting = new AtomicInteger();
+    final AtomicInteger predictions = new AtomicInteger();
+    final AtomicInteger openPredictors = new AtomicInteger();
+    final Set<String> threads = ConcurrentHashMap.newKeySet();
+    volatile boolean closed;
+
+    @Override
+    public ModelSignature signature() {
+        return new ModelSignature("fake",
+                List.of(new TensorSignature("text", "BYTES", List.of(-1L))),
+                List.of(new TensorSignature("upper", "BYTES", List.of(-1L))));
+    }
+
+    @Override
+    public Predictor<String, String> newPredictor() {
+        openPredictors.incrementAndGet();
+        return new Predictor<>() {
+            @Override
+            public String predict(String input) throws Exception {
+                threads.add(Thread.currentThread().getName());
+                if (input.startsWith("wait")) {
+                    waiting.incrementAndGet();
+                    gate.acquire();
+                }
+                if (input.equals("boom")) {
+                    throw new IllegalStateException("boom");
+                }
+                predictions.incrementAndGet();
+                return input.toUpperCase();
+            }
+
+            @Override
+            public void close() {
+                openPredictors.decrementAndGet();
+            }
+        };
+    }
+
+    @Override
+    public String probeInput() {
+        return "probe";
+    }
+
+    @Override
+    public void validate(String input, int index) {
+        if (input.equals("bad")) {
+            throw new InvalidInput("text " + index + " is bad");
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+    }
+}
