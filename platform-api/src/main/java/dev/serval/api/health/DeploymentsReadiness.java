@@ -1,0 +1,34 @@
+package dev.serval.api.health;
+
+import dev.serval.api.serving.Deployments;
+import dev.serval.api.serving.ServedDeployment;
+import jakarta.inject.Singleton;
+import org.eclipse.microprofile.health.HealthCheck;
+import org.eclipse.microprofile.health.HealthCheckResponse;
+import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
+import org.eclipse.microprofile.health.Readiness;
+
+/**
+ * {@code /q/health/ready}: UP when every configured deployment is READY, that is loaded and with every
+ * predictor warmed up by a real inference. Reads each deployment's state flag; does no work of its own.
+ */
+@Readiness
+@Singleton
+public class DeploymentsReadiness implements HealthCheck {
+
+    private final Deployments deployments;
+
+    DeploymentsReadiness(Deployments deployments) {
+        this.deployments = deployments;
+    }
+
+    @Override
+    public HealthCheckResponse call() {
+        HealthCheckResponseBuilder response = HealthCheckResponse.named("deployments").status(deployments.allReady());
+        for (ServedDeployment served : deployments.all()) {
+            response.withData(served.name(), served.deployment().state().name());
+            served.deployment().failure().ifPresent(failure -> response.withData(served.name() + ".error", failure));
+        }
+        return response.build();
+    }
+}

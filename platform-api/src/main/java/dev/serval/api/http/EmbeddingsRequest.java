@@ -1,0 +1,96 @@
+package dev.serval.api.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.serval.error.InvalidInput;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * A decoded OpenAI {@code POST /v1/embeddings} request.
+ *
+ * @param model      the deployment name
+ * @param texts      the inputs, in order
+ * @param base64     whether vectors are returned as base64 of little-endian float32 (else JSON floats)
+ * @param dimensions the requested dimension, or 0 when not given
+ */
+record EmbeddingsRequest(String model, List<String> texts, boolean base64, int dimensions) {
+
+    private static final Set<String> FIELDS = Set.of("input", "model", "encoding_format", "dimensions", "user");
+
+    /** Validates and decodes a parsed request body; every error names the field (OpenAI's {@code param}). */
+    static EmbeddingsRequest from(JsonNode body) {
+        Json.rejectUnknownFields(body, FIELDS, "");
+        JsonNode model = body.get("model");
+        if (model == null || model.isNull()) {
+            throw new InvalidInput("model", "'model' is required");
+        }
+        if (!model.isTextual() || model.textValue().isEmpty()) {
+            throw new InvalidInput("model", "'model' must be a non-empty string, not " + model);
+        }
+        List<String> texts = texts(body.get("input"));
+        boolean base64 = switch (textOrDefault(body, "encoding_format", "float")) {
+            case "float" -> false;
+            case "base64" -> true;
+            default -> throw new InvalidInput("encoding_format", "'encoding_format' must be 'float' or 'base64', not "
+                    + body.get("encoding_format"));
+        };
+        int dimensions = 0;
+        JsonNode requested = body.get("dimensions");
+        if (requested != null && !requested.isNull()) {
+            if (!requested.isIntegralNumber() || requested.asLong() < 1 || requested.asLong() > 1_000_000) {
+                throw new InvalidInput("dimensions", "'dimensions' must be a positive integer, not " + requested);
+            }
+            dimensions = requested.asInt();
+        }
+        JsonNode user = body.get("user");
+        if (user != null && !user.isNull() && !user.isTextual()) {
+            throw new InvalidInput("user", "'user' must be a string, not " + Json.describe(user));
+        }
+        return new EmbeddingsRequest(model.textValue(), texts, base64, dimensions);
+    }
+
+    private static List<String> texts(JsonNode input) {
+        if (input == null || input.isNull()) {
+            throw new InvalidInput("input", "'input' is required: a string or an array of strings");
+        }
+        if (input.isTextual()) {
+            if (input.textValue().isEmpty()) {
+                throw new InvalidInput("input", "'input' is an empty string");
+            }
+            return List.of(input.textValue());
+        }
+        if (!input.isArray()) {
+            throw new InvalidInput("input", "'input' must be a string or an array of strings, not " + Json.describe(input));
+        }
+        if (input.isEmpty()) {
+            throw new InvalidInput("input", "'input' is an empty array; send at least one string");
+        }
+        List<String> texts = new ArrayList<>(input.size());
+        for (int i = 0; i < input.size(); i++) {
+            JsonNode element = input.get(i);
+            if (!element.isTextual()) {
+                String hint = element.isIntegralNumber() || element.isArray()
+                        ? "; token arrays are not supported, send text" : "";
+                throw new InvalidInput("input", "'input[" + i + "]' is " + Json.describe(element)
+                        + ", not a string" + hint);
+            }
+            if (element.textValue().isEmpty()) {
+                throw new InvalidInput("input", "'input[" + i + "]' is an empty string");
+            }
+            texts.add(element.textValue());
+        }
+        return texts;
+    }
+
+    private static String textOrDefault(JsonNode body, String field, String fallback) {
+        JsonNode value = body.get(field);
+        if (value == null || value.isNull()) {
+            return fallback;
+        }
+        if (!value.isTextual()) {
+            throw new InvalidInput(field, "'" + field + "' must be a string, not " + Json.describe(value));
+        }
+        return value.textValue();
+    }
+}

@@ -1,0 +1,111 @@
+package dev.serval.api.http;
+
+import dev.serval.error.InferenceFailed;
+import dev.serval.error.InvalidInput;
+import dev.serval.error.NotReady;
+import dev.serval.error.Overloaded;
+import dev.serval.error.ServalException;
+import dev.serval.error.UnknownDeployment;
+import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.core.HttpHeaders;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import org.jboss.logging.Logger;
+
+/**
+ * The one place where failures become HTTP answers. Status codes: InvalidInput 400, UnknownDeployment 404,
+ * Overloaded 503 + Retry-After (OpenAI API: 429 + Retry-After, as OpenAI clients expect for back-off),
+ * NotReady 503, InferenceFailed and anything unexpected 500, ApiError and JAX-RS errors their own status.
+ * Bodies: {@code {"error": "..."}} for the Open Inference Protocol and everything else, OpenAI's
+ * {@code {"error": {"message", "type", "param", "code"}}} under {@code /v1/}.
+ */
+final class ErrorResponses {
+
+    private static final Logger LOG = Logger.getLogger(ErrorResponses.class);
+
+    private ErrorResponses() {
+    }
+
+    /** The answer for {@code failure} on the Open Inference Protocol (and non-OpenAI) endpoints. */
+    static Response oip(Throwable failure) {
+        Throwable error = unwrap(failure);
+        Response.ResponseBuilder response = Response.status(status(error, false))
+                .type(MediaType.APPLICATION_JSON_TYPE)
+                .entity(Map.of("error", message(error)));
+        return withRetryAfter(response, error).build();
+    }
+
+    /** The answer for {@code failure} on the OpenAI-compatible endpoints. */
+    static Response openAi(Throwable failure) {
+        Throwable error = unwrap(failure);
+        int status = status(error, true);
+        String type = switch (status) {
+            case 429 -> "requests";
+            case 500, 503 -> "server_error";
+            default -> "invalid_request_error";
+        };
+        String code = switch (error) {
+            case UnknownDeployment ignored -> "model_not_found";
+            case Overloaded ignored -> "rate_limit_exceeded";
+            case NotReady ignored -> "model_not_ready";
+            default -> status == 413 ? "request_too_large" : null;
+        };
+        String param = error instanceof InvalidInput invalid ? invalid.field()
+                : error instanceof UnknownDeployment ? "model" : null;
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("message", message(error));
+        body.put("type", type);
+        body.put("param", param);
+        body.put("code", code);
+        Response.ResponseBuilder response = Response.status(status)
+                .type(MediaType.APPLICATION_JSON_TYPE)
+                .entity(Map.of("error", body));
+        return withRetryAfter(response, error).build();
+    }
+
+    private static int status(Throwable error, boolean openAi) {
+        return switch (error) {
+            case InvalidInput ignored -> 400;
+            case UnknownDeployment ignored -> 404;
+            case Overloaded ignored -> openAi ? 429 : 503;
+            case NotReady ignored -> 503;
+            case InferenceFailed ignored -> 500;
+            case ApiError api -> api.status();
+            case WebApplicationException web -> web.getResponse().getStatus();
+            default -> 500;
+        };
+    }
+
+    private static String message(Throwable error) {
+        if (error instanceof ServalException || error instanceof ApiError) {
+            return error.getMessage();
+        }
+        if (error instanceof WebApplicationException web && web.getResponse().getStatus() < 500) {
+            return web.getMessage();
+        }
+        LOG.error("request failed on the server", error);
+        return "internal server error: " + error.getClass().getSimpleName();
+    }
+
+    private static Response.ResponseBuilder withRetryAfter(Response.ResponseBuilder response, Throwable error) {
+        if (error instanceof Overloaded overloaded) {
+            response.header(HttpHeaders.RETRY_AFTER, overloaded.retryAfter().toSeconds());
+        } else if (error instanceof NotReady) {
+            response.header(HttpHeaders.RETRY_AFTER, 1);
+        }
+        return response;
+    }
+
+    static Throwable unwrap(Throwable failure) {
+        Throwable error = failure;
+        while ((error instanceof CompletionException || error instanceof ExecutionException)
+                && error.getCause() != null) {
+            error = error.getCause();
+        }
+        return error;
+    }
+}

@@ -1,0 +1,143 @@
+package dev.serval.api.http;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.serval.api.serving.DeploymentMeters;
+import dev.serval.api.serving.Deployments;
+import dev.serval.api.serving.Outcome;
+import dev.serval.api.serving.ServedDeployment;
+import dev.serval.deployment.Deployment;
+import dev.serval.error.NotReady;
+import dev.serval.predictor.ModelSignature;
+import dev.serval.predictor.TensorSignature;
+import io.smallrye.common.annotation.NonBlocking;
+import io.smallrye.mutiny.Uni;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.HttpHeaders;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+
+/**
+ * The Open Inference Protocol (KServe v2) REST endpoints. Everything here runs on the Vert.x event loop and
+ * never blocks: inference is handed to the deployment's predictor threads and the response is encoded when
+ * the result comes back to this request's context.
+ */
+@Path("/v2")
+@NonBlocking
+@Produces(MediaType.APPLICATION_JSON)
+@Tag(name = "Open Inference Protocol")
+public class InferenceResource {
+
+    private final Deployments deployments;
+    private final RequestBodies bodies;
+    private final OipRequestDecoder decoder;
+    private final OipResponseEncoder encoder;
+    private final String version;
+
+    InferenceResource(Deployments deployments, RequestBodies bodies, ObjectMapper mapper,
+            @ConfigProperty(name = "quarkus.application.version", defaultValue = "unknown") String version) {
+        this.deployments = deployments;
+        this.bodies = bodies;
+        this.decoder = new OipRequestDecoder(new Json(mapper));
+        this.encoder = new OipResponseEncoder(mapper.getFactory());
+        this.version = version;
+    }
+
+    @GET
+    @Operation(summary = "Server metadata")
+    public Map<String, Object> server() {
+        return Map.of("name", "serval", "version", version, "extensions", List.of("binary_tensor_data"));
+    }
+
+    @GET
+    @Path("/health/live")
+    @Operation(summary = "Server liveness: 200 while the server answers")
+    public Map<String, Object> live() {
+        return Map.of("live", true);
+    }
+
+    @GET
+    @Path("/health/ready")
+    @Operation(summary = "Server readiness: 200 when every deployment is loaded and warmed up, else 503")
+    public Response ready() {
+        boolean ready = deployments.allReady();
+        return Response.status(ready ? 200 : 503).entity(Map.of("ready", ready)).build();
+    }
+
+    @GET
+    @Path("/models/{name}")
+    @Operation(summary = "Model metadata: inputs, outputs, versions, platform")
+    public Map<String, Object> model(@PathParam("name") String name) {
+        Deployment<?, ?> deployment = deployments.get(name).deployment();
+        ModelSignature signature = deployment.signature()
+                .orElseThrow(() -> new NotReady("model '" + name + "' is " + stateText(deployment)));
+        Map<String, Object> metadata = new LinkedHashMap<>();
+        metadata.put("name", name);
+        metadata.put("versions", List.of("1"));
+        metadata.put("platform", signature.platform());
+        metadata.put("inputs", signature.inputs().stream().map(InferenceResource::tensor).toList());
+        metadata.put("outputs", signature.outputs().stream().map(InferenceResource::tensor).toList());
+        return metadata;
+    }
+
+    @GET
+    @Path("/models/{name}/ready")
+    @Operation(summary = "Model readiness: 200 when loaded and warmed up, 503 otherwise, 404 if unknown")
+    public Response modelReady(@PathParam("name") String name) {
+        Deployment<?, ?> deployment = deployments.get(name).deployment();
+        boolean ready = deployment.state() == Deployment.State.READY;
+        return Response.status(ready ? 200 : 503).entity(Map.of("name", name, "ready", ready)).build();
+    }
+
+    @POST
+    @Path("/models/{name}/infer")
+    @Consumes(MediaType.WILDCARD)
+    @Operation(summary = "Inference: input 'text' (BYTES [n]) to output 'embedding' (FP32 [n, dim])")
+    public Uni<Response> infer(
+            @PathParam("name") String name,
+            @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType,
+            @HeaderParam(OipResponseEncoder.HEADER_LENGTH) String headerLength,
+            byte[] body) {
+        long start = System.nanoTime();
+        ServedDeployment served = deployments.get(name);
+        DeploymentMeters meters = served.meters();
+        OipRequest request;
+        Uni<Response> response;
+        try {
+            RequestBodies.checkContentType(contentType, true);
+            request = decoder.decode(bodies.checkSize(body), headerLength);
+            response = EventLoop.resumeHere(served.deployment().submit(request.texts()))
+                    .map(embeddings -> encoder.encode(name, request, embeddings));
+        } catch (RuntimeException e) {
+            meters.record(DeploymentMeters.Api.OIP, Outcome.of(e), start, 0);
+            throw e;
+        }
+        int inputs = request.texts().size();
+        return response.onItemOrFailure().invoke((item, failure) -> meters.record(DeploymentMeters.Api.OIP,
+                failure == null ? Outcome.OK : Outcome.of(ErrorResponses.unwrap(failure)), start, inputs));
+    }
+
+    private static Map<String, Object> tensor(TensorSignature tensor) {
+        return Map.of("name", tensor.name(), "datatype", tensor.datatype(), "shape", tensor.shape());
+    }
+
+    private static String stateText(Deployment<?, ?> deployment) {
+        return switch (deployment.state()) {
+            case LOADING -> "still loading";
+            case FAILED -> "not loaded: " + deployment.failure().orElse("unknown error");
+            case STOPPED -> "shutting down";
+            case READY -> "ready";
+        };
+    }
+}

@@ -1,0 +1,105 @@
+package dev.serval.api.serving;
+
+import dev.serval.api.config.ServalConfig;
+import dev.serval.deployment.Deployment;
+import dev.serval.deployment.DeploymentSpec;
+import dev.serval.error.UnknownDeployment;
+import dev.serval.predictor.Embedding;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Instance;
+import jakarta.inject.Singleton;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.jboss.logging.Logger;
+
+/**
+ * The configured deployments. Built once at startup: every spec is validated first (a bad setting stops the
+ * start with a message naming the deployment and field), then every deployment starts loading in the
+ * background, so HTTP and liveness answer while models load and readiness turns UP when they are warm.
+ * The name-to-deployment map is immutable after startup; request threads read it without locks.
+ * On shutdown every deployment drains its queued and running work (up to its drain timeout) and stops.
+ */
+@Singleton
+public class Deployments {
+
+    private static final Logger LOG = Logger.getLogger(Deployments.class);
+
+    private final ServalConfig config;
+    private final Instance<ModelSource> sources;
+    private final MeterRegistry registry;
+    private volatile Map<String, ServedDeployment> byName = Map.of();
+
+    Deployments(ServalConfig config, Instance<ModelSource> sources, MeterRegistry registry) {
+        this.config = config;
+        this.sources = sources;
+        this.registry = registry;
+    }
+
+    void start(@Observes StartupEvent event) {
+        Map<String, DeploymentSpec> specs = new LinkedHashMap<>();
+        config.deployments().forEach((name, settings) -> specs.put(name, settings.toSpec(name)));
+        if (specs.isEmpty()) {
+            LOG.warn("no deployments configured (serval.deployments.*): Serval serves nothing");
+        }
+        Map<String, ServedDeployment> started = new LinkedHashMap<>();
+        specs.forEach((name, spec) -> {
+            ServalConfig.Deployment settings = config.deployments().get(name);
+            ModelSource source = sourceFor(name, settings.model());
+            Deployment<String, Embedding> deployment =
+                    Deployment.start(spec, () -> source.load(settings.model(), settings));
+            started.put(name, new ServedDeployment(deployment, new DeploymentMeters(name, registry)));
+            LOG.infof("deployment '%s': loading %s with %d predictor threads x %d intra-op threads",
+                    name, settings.model(), spec.predictorThreads(), spec.intraOpThreads());
+        });
+        byName = Map.copyOf(started);
+    }
+
+    private ModelSource sourceFor(String deployment, String reference) {
+        for (ModelSource source : sources) {
+            if (source.accepts(reference)) {
+                return source;
+            }
+        }
+        throw new IllegalArgumentException("deployment '" + deployment + "': model '" + reference
+                + "' is neither bundled:NAME nor a directory path");
+    }
+
+    void stop(@Observes ShutdownEvent event) {
+        byName.values().parallelStream().forEach(served -> served.deployment().close());
+    }
+
+    /**
+     * The deployment serving model {@code name}.
+     *
+     * @throws UnknownDeployment when none is configured under that name
+     */
+    public ServedDeployment get(String name) {
+        ServedDeployment served = byName.get(name);
+        if (served == null) {
+            throw new UnknownDeployment(name);
+        }
+        return served;
+    }
+
+    public Collection<ServedDeployment> all() {
+        return byName.values();
+    }
+
+    /** True when every deployment is READY (and at least one exists). */
+    public boolean allReady() {
+        Collection<ServedDeployment> all = byName.values();
+        if (all.isEmpty()) {
+            return false;
+        }
+        for (ServedDeployment served : all) {
+            if (served.deployment().state() != Deployment.State.READY) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,39 @@
+package dev.serval.api.serving;
+
+import dev.serval.error.InferenceFailed;
+import dev.serval.error.InvalidInput;
+import dev.serval.error.NotReady;
+import dev.serval.error.Overloaded;
+import dev.serval.error.UnknownDeployment;
+
+/** How a request ended, as the {@code outcome} tag of request metrics. */
+public enum Outcome {
+    OK("ok"),
+    BAD_REQUEST("bad_request"),
+    REJECTED("rejected"),
+    NOT_READY("not_ready"),
+    ERROR("error");
+
+    private final String tag;
+
+    Outcome(String tag) {
+        this.tag = tag;
+    }
+
+    public String tag() {
+        return tag;
+    }
+
+    /** The outcome of a request that failed with {@code failure}. */
+    public static Outcome of(Throwable failure) {
+        return switch (failure) {
+            case InvalidInput ignored -> BAD_REQUEST;
+            case UnknownDeployment ignored -> BAD_REQUEST;
+            case Overloaded ignored -> REJECTED;
+            case NotReady ignored -> NOT_READY;
+            case InferenceFailed ignored -> ERROR;
+            case dev.serval.api.http.ApiError error -> error.status() >= 500 ? ERROR : BAD_REQUEST;
+            default -> ERROR;
+        };
+    }
+}
