@@ -1,0 +1,132 @@
+package dev.serval.api;
+
+import static dev.serval.api.Serving.MODEL;
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasSize;
+import static org.hamcrest.Matchers.nullValue;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Base64;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+@QuarkusTest
+class EmbeddingsResourceTest {
+
+    @BeforeEach
+    void ready() {
+        Serving.awaitReady();
+    }
+
+    private static Response embed(String body) {
+        return given().contentType("application/json").body(body).post("/v1/embeddings");
+    }
+
+    private static void expectError(Response response, int status, String type, String param, String message) {
+        response.then().statusCode(status).contentType("application/json")
+                .body("error.message", org.hamcrest.Matchers.containsString(message))
+                .body("error.type", equalTo(type))
+                .body("error.param", param == null ? nullValue() : equalTo(param));
+    }
+
+    @Test
+    void embedsOneStringWithRealTokenCounts() {
+        JsonNode reference = Serving.reference().get("sentences").get(0);
+        Response response = embed("{\"model\":\"" + MODEL + "\",\"input\":\"" + reference.get("text").asText() + "\"}");
+
+        response.then().statusCode(200)
+                .body("object", equalTo("list"))
+                .body("model", equalTo(MODEL))
+                .body("data", hasSize(1))
+                .body("data[0].object", equalTo("embedding"))
+                .body("data[0].index", equalTo(0))
+                .body("data[0].embedding", hasSize(384))
+                .body("usage.prompt_tokens", equalTo(reference.get("tokens").asInt()))
+                .body("usage.total_tokens", equalTo(reference.get("tokens").asInt()));
+        float[] vector = Serving.floats(response.jsonPath().getList("data[0].embedding", Float.class));
+        double cosine = Serving.cosine(Serving.floats(reference.get("embedding"), 0, 384), vector);
+        assertTrue(cosine >= 0.999, "cosine " + cosine);
+    }
+
+    @Test
+    void embedsAnArrayInOrderAndSumsTokens() {
+        JsonNode sentences = Serving.reference().get("sentences");
+        Response response = embed("{\"model\":\"" + MODEL + "\",\"input\":[\"" + sentences.get(1).get("text").asText()
+                + "\",\"" + sentences.get(3).get("text").asText() + "\"]}");
+
+        response.then().statusCode(200).body("data", hasSize(2)).body("data[1].index", equalTo(1))
+                .body("usage.prompt_tokens", equalTo(sentences.get(1).get("tokens").asInt() + sentences.get(3).get("tokens").asInt()));
+        float[] second = Serving.floats(response.jsonPath().getList("data[1].embedding", Float.class));
+        assertTrue(Serving.cosine(Serving.floats(sentences.get(3).get("embedding"), 0, 384), second) >= 0.999);
+    }
+
+    @Test
+    void encodesBase64AsLittleEndianFloat32() {
+        String body = "{\"model\":\"" + MODEL + "\",\"input\":\"base64 please\"";
+        List<Float> asFloats = embed(body + "}").jsonPath().getList("data[0].embedding", Float.class);
+        String encoded = embed(body + ",\"encoding_format\":\"base64\"}").then().statusCode(200)
+                .extract().path("data[0].embedding");
+
+        ByteBuffer bytes = ByteBuffer.wrap(Base64.getDecoder().decode(encoded)).order(ByteOrder.LITTLE_ENDIAN);
+        assertEquals(384 * 4, bytes.remaining());
+        for (int i = 0; i < 384; i++) {
+            assertEquals(asFloats.get(i), bytes.getFloat(), 1e-7, "element " + i);
+        }
+    }
+
+    @Test
+    void acceptsTheModelsOwnDimensionAndTheUserField() {
+        embed("{\"model\":\"" + MODEL + "\",\"input\":\"x\",\"dimensions\":384,\"user\":\"u-1\"}").then().statusCode(200);
+    }
+
+    @Test
+    void refusesAnUnknownModelWithOpenAisErrorObject() {
+        Response response = embed("{\"model\":\"text-embedding-3-small\",\"input\":\"x\"}");
+        expectError(response, 404, "invalid_request_error", "model", "model 'text-embedding-3-small' is not deployed");
+        response.then().body("error.code", equalTo("model_not_found"));
+    }
+
+    @Test
+    void refusesMissingOrMalformedFields() {
+        expectError(embed("{\"input\":\"x\"}"), 400, "invalid_request_error", "model", "'model' is required");
+        expectError(embed("{\"model\":\"" + MODEL + "\"}"), 400, "invalid_request_error", "input", "'input' is required");
+        expectError(embed("{\"model\":\"" + MODEL + "\",\"input\":\"x\",\"temperature\":1}"), 400,
+                "invalid_request_error", "temperature", "unknown field 'temperature'");
+        expectError(embed("{\"model\":\"" + MODEL + "\",\"input\":42}"), 400, "invalid_request_error", "input",
+                "must be a string or an array of strings, not a number");
+        expectError(embed("{\"model\":\"" + MODEL + "\",\"input\":[[101,2023]]}"), 400, "invalid_request_error", "input",
+                "token arrays are not supported");
+        expectError(embed("{\"model\":\"" + MODEL + "\",\"input\":\"x\",\"encoding_format\":\"int8\"}"), 400,
+                "invalid_request_error", "encoding_format", "must be 'float' or 'base64'");
+        expectError(embed("{\"model\":\"" + MODEL + "\",\"input\":\"x\",\"dimensions\":256}"), 400,
+                "invalid_request_error", "dimensions", "returns 384 dimensions");
+        expectError(embed("{\"model\": "), 400, "invalid_request_error", null, "malformed JSON");
+    }
+
+    @Test
+    void refusesEmptyInputs() {
+        expectError(embed("{\"model\":\"" + MODEL + "\",\"input\":\"\"}"), 400, "invalid_request_error", "input",
+                "'input' is an empty string");
+        expectError(embed("{\"model\":\"" + MODEL + "\",\"input\":[]}"), 400, "invalid_request_error", "input",
+                "'input' is an empty array");
+        expectError(embed("{\"model\":\"" + MODEL + "\",\"input\":[\"a\",\"\"]}"), 400, "invalid_request_error", "input",
+                "'input[1]' is an empty string");
+    }
+
+    @Test
+    void refusesWrongContentTypeAndOversizedBodies() {
+        expectError(given().contentType("text/plain").body("{}").post("/v1/embeddings"), 415,
+                "invalid_request_error", null, "unsupported Content-Type 'text/plain");
+        Response tooLarge = given().contentType("application/json").body(new byte[9 * 1024 * 1024]).post("/v1/embeddings");
+        expectError(tooLarge, 413, "invalid_request_error", null, "exceeds the limit of 8388608 bytes");
+        tooLarge.then().body("error.code", equalTo("request_too_large"));
+    }
+}

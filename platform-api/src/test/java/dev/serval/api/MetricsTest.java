@@ -1,0 +1,59 @@
+package dev.serval.api;
+
+import static dev.serval.api.Serving.INFER;
+import static dev.serval.api.Serving.MODEL;
+import static io.restassured.RestAssured.given;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.quarkus.test.junit.QuarkusTest;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+@QuarkusTest
+class MetricsTest {
+
+    @BeforeEach
+    void ready() {
+        Serving.awaitReady();
+    }
+
+    private static double sample(String metrics, String name, String api, String outcome) {
+        Pattern line = Pattern.compile("^" + name + "\\{api=\"" + api + "\",deployment=\"" + MODEL + "\",outcome=\""
+                + outcome + "\"} ([0-9.E+-]+)$", Pattern.MULTILINE);
+        Matcher matcher = line.matcher(metrics);
+        assertTrue(matcher.find(), name + " for " + api + "/" + outcome + " missing from /q/metrics");
+        return Double.parseDouble(matcher.group(1));
+    }
+
+    private static String scrape() {
+        return given().get("/q/metrics").then().statusCode(200).extract().asString();
+    }
+
+    @Test
+    void countsAndTimesRequestsPerDeploymentApiAndOutcome() {
+        String before = scrape();
+        double ok = sample(before, "serval_requests_total", "oip", "ok");
+        double bad = sample(before, "serval_requests_total", "oip", "bad_request");
+        double okTimed = sample(before, "serval_request_seconds_count", "oip", "ok");
+        double openAiOk = sample(before, "serval_requests_total", "openai", "ok");
+
+        given().contentType("application/json")
+                .body("{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"metered\"]}]}")
+                .post(INFER).then().statusCode(200);
+        given().contentType("application/json").body("{\"inputs\":7}").post(INFER).then().statusCode(400);
+        given().contentType("application/json").body("{\"model\":\"" + MODEL + "\",\"input\":[\"a\",\"b\"]}")
+                .post("/v1/embeddings").then().statusCode(200);
+
+        String after = scrape();
+        assertEquals(ok + 1, sample(after, "serval_requests_total", "oip", "ok"));
+        assertEquals(bad + 1, sample(after, "serval_requests_total", "oip", "bad_request"));
+        assertEquals(okTimed + 1, sample(after, "serval_request_seconds_count", "oip", "ok"));
+        assertEquals(openAiOk + 1, sample(after, "serval_requests_total", "openai", "ok"));
+        assertTrue(after.contains("serval_request_seconds_bucket{api=\"oip\",deployment=\"" + MODEL + "\",outcome=\"ok\",le=\""),
+                "latency histogram buckets are exported");
+        assertTrue(after.contains("serval_inputs_total{api=\"openai\",deployment=\"" + MODEL + "\"}"));
+    }
+}

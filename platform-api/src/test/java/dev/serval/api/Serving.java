@@ -1,0 +1,74 @@
+package dev.serval.api;
+
+import static io.restassured.RestAssured.given;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/** Helpers shared by the HTTP tests. */
+public final class Serving {
+
+    public static final String MODEL = "all-minilm-l6-v2";
+    public static final String INFER = "/v2/models/" + MODEL + "/infer";
+
+    private Serving() {
+    }
+
+    /** Waits (up to 2 minutes) until every deployment has loaded and warmed up. */
+    public static void awaitReady() {
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        while (given().get("/v2/health/ready").statusCode() != 200) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("Serval did not become ready: " + given().get("/q/health/ready").asString());
+            }
+            try {
+                Thread.sleep(100); // polling a readiness endpoint: nothing to wait on but time
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    /** The reference embeddings made by scripts/make_minilm_reference.py, from platform-core's test resources. */
+    public static JsonNode reference() {
+        try {
+            return new ObjectMapper().readTree(
+                    Path.of("..", "platform-core", "src", "test", "resources", "reference", "minilm-reference.json").toFile());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public static double cosine(float[] a, float[] b) {
+        double dot = 0;
+        double na = 0;
+        double nb = 0;
+        for (int i = 0; i < a.length; i++) {
+            dot += (double) a[i] * b[i];
+            na += (double) a[i] * a[i];
+            nb += (double) b[i] * b[i];
+        }
+        return dot / Math.sqrt(na * nb);
+    }
+
+    public static float[] floats(JsonNode array, int from, int count) {
+        float[] values = new float[count];
+        for (int i = 0; i < count; i++) {
+            values[i] = (float) array.get(from + i).asDouble();
+        }
+        return values;
+    }
+
+    public static float[] floats(List<? extends Number> values) {
+        float[] out = new float[values.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = values.get(i).floatValue();
+        }
+        return out;
+    }
+}
