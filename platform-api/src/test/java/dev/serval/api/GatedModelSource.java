@@ -1,0 +1,76 @@
+package dev.serval.api;
+
+import dev.serval.api.config.ServalConfig;
+import dev.serval.api.serving.ModelSource;
+import dev.serval.predictor.Embedding;
+import dev.serval.predictor.Model;
+import dev.serval.predictor.ModelSignature;
+import dev.serval.predictor.Predictor;
+import dev.serval.predictor.TensorSignature;
+import jakarta.inject.Singleton;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Test models referenced as {@code gated:}: a 4-dimensional embedder whose predictors block on {@link #GATE}
+ * for texts starting with {@code "wait"}, and record which threads ran the model.
+ */
+@Singleton
+public class GatedModelSource implements ModelSource {
+
+    static final Semaphore GATE = new Semaphore(0);
+    static final AtomicInteger WAITING = new AtomicInteger();
+    static final Set<String> MODEL_THREADS = ConcurrentHashMap.newKeySet();
+
+    @Override
+    public boolean accepts(String reference) {
+        return reference.equals("gated:");
+    }
+
+    @Override
+    public Model<String, Embedding> load(String reference, ServalConfig.Deployment settings) {
+        return new Model<>() {
+            @Override
+            public ModelSignature signature() {
+                return new ModelSignature("test", List.of(new TensorSignature("text", "BYTES", List.of(-1L))),
+                        List.of(new TensorSignature("embedding", "FP32", List.of(-1L, 4L))));
+            }
+
+            @Override
+            public Predictor<String, Embedding> newPredictor() {
+                return new Predictor<>() {
+                    @Override
+                    public Embedding predict(String input) throws InterruptedException {
+                        MODEL_THREADS.add(Thread.currentThread().getName());
+                        if (input.startsWith("wait")) {
+                            WAITING.incrementAndGet();
+                            GATE.acquire();
+                            WAITING.decrementAndGet();
+                        }
+                        return new Embedding(new float[] {1, 0, 0, 0}, input.length());
+                    }
+
+                    @Override
+                    public void close() {
+                    }
+                };
+            }
+
+            @Override
+            public String probeInput() {
+                return "probe";
+            }
+
+            @Override
+            public void validate(String input, int index) {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+}
