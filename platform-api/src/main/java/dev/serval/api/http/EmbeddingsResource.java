@@ -27,6 +27,9 @@ import java.nio.ByteOrder;
 import java.util.Base64;
 import java.util.List;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 /**
@@ -54,7 +57,12 @@ public class EmbeddingsResource {
     @Consumes(MediaType.WILDCARD)
     @Produces(MediaType.APPLICATION_JSON)
     @Operation(summary = "Embeddings, as OpenAI's API: input (string or array of strings), model, encoding_format")
-    public Uni<Response> embed(@HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType, byte[] body) {
+    public Uni<Response> embed(
+            @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType,
+            @RequestBody(description = "model; input: a string or an array of strings; encoding_format: float or base64",
+                    content = @Content(mediaType = MediaType.APPLICATION_JSON, examples = @ExampleObject(name = "two texts",
+                            value = "{\"model\":\"all-minilm-l6-v2\",\"input\":[\"Hello, world!\",\"Hi\"]}")))
+            byte[] body) {
         long start = System.nanoTime();
         RequestBodies.checkContentType(contentType, false);
         byte[] checked = bodies.checkSize(body);

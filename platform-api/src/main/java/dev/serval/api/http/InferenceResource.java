@@ -26,6 +26,9 @@ import java.util.List;
 import java.util.Map;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
+import org.eclipse.microprofile.openapi.annotations.parameters.RequestBody;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 /**
@@ -108,6 +111,12 @@ public class InferenceResource {
             @PathParam("name") String name,
             @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType,
             @HeaderParam(OipResponseEncoder.HEADER_LENGTH) String headerLength,
+            @RequestBody(description = "An OIP v2 inference request; or, with Inference-Header-Content-Length, "
+                    + "that many bytes of JSON header followed by binary tensor data", content = {
+                @Content(mediaType = MediaType.APPLICATION_JSON, examples = @ExampleObject(name = "two texts",
+                        value = "{\"id\":\"42\",\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\","
+                                + "\"shape\":[2],\"data\":[\"Hello, world!\",\"How do I reset my password?\"]}]}")),
+                @Content(mediaType = MediaType.APPLICATION_OCTET_STREAM)})
             byte[] body) {
         long start = System.nanoTime();
         ServedDeployment served = deployments.get(name);
