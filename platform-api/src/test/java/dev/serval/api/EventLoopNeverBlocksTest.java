@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import java.net.URI;
 import java.net.URL;
@@ -16,7 +15,6 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -24,27 +22,18 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Proves that inference never runs on, or blocks, a Vert.x event loop. With the server on two event loops, many
- * more requests than event loops are held inside a model whose predictors are stuck on a gate. If any part of
+ * Proves that inference never runs on, or blocks, a Vert.x event loop. With the server on two event loops,
+ * three times as many requests as event loops are held inside a model whose predictors are stuck on a gate. If any part of
  * the request path waited for inference on its event loop, every event loop would be stuck and the probes below
  * (liveness, and a real embedding on another deployment) could not be answered; they must answer while the
  * gate is still closed. The model also records the threads it ran on: only Serval's predictor threads.
  */
 @QuarkusTest
-@TestProfile(EventLoopNeverBlocksTest.TwoEventLoopsAndAGatedModel.class)
+@TestProfile(GatedModelsProfile.class)
 class EventLoopNeverBlocksTest {
 
-    public static class TwoEventLoopsAndAGatedModel implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of(
-                    "quarkus.vertx.event-loops-pool-size", "2",
-                    "serval.deployments.gated.model", "gated:",
-                    "serval.deployments.gated.predictor-threads", "2");
-        }
-    }
-
-    private static final int HELD_REQUESTS = 12;
+    /** Both predictors busy and the queue full: three times as many requests as event loops. */
+    private static final int HELD_REQUESTS = 6;
 
     @TestHTTPResource("/")
     URL base;
@@ -54,7 +43,9 @@ class EventLoopNeverBlocksTest {
 
     @BeforeEach
     void ready() {
-        Serving.awaitReady();
+        Serving.awaitModelReady(Serving.MODEL);
+        Serving.awaitModelReady("gated");
+        GatedModelSource.GATE.drainPermits();
         GatedModelSource.MODEL_THREADS.clear();
     }
 

@@ -15,23 +15,28 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Test models referenced as {@code gated:}: a 4-dimensional embedder whose predictors block on {@link #GATE}
- * for texts starting with {@code "wait"}, and record which threads ran the model.
+ * Test models. {@code gated:} is a 4-dimensional embedder whose predictors block on {@link #GATE} for texts
+ * starting with {@code "wait"} and record which threads ran the model. {@code gated-load:} is the same model,
+ * but its loading blocks on {@link #LOAD_GATE} first.
  */
 @Singleton
 public class GatedModelSource implements ModelSource {
 
     static final Semaphore GATE = new Semaphore(0);
+    static final Semaphore LOAD_GATE = new Semaphore(0);
     static final AtomicInteger WAITING = new AtomicInteger();
     static final Set<String> MODEL_THREADS = ConcurrentHashMap.newKeySet();
 
     @Override
     public boolean accepts(String reference) {
-        return reference.equals("gated:");
+        return reference.equals("gated:") || reference.equals("gated-load:");
     }
 
     @Override
-    public Model<String, Embedding> load(String reference, ServalConfig.Deployment settings) {
+    public Model<String, Embedding> load(String reference, ServalConfig.Deployment settings) throws InterruptedException {
+        if (reference.equals("gated-load:")) {
+            LOAD_GATE.acquire();
+        }
         return new Model<>() {
             @Override
             public ModelSignature signature() {

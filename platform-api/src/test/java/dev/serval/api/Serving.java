@@ -25,12 +25,27 @@ public final class Serving {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("Serval did not become ready: " + given().get("/q/health/ready").asString());
             }
-            try {
-                Thread.sleep(100); // polling a readiness endpoint: nothing to wait on but time
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
+            pause();
+        }
+    }
+
+    /** Waits (up to 2 minutes) until model {@code name} has loaded and warmed up. */
+    public static void awaitModelReady(String name) {
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        while (given().get("/v2/models/" + name + "/ready").statusCode() != 200) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("model " + name + " did not become ready: " + given().get("/q/health/ready").asString());
             }
+            pause();
+        }
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(100); // polling a readiness endpoint: nothing to wait on but time
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
         }
     }
 

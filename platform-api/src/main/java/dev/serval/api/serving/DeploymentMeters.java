@@ -1,6 +1,8 @@
 package dev.serval.api.serving;
 
+import dev.serval.deployment.Deployment;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.util.concurrent.TimeUnit;
@@ -13,7 +15,8 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code serval_request_seconds{deployment,api,outcome}}: end-to-end latency from the request's arrival at
  *       the resource to its answer, a histogram with aggregatable buckets;</li>
  *   <li>{@code serval_requests_total{deployment,api,outcome}}: requests;</li>
- *   <li>{@code serval_inputs_total{deployment,api}}: texts embedded by successful requests.</li>
+ *   <li>{@code serval_inputs_total{deployment,api}}: texts embedded by successful requests;</li>
+ *   <li>{@code serval_queued_inputs{deployment}}: texts admitted and waiting for a predictor (read at scrape).</li>
  * </ul>
  */
 public final class DeploymentMeters {
@@ -33,7 +36,13 @@ public final class DeploymentMeters {
     private final Counter[][] requests;
     private final Counter[] inputs;
 
-    DeploymentMeters(String deployment, MeterRegistry registry) {
+    DeploymentMeters(Deployment<?, ?> served, MeterRegistry registry) {
+        String deployment = served.name();
+        Gauge.builder("serval.queued.inputs", served, Deployment::queuedInputs)
+                .description("Inputs admitted and waiting for a predictor")
+                .tags("deployment", deployment)
+                .strongReference(true)
+                .register(registry);
         Api[] apis = Api.values();
         Outcome[] outcomes = Outcome.values();
         latency = new Timer[apis.length][outcomes.length];

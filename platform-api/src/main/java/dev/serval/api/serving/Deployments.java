@@ -51,7 +51,7 @@ public class Deployments {
             ModelSource source = sourceFor(name, settings.model());
             Deployment<String, Embedding> deployment =
                     Deployment.start(spec, () -> source.load(settings.model(), settings));
-            started.put(name, new ServedDeployment(deployment, new DeploymentMeters(name, registry)));
+            started.put(name, new ServedDeployment(deployment, new DeploymentMeters(deployment, registry)));
             LOG.infof("deployment '%s': loading %s with %d predictor threads x %d intra-op threads",
                     name, settings.model(), spec.predictorThreads(), spec.intraOpThreads());
         });

@@ -1,0 +1,23 @@
+package dev.serval.api;
+
+import io.quarkus.test.junit.QuarkusTestProfile;
+import java.util.Map;
+
+/**
+ * Serval on two event loops with, besides the default model: {@code gated} (2 predictor threads, room for 4
+ * queued texts) and {@code slow}, whose loading waits for {@link GatedModelSource#LOAD_GATE}.
+ */
+public class GatedModelsProfile implements QuarkusTestProfile {
+
+    @Override
+    public Map<String, String> getConfigOverrides() {
+        return Map.of(
+                "quarkus.vertx.event-loops-pool-size", "2",
+                "serval.deployments.gated.model", "gated:",
+                "serval.deployments.gated.predictor-threads", "2",
+                "serval.deployments.gated.max-queued-inputs", "4",
+                "serval.deployments.gated.max-inputs-per-request", "4",
+                "serval.deployments.slow.model", "gated-load:",
+                "serval.deployments.slow.predictor-threads", "1");
+    }
+}
