@@ -4,8 +4,8 @@ import io.quarkus.test.junit.QuarkusTestProfile;
 import java.util.Map;
 
 /**
- * Serval on two event loops with, besides the default model: {@code gated} (2 predictor threads, room for 4
- * queued texts) and {@code slow}, whose loading waits for {@link GatedModelSource#LOAD_GATE}.
+ * Serval on two event loops with, besides the default model: {@code gated} (one replica: 2 predictor threads,
+ * 2 requests at once, room for 4 queued requests) and {@code slow}, whose loading waits for {@link GatedModelSource#LOAD_GATE}.
  */
 public class GatedModelsProfile implements QuarkusTestProfile {
 
@@ -15,8 +15,8 @@ public class GatedModelsProfile implements QuarkusTestProfile {
                 "quarkus.vertx.event-loops-pool-size", "2",
                 "serval.deployments.gated.model", "gated:",
                 "serval.deployments.gated.predictor-threads", "2",
-                "serval.deployments.gated.max-queued-inputs", "4",
-                "serval.deployments.gated.max-inputs-per-request", "4",
+                "serval.deployments.gated.max-ongoing-requests", "2",
+                "serval.deployments.gated.max-queued-requests", "4",
                 "serval.deployments.slow.model", "gated-load:",
                 "serval.deployments.slow.predictor-threads", "1");
     }

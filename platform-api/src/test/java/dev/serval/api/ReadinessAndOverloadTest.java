@@ -71,7 +71,7 @@ class ReadinessAndOverloadTest {
     void aFloodedDeploymentRefusesTheExcessAtOnceWithRetryAfterAndServesWhatItAdmitted() throws Exception {
         HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
         List<CompletableFuture<HttpResponse<String>>> admitted = new ArrayList<>();
-        for (int i = 0; i < 6; i++) { // 2 run (and block) on the predictors, 4 fill the queue
+        for (int i = 0; i < 6; i++) { // 2 run (and block) on the replica, 4 fill the deployment queue
             admitted.add(client.sendAsync(HttpRequest.newBuilder(URI.create(base.toString()).resolve("/v2/models/gated/infer"))
                     .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString(oip("wait " + i))).build(), HttpResponse.BodyHandlers.ofString()));
@@ -82,7 +82,7 @@ class ReadinessAndOverloadTest {
         awaitQueueFull();
 
         Response refused = given().contentType("application/json").body(oip("one too many")).post("/v2/models/gated/infer");
-        refused.then().statusCode(503).body("error", containsString("max-queued-inputs 4"));
+        refused.then().statusCode(503).body("error", containsString("max-queued-requests 4"));
         assertTrue(Long.parseLong(refused.header("Retry-After")) >= 1);
         Response refusedOpenAi = given().contentType("application/json").body("{\"model\":\"gated\",\"input\":\"x\"}")
                 .post("/v1/embeddings");
@@ -113,7 +113,7 @@ class ReadinessAndOverloadTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (true) {
             String metrics = given().get("/q/metrics").asString();
-            if (metrics.contains("serval_queued_inputs{deployment=\"gated\"} 4.0")) {
+            if (metrics.contains("serval_queued_requests{deployment=\"gated\"} 4.0")) {
                 return;
             }
             if (System.nanoTime() > deadline) {

@@ -1,105 +1,69 @@
 package dev.serval.deployment;
 
+import dev.serval.controller.Controller;
+import dev.serval.controller.ControllerLoop;
+import dev.serval.controller.DeploymentStatus;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.predictor.Model;
 import dev.serval.predictor.ModelSignature;
+import dev.serval.routing.Router;
+import dev.serval.spec.DeploymentSpec;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
- * One served model: loads it in the background, warms every predictor up, then serves requests through a
- * bounded {@link PredictorPool} until closed.
+ * One served model, as the HTTP edge sees it: submit requests, read state, change the spec, close.
  *
- * <p>Design. States: {@code LOADING -> READY -> STOPPED}, or {@code LOADING -> FAILED}; the transitions are
- * made by the loader thread (to READY or FAILED) and by the closing thread (to STOPPED), and {@link #state} is
- * volatile so that request threads read it without locks. {@link #pool} and {@link #signature} are written
- * once by the loader thread before {@link #state} becomes READY and only read after a READY read, which
- * orders them. {@link #submit} never blocks: it validates, then hands the inputs to the pool or refuses.
+ * <p>Design. Requests go straight to the deployment's {@link Router} (lock-free); everything else is handed to the
+ * controller thread. {@link #status} is replaced by the controller whenever the replicas change and read here
+ * without locks; {@link #spec} is written by {@link #update} callers and read by request threads (volatile).
  */
 public final class Deployment<I, O> implements AutoCloseable {
 
-    /** Where a deployment is in its life. Only READY serves. */
+    /** Where a deployment is, as callers see it. Only READY serves. */
     public enum State {
-        LOADING, READY, FAILED, STOPPED
+        /** No routable replica yet; replicas are starting. */
+        LOADING,
+        /** At least one replica is RUNNING (or UPDATING) and takes requests. */
+        READY,
+        /** No routable replica, and the last start failed; retried with back-off. */
+        FAILED,
+        /** Closed or being closed. */
+        STOPPED
     }
 
-    private static final System.Logger LOG = System.getLogger(Deployment.class.getName());
+    private final PooledReplicaLauncher<I, O> launcher;
+    private final ControllerLoop loop;
+    private final Controller controller;
+    private final Router<I, O> router;
+    private final Consumer<Deployment<?, ?>> onClosed;
+    private final CountDownLatch removed = new CountDownLatch(1);
+    private final Consumer<DeploymentStatus> statusSink = next -> this.status = next;
+    private volatile DeploymentSpec spec;
+    private volatile DeploymentStatus status;
+    private volatile boolean closed;
 
-    private final DeploymentSpec spec;
-    private final ThreadFactory threads;
-    private final LongSupplier nanoTime;
-    private volatile State state = State.LOADING;
-    private volatile String failure;
-    private volatile Model<I, O> model;
-    private volatile PredictorPool<I, O> pool;
-
-    private Deployment(DeploymentSpec spec, ThreadFactory threads, LongSupplier nanoTime) {
+    Deployment(DeploymentSpec spec, PooledReplicaLauncher<I, O> launcher, ControllerLoop loop, Controller controller,
+            LongSupplier nanoTime, Consumer<Deployment<?, ?>> onClosed) {
         this.spec = spec;
-        this.threads = threads;
-        this.nanoTime = nanoTime;
+        this.launcher = launcher;
+        this.loop = loop;
+        this.controller = controller;
+        this.onClosed = onClosed;
+        this.router = new Router<>(spec.name(), spec.maxQueuedRequests(), nanoTime);
+        this.status = new DeploymentStatus(spec.name(), spec.version(), spec.numReplicas(), 0, 0, 0, 0, 0, null);
     }
 
-    /**
-     * Starts loading on a new thread from {@code threads} and returns at once, in state LOADING.
-     *
-     * @param threads  makes the loader and the predictor threads (platform threads: they run native code)
-     * @param nanoTime the clock for service-time estimates
-     */
-    public static <I, O> Deployment<I, O> start(
-            DeploymentSpec spec, ModelLoader<I, O> loader, ThreadFactory threads, LongSupplier nanoTime) {
-        Deployment<I, O> deployment = new Deployment<>(spec, threads, nanoTime);
-        threads.newThread(() -> deployment.load(loader)).start();
-        return deployment;
-    }
-
-    /** {@link #start} with named daemon platform threads and {@link System#nanoTime}. */
-    public static <I, O> Deployment<I, O> start(DeploymentSpec spec, ModelLoader<I, O> loader) {
-        ThreadFactory threads = Thread.ofPlatform().name("serval-" + spec.name() + "-", 0).daemon(true).factory();
-        return start(spec, loader, threads, System::nanoTime);
-    }
-
-    private void load(ModelLoader<I, O> loader) {
-        long start = nanoTime.getAsLong();
-        Model<I, O> loaded = null;
-        PredictorPool<I, O> started = null;
-        try {
-            loaded = loader.load();
-            started = new PredictorPool<>(spec, loaded, threads, nanoTime);
-            started.start();
-            started.awaitWarmUp();
-        } catch (Throwable t) {
-            LOG.log(System.Logger.Level.ERROR, "model '" + spec.name() + "' failed to load", t);
-            if (started != null) {
-                started.close(Duration.ZERO);
-            }
-            if (loaded != null) {
-                loaded.close();
-            }
-            synchronized (this) {
-                failure = String.valueOf(t.getMessage());
-                if (state != State.STOPPED) {
-                    state = State.FAILED;
-                }
-            }
-            return;
-        }
-        synchronized (this) {
-            if (state == State.STOPPED) {
-                started.close(Duration.ZERO);
-                loaded.close();
-                return;
-            }
-            model = loaded;
-            pool = started;
-            state = State.READY;
-        }
-        LOG.log(System.Logger.Level.INFO, "model ''{0}'' ready: {1} predictor threads warmed up in {2} ms",
-                spec.name(), spec.predictorThreads(), (nanoTime.getAsLong() - start) / 1_000_000);
+    void start() {
+        DeploymentSpec initial = spec;
+        loop.execute(() -> controller.apply(initial, launcher, router, statusSink));
     }
 
     public String name() {
@@ -110,83 +74,116 @@ public final class Deployment<I, O> implements AutoCloseable {
         return spec;
     }
 
+    /** The replicas per state, as the controller last published them. */
+    public DeploymentStatus status() {
+        return status;
+    }
+
     public State state() {
-        return state;
+        if (closed) {
+            return State.STOPPED;
+        }
+        if (router.routableReplicas() > 0) {
+            return State.READY;
+        }
+        DeploymentStatus now = status;
+        return now.lastError() != null && now.starting() == 0 ? State.FAILED : State.LOADING;
     }
 
-    /** Why loading failed, when {@link #state()} is FAILED. */
+    /** The last replica failure (failed start or failed health checks), if any since a replica last started. */
     public Optional<String> failure() {
-        return Optional.ofNullable(failure);
+        return Optional.ofNullable(status.lastError());
     }
 
-    /** What the model takes and returns, once loaded. */
+    /** What the model takes and returns, once a replica has loaded it. */
     public Optional<ModelSignature> signature() {
-        Model<I, O> loaded = model;
-        return loaded == null ? Optional.empty() : Optional.of(loaded.signature());
+        Model<I, O> model = launcher.latestModel();
+        return model == null ? Optional.empty() : Optional.of(model.signature());
     }
 
-    /** Inputs admitted and waiting for a predictor (0 unless READY). */
-    public int queuedInputs() {
-        PredictorPool<I, O> current = pool;
-        return current == null ? 0 : current.queuedInputs();
+    /** Requests waiting because every replica is at {@code max_ongoing_requests}. */
+    public int queuedRequests() {
+        return router.queuedRequests();
+    }
+
+    /** The router (status, tests). */
+    public Router<I, O> router() {
+        return router;
     }
 
     /**
-     * Validates the inputs and queues them, all or none. Never blocks.
+     * Validates the inputs and routes them to a replica, or queues them while every replica is full. Never blocks.
      *
-     * @return completed (on a predictor thread) with one output per input, in order; exceptionally with
-     *     {@code InferenceFailed} or {@code NotReady} if the model fails or the deployment shuts down first.
-     *     Cancelling it skips the inputs no predictor has started yet.
+     * @return completed (on a predictor thread) with one output per input, in order
      * @throws InvalidInput when the request is empty, too large, or holds an input the model cannot take
-     * @throws NotReady     when the deployment is not READY
-     * @throws dev.serval.error.Overloaded when the queue cannot take all the inputs
+     * @throws NotReady     when no replica can serve (loading, failed, closing)
+     * @throws dev.serval.error.Overloaded when every chosen replica and the deployment's queue are full
      */
     public CompletableFuture<List<O>> submit(List<I> inputs) {
-        PredictorPool<I, O> current = readyPool();
+        State state = state();
+        if (state != State.READY) {
+            throw notReady(state);
+        }
+        DeploymentSpec current = spec;
         if (inputs.isEmpty()) {
             throw new InvalidInput("the request holds no inputs");
         }
-        if (inputs.size() > spec.maxInputsPerRequest()) {
-            throw new InvalidInput("the request holds " + inputs.size() + " inputs; model '" + spec.name()
-                    + "' takes at most " + spec.maxInputsPerRequest() + " per request");
+        if (inputs.size() > current.maxInputsPerRequest()) {
+            throw new InvalidInput("the request holds " + inputs.size() + " inputs; model '" + current.name()
+                    + "' takes at most " + current.maxInputsPerRequest() + " per request");
         }
-        Model<I, O> loaded = model;
+        Model<I, O> model = launcher.latestModel();
         for (int i = 0; i < inputs.size(); i++) {
-            loaded.validate(inputs.get(i), i);
+            model.validate(inputs.get(i), i);
         }
-        return current.submit(inputs);
+        return router.submit(inputs);
     }
 
-    private PredictorPool<I, O> readyPool() {
+    private NotReady notReady(State state) {
+        String name = spec.name();
         return switch (state) {
-            case READY -> pool;
-            case LOADING -> throw new NotReady("model '" + spec.name() + "' is still loading");
-            case FAILED -> throw new NotReady("model '" + spec.name() + "' failed to load: " + failure);
-            case STOPPED -> throw new NotReady("model '" + spec.name() + "' is shutting down");
+            case LOADING -> new NotReady("model '" + name + "' is still loading");
+            case FAILED -> new NotReady("model '" + name + "' failed to load: " + status.lastError());
+            case STOPPED -> new NotReady("model '" + name + "' is shutting down");
+            case READY -> new NotReady("model '" + name + "' has no running replica");
         };
     }
 
     /**
-     * Stops admitting requests, lets queued and running work finish for up to the spec's drain timeout, then
-     * releases the predictors and the model. Blocks the calling thread (a shutdown thread) while draining.
+     * Changes the desired state (replica count, admission limits, version...). The name must stay the same. A
+     * change of model, version, threads or admission limits replaces the replicas without dropping requests: new
+     * ones start, old ones serve until the new ones run, then drain.
+     */
+    public void update(DeploymentSpec next) {
+        if (!next.name().equals(spec.name())) {
+            throw new IllegalArgumentException("cannot rename deployment '" + spec.name() + "' to '" + next.name() + "'");
+        }
+        if (closed) {
+            throw new IllegalStateException("deployment '" + next.name() + "' is closed");
+        }
+        spec = next;
+        loop.execute(() -> controller.apply(next, launcher, router, statusSink));
+    }
+
+    /**
+     * Stops every replica (each drains its admitted requests for up to the graceful-shutdown timeout), fails what is
+     * still queued, and waits for all of it. Idempotent.
      */
     @Override
     public void close() {
-        PredictorPool<I, O> current;
-        Model<I, O> loaded;
-        synchronized (this) {
-            if (state == State.STOPPED) {
-                return;
+        if (!closed) {
+            closed = true;
+            loop.execute(() -> controller.remove(spec.name(), removed::countDown));
+        }
+        try {
+            Duration wait = spec.gracefulShutdownTimeout().plusSeconds(30);
+            if (!removed.await(wait.toMillis(), TimeUnit.MILLISECONDS)) {
+                System.getLogger(Deployment.class.getName()).log(System.Logger.Level.WARNING,
+                        "deployment ''{0}'' did not stop within {1}", spec.name(), wait);
             }
-            current = pool;
-            loaded = model;
-            state = State.STOPPED;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
-        if (current != null) {
-            current.close(spec.drainTimeout());
-        }
-        if (loaded != null) {
-            loaded.close();
-        }
+        onClosed.accept(this);
     }
 }

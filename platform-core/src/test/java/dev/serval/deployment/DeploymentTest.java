@@ -10,6 +10,7 @@ import dev.serval.error.InferenceFailed;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
+import dev.serval.spec.DeploymentSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -28,68 +29,69 @@ class DeploymentTest {
     private static final long WAIT_SECONDS = 10;
 
     private final FakeModel model = new FakeModel();
-    private final List<Deployment<String, String>> started = new ArrayList<>();
+    private final ServingEngine engine = new ServingEngine();
 
     @AfterEach
     void closeAll() {
         model.gate.release(10_000);
-        started.forEach(Deployment::close);
+        engine.close();
     }
 
     private Deployment<String, String> ready(DeploymentSpec spec) throws InterruptedException {
-        Deployment<String, String> deployment = Deployment.start(spec, () -> model);
-        started.add(deployment);
+        Deployment<String, String> deployment = engine.deploy(spec, ignored -> model);
         awaitState(deployment, Deployment.State.READY);
         return deployment;
     }
 
-    private static DeploymentSpec spec(int threads, int maxQueued, int maxPerRequest) {
-        return new DeploymentSpec("fake", threads, 1, maxQueued, maxPerRequest, Duration.ofSeconds(5));
+    /** One replica with {@code threads} predictors, {@code ongoing} slots, {@code queued} queue places. */
+    private static DeploymentSpec spec(int threads, int ongoing, int queued, int maxPerRequest) {
+        return new DeploymentSpec("fake", "fake:", "1", 1, ongoing, queued, threads, 1, maxPerRequest,
+                Duration.ofSeconds(10), 3, Duration.ofSeconds(5));
     }
 
     @Test
     void returnsOutputsInInputOrderFromAllPredictors() throws Exception {
-        Deployment<String, String> deployment = ready(spec(2, 100, 100));
+        Deployment<String, String> deployment = ready(spec(2, 8, 10, 100));
         List<String> inputs = IntStream.range(0, 50).mapToObj(i -> "text-" + i).toList();
 
         List<String> outputs = deployment.submit(inputs).get(WAIT_SECONDS, TimeUnit.SECONDS);
 
         assertEquals(inputs.stream().map(String::toUpperCase).toList(), outputs);
-        assertEquals(0, deployment.queuedInputs());
+        assertEquals(0, deployment.queuedRequests());
         assertTrue(model.threads.stream().allMatch(name -> name.startsWith("serval-fake-")), model.threads.toString());
     }
 
     @Test
     void warmsEveryPredictorUpBeforeBecomingReady() throws Exception {
-        ready(spec(3, 10, 10));
+        ready(spec(3, 8, 10, 10));
         assertEquals(3, model.predictions.get(), "one probe per predictor");
         assertEquals(3, model.openPredictors.get());
     }
 
     @Test
-    void refusesAWholeRequestThatDoesNotFitTheQueueAndQueuesNothingOfIt() throws Exception {
-        Deployment<String, String> deployment = ready(spec(1, 4, 4));
+    void queuesWhileTheReplicaIsFullAndRefusesPastTheQueueBound() throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 1, 2, 4));
         CompletableFuture<List<String>> running = deployment.submit(List.of("wait-running"));
         awaitCount(model.waiting, 1);
-        CompletableFuture<List<String>> queued = deployment.submit(List.of("wait-a", "wait-b", "wait-c"));
-        assertEquals(3, deployment.queuedInputs());
+        CompletableFuture<List<String>> first = deployment.submit(List.of("wait-a", "wait-b"));
+        CompletableFuture<List<String>> second = deployment.submit(List.of("c"));
+        assertEquals(2, deployment.queuedRequests());
 
         Overloaded refused = assertThrows(Overloaded.class, () -> deployment.submit(List.of("x", "y")));
 
-        assertTrue(refused.getMessage().contains("3 inputs queued"), refused.getMessage());
+        assertTrue(refused.getMessage().contains("2 requests are queued (max-queued-requests 2)"), refused.getMessage());
         assertTrue(refused.retryAfter().compareTo(Duration.ofSeconds(1)) >= 0);
-        assertEquals(3, deployment.queuedInputs(), "nothing of the refused request was queued");
-        CompletableFuture<List<String>> fits = deployment.submit(List.of("fits"));
-        assertEquals(4, deployment.queuedInputs(), "a request that fits is still admitted");
-        model.gate.release(4);
+        assertEquals(2, deployment.queuedRequests(), "the refused request was not queued");
+        model.gate.release(3);
         assertEquals(List.of("WAIT-RUNNING"), running.get(WAIT_SECONDS, TimeUnit.SECONDS));
-        assertEquals(List.of("WAIT-A", "WAIT-B", "WAIT-C"), queued.get(WAIT_SECONDS, TimeUnit.SECONDS));
-        assertEquals(List.of("FITS"), fits.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("WAIT-A", "WAIT-B"), first.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("C"), second.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(0, deployment.queuedRequests());
     }
 
     @Test
     void rejectsEmptyOversizedAndInvalidRequestsBeforeQueueing() throws Exception {
-        Deployment<String, String> deployment = ready(spec(1, 10, 3));
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 3));
 
         assertEquals("the request holds no inputs",
                 assertThrows(InvalidInput.class, () -> deployment.submit(List.of())).getMessage());
@@ -97,17 +99,16 @@ class DeploymentTest {
                 assertThrows(InvalidInput.class, () -> deployment.submit(List.of("a", "b", "c", "d"))).getMessage());
         assertEquals("text 1 is bad",
                 assertThrows(InvalidInput.class, () -> deployment.submit(List.of("ok", "bad"))).getMessage());
-        assertEquals(0, deployment.queuedInputs());
+        assertEquals(0, deployment.queuedRequests());
     }
 
     @Test
     void isNotReadyWhileLoadingAndReportsALoadFailure() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
-        Deployment<String, String> loading = Deployment.start(spec(1, 10, 10), () -> {
+        Deployment<String, String> loading = engine.deploy(spec(1, 8, 10, 10), ignored -> {
             release.await();
             throw new java.io.IOException("no such file: /models/x.onnx");
         });
-        started.add(loading);
         assertEquals(Deployment.State.LOADING, loading.state());
         assertEquals("model 'fake' is still loading",
                 assertThrows(NotReady.class, () -> loading.submit(List.of("a"))).getMessage());
@@ -116,13 +117,14 @@ class DeploymentTest {
         awaitState(loading, Deployment.State.FAILED);
 
         assertEquals("no such file: /models/x.onnx", loading.failure().orElseThrow());
+        assertEquals(0, loading.status().running());
         assertEquals("model 'fake' failed to load: no such file: /models/x.onnx",
                 assertThrows(NotReady.class, () -> loading.submit(List.of("a"))).getMessage());
     }
 
     @Test
     void failsTheRequestWithInferenceFailedWhenTheModelThrows() throws Exception {
-        Deployment<String, String> deployment = ready(spec(2, 10, 10));
+        Deployment<String, String> deployment = ready(spec(2, 8, 10, 10));
 
         ExecutionException failure = assertThrows(ExecutionException.class,
                 () -> deployment.submit(List.of("fine", "boom")).get(WAIT_SECONDS, TimeUnit.SECONDS));
@@ -134,7 +136,7 @@ class DeploymentTest {
 
     @Test
     void skipsTheQueuedInputsOfACancelledRequest() throws Exception {
-        Deployment<String, String> deployment = ready(spec(1, 10, 10));
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
         CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
         awaitCount(model.waiting, 1);
         int before = model.predictions.get();
@@ -146,12 +148,12 @@ class DeploymentTest {
         deployment.submit(List.of("after")).get(WAIT_SECONDS, TimeUnit.SECONDS);
 
         assertEquals(before + 2, model.predictions.get(), "only 'wait' and 'after' ran");
-        assertEquals(0, deployment.queuedInputs());
+        assertEquals(0, deployment.queuedRequests());
     }
 
     @Test
     void closeFinishesQueuedWorkThenReleasesPredictorsAndModel() throws Exception {
-        Deployment<String, String> deployment = ready(spec(1, 10, 10));
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
         CompletableFuture<List<String>> running = deployment.submit(List.of("wait"));
         awaitCount(model.waiting, 1);
         CompletableFuture<List<String>> queued = deployment.submit(List.of("queued"));
@@ -171,8 +173,7 @@ class DeploymentTest {
 
     @Test
     void closeFailsWhatIsStillQueuedAfterTheDrainTimeout() throws Exception {
-        Deployment<String, String> deployment = ready(
-                new DeploymentSpec("fake", 1, 1, 10, 10, Duration.ofMillis(50)));
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10).withGracefulShutdownTimeout(Duration.ofMillis(50)));
         deployment.submit(List.of("wait"));
         awaitCount(model.waiting, 1);
         CompletableFuture<List<String>> queued = deployment.submit(List.of("never runs"));
@@ -182,12 +183,12 @@ class DeploymentTest {
         ExecutionException failure = assertThrows(ExecutionException.class,
                 () -> queued.get(WAIT_SECONDS, TimeUnit.SECONDS));
         assertInstanceOf(NotReady.class, failure.getCause());
-        assertEquals(0, deployment.queuedInputs());
+        assertEquals(0, deployment.queuedRequests());
     }
 
     @Test
     void everyConcurrentCallerGetsAResultOrATypedRefusal() throws Exception {
-        Deployment<String, String> deployment = ready(spec(2, 16, 8));
+        Deployment<String, String> deployment = ready(spec(2, 4, 8, 8));
         int clients = 8;
         int requestsPerClient = 200;
         AtomicInteger ok = new AtomicInteger();
@@ -225,17 +226,17 @@ class DeploymentTest {
 
         assertEquals(List.of(), unexpected);
         assertEquals(clients * requestsPerClient, ok.get() + refused.get());
-        assertEquals(0, deployment.queuedInputs(), "the admission counter returns to zero");
+        assertEquals(0, deployment.queuedRequests(), "the queue empties");
+        assertEquals(0, deployment.router().snapshot().replicas().getFirst().inFlight(), "every slot is released");
     }
 
     @Test
-    void specRejectsUnboundedOrInconsistentSettings() {
-        assertThrows(IllegalArgumentException.class, () -> spec(0, 10, 10));
-        assertThrows(IllegalArgumentException.class, () -> spec(1, 0, 0));
-        IllegalArgumentException tooMany = assertThrows(IllegalArgumentException.class, () -> spec(1, 10, 11));
-        assertEquals("deployment 'fake': max-inputs-per-request (11) must not exceed max-queued-inputs (10)",
-                tooMany.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> DeploymentSpec.withDefaults("Bad Name"));
+    void specRejectsUnboundedOrInvalidSettings() {
+        assertThrows(IllegalArgumentException.class, () -> spec(0, 8, 10, 10));
+        assertThrows(IllegalArgumentException.class, () -> spec(1, 0, 10, 10));
+        IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> spec(1, 8, -1, 10));
+        assertEquals("deployment 'fake': max-queued-requests must be between 0 and 1000000, was -1", negative.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> DeploymentSpec.defaults("Bad Name", "fake:"));
     }
 
     private static void awaitState(Deployment<?, ?> deployment, Deployment.State state) throws InterruptedException {

@@ -1,6 +1,6 @@
 package dev.serval.api.config;
 
-import dev.serval.deployment.DeploymentSpec;
+import dev.serval.spec.DeploymentSpec;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
@@ -47,6 +47,22 @@ public interface ServalConfig {
         @WithDefault("256")
         int maxLength();
 
+        /** The model version; changing it (at run time, through a future management API) rolls the replicas. */
+        @WithDefault("1")
+        String version();
+
+        @WithName("num-replicas")
+        @WithDefault("1")
+        int numReplicas();
+
+        @WithName("max-ongoing-requests")
+        @WithDefault("8")
+        int maxOngoingRequests();
+
+        @WithName("max-queued-requests")
+        @WithDefault("256")
+        int maxQueuedRequests();
+
         @WithName("predictor-threads")
         @WithDefault("2")
         int predictorThreads();
@@ -55,22 +71,27 @@ public interface ServalConfig {
         @WithDefault("1")
         int intraOpThreads();
 
-        @WithName("max-queued-inputs")
-        @WithDefault("512")
-        int maxQueuedInputs();
-
         @WithName("max-inputs-per-request")
         @WithDefault("256")
         int maxInputsPerRequest();
 
-        @WithName("drain-timeout")
+        @WithName("health-check-period")
         @WithDefault("10s")
-        Duration drainTimeout();
+        Duration healthCheckPeriod();
+
+        @WithName("health-check-failure-threshold")
+        @WithDefault("3")
+        int healthCheckFailureThreshold();
+
+        @WithName("graceful-shutdown-timeout")
+        @WithDefault("10s")
+        Duration gracefulShutdownTimeout();
 
         /** The core spec for the deployment called {@code name}; validates every field. */
         default DeploymentSpec toSpec(String name) {
-            return new DeploymentSpec(name, predictorThreads(), intraOpThreads(), maxQueuedInputs(),
-                    maxInputsPerRequest(), drainTimeout());
+            return new DeploymentSpec(name, model(), version(), numReplicas(), maxOngoingRequests(), maxQueuedRequests(),
+                    predictorThreads(), intraOpThreads(), maxInputsPerRequest(), healthCheckPeriod(),
+                    healthCheckFailureThreshold(), gracefulShutdownTimeout());
         }
     }
 }

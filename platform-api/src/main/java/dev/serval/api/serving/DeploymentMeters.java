@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  *       the resource to its answer, a histogram with aggregatable buckets;</li>
  *   <li>{@code serval_requests_total{deployment,api,outcome}}: requests;</li>
  *   <li>{@code serval_inputs_total{deployment,api}}: texts embedded by successful requests;</li>
- *   <li>{@code serval_queued_inputs{deployment}}: texts admitted and waiting for a predictor (read at scrape).</li>
+ *   <li>{@code serval_queued_requests{deployment}}: requests waiting because every replica is full (read at scrape).</li>
  * </ul>
  */
 public final class DeploymentMeters {
@@ -38,8 +38,8 @@ public final class DeploymentMeters {
 
     DeploymentMeters(Deployment<?, ?> served, MeterRegistry registry) {
         String deployment = served.name();
-        Gauge.builder("serval.queued.inputs", served, Deployment::queuedInputs)
-                .description("Inputs admitted and waiting for a predictor")
+        Gauge.builder("serval.queued.requests", served, Deployment::queuedRequests)
+                .description("Requests waiting because every replica is at max-ongoing-requests")
                 .tags("deployment", deployment)
                 .strongReference(true)
                 .register(registry);

@@ -2,7 +2,8 @@ package dev.serval.api.serving;
 
 import dev.serval.api.config.ServalConfig;
 import dev.serval.deployment.Deployment;
-import dev.serval.deployment.DeploymentSpec;
+import dev.serval.deployment.ServingEngine;
+import dev.serval.spec.DeploymentSpec;
 import dev.serval.error.UnknownDeployment;
 import dev.serval.predictor.Embedding;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -21,7 +22,7 @@ import org.jboss.logging.Logger;
  * start with a message naming the deployment and field), then every deployment starts loading in the
  * background, so HTTP and liveness answer while models load and readiness turns UP when they are warm.
  * The name-to-deployment map is immutable after startup; request threads read it without locks.
- * On shutdown every deployment drains its queued and running work (up to its drain timeout) and stops.
+ * On shutdown every replica drains its admitted requests (up to the graceful-shutdown timeout) and stops.
  */
 @Singleton
 public class Deployments {
@@ -32,6 +33,7 @@ public class Deployments {
     private final Instance<ModelSource> sources;
     private final MeterRegistry registry;
     private volatile Map<String, ServedDeployment> byName = Map.of();
+    private ServingEngine engine;
 
     Deployments(ServalConfig config, Instance<ModelSource> sources, MeterRegistry registry) {
         this.config = config;
@@ -46,14 +48,16 @@ public class Deployments {
             LOG.warn("no deployments configured (serval.deployments.*): Serval serves nothing");
         }
         Map<String, ServedDeployment> started = new LinkedHashMap<>();
+        engine = new ServingEngine();
         specs.forEach((name, spec) -> {
             ServalConfig.Deployment settings = config.deployments().get(name);
             ModelSource source = sourceFor(name, settings.model());
             Deployment<String, Embedding> deployment =
-                    Deployment.start(spec, () -> source.load(settings.model(), settings));
+                    engine.deploy(spec, current -> source.load(current.model(), settings));
             started.put(name, new ServedDeployment(deployment, new DeploymentMeters(deployment, registry)));
-            LOG.infof("deployment '%s': loading %s with %d predictor threads x %d intra-op threads",
-                    name, settings.model(), spec.predictorThreads(), spec.intraOpThreads());
+            LOG.infof("deployment '%s': starting %d replica(s) of %s (version %s), each %d predictor threads x %d "
+                    + "intra-op threads", name, spec.numReplicas(), spec.model(), spec.version(),
+                    spec.predictorThreads(), spec.intraOpThreads());
         });
         byName = Map.copyOf(started);
     }
@@ -69,7 +73,9 @@ public class Deployments {
     }
 
     void stop(@Observes ShutdownEvent event) {
-        byName.values().parallelStream().forEach(served -> served.deployment().close());
+        if (engine != null) {
+            engine.close();
+        }
     }
 
     /**

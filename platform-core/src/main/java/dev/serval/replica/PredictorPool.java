@@ -1,4 +1,4 @@
-package dev.serval.deployment;
+package dev.serval.replica;
 
 import dev.serval.error.InferenceFailed;
 import dev.serval.error.NotReady;
@@ -58,12 +58,13 @@ final class PredictorPool<I, O> {
     private volatile boolean accepting = true;
     private volatile boolean stopped;
 
-    PredictorPool(DeploymentSpec spec, Model<I, O> model, ThreadFactory threads, LongSupplier nanoTime) {
-        this.deployment = spec.name();
+    PredictorPool(String deployment, int predictorThreads, int maxQueuedInputs, Model<I, O> model,
+            ThreadFactory threads, LongSupplier nanoTime) {
+        this.deployment = deployment;
         this.model = model;
-        this.maxQueuedInputs = spec.maxQueuedInputs();
+        this.maxQueuedInputs = maxQueuedInputs;
         this.nanoTime = nanoTime;
-        this.workers = new Thread[spec.predictorThreads()];
+        this.workers = new Thread[predictorThreads];
         this.warmedUp = new CountDownLatch(workers.length);
         for (int i = 0; i < workers.length; i++) {
             workers[i] = threads.newThread(this::work);
@@ -123,6 +124,11 @@ final class PredictorPool<I, O> {
             failQueued();
         }
         return request.future;
+    }
+
+    /** The model's probe input, run like a one-input request (a health check). */
+    CompletableFuture<List<O>> probe() {
+        return submit(List.of(model.probeInput()));
     }
 
     /** Inputs admitted and not yet taken by a predictor. */

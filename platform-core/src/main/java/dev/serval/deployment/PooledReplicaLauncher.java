@@ -1,0 +1,147 @@
+package dev.serval.deployment;
+
+import dev.serval.controller.ReplicaEvents;
+import dev.serval.controller.ReplicaLauncher;
+import dev.serval.predictor.Model;
+import dev.serval.replica.Replica;
+import dev.serval.replica.ReplicaRecord;
+import dev.serval.spec.DeploymentSpec;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * Starts and stops one deployment's {@link Replica}s on launcher threads: a replica takes a reference on the shared
+ * model of its version, starts its predictor threads, warms up, and runs its health probe every period; stopping it
+ * drains its admitted requests (up to the timeout), then closes its predictors and releases the model.
+ *
+ * <p>Threads: {@link #start} and {@link #stop} are called on the controller thread and only queue work; the work
+ * runs on {@code work} threads. A {@link Slot} per replica records whether a stop arrived while the replica was
+ * still starting; its monitor is held only for those two field updates.
+ */
+final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
+
+    private static final System.Logger LOG = System.getLogger(PooledReplicaLauncher.class.getName());
+
+    private final ModelLoader<I, O> loader;
+    private final SharedModels<I, O> models = new SharedModels<>();
+    private final Executor work;
+    private final ScheduledExecutorService health;
+    private final LongSupplier nanoTime;
+    private final ConcurrentHashMap<Long, Slot<I, O>> slots = new ConcurrentHashMap<>();
+    private volatile Model<I, O> latest;
+
+    PooledReplicaLauncher(ModelLoader<I, O> loader, Executor work, ScheduledExecutorService health, LongSupplier nanoTime) {
+        this.loader = loader;
+        this.work = work;
+        this.health = health;
+        this.nanoTime = nanoTime;
+    }
+
+    /** The most recently loaded model (for validation and metadata), or null before the first replica starts. */
+    Model<I, O> latestModel() {
+        return latest;
+    }
+
+    @Override
+    public void start(DeploymentSpec spec, ReplicaRecord record, ReplicaEvents<I, O> events) {
+        Slot<I, O> slot = new Slot<>(spec.version());
+        slots.put(record.id(), slot);
+        work.execute(() -> startNow(spec, record, slot, events));
+    }
+
+    private void startNow(DeploymentSpec spec, ReplicaRecord record, Slot<I, O> slot, ReplicaEvents<I, O> events) {
+        long id = record.id();
+        Model<I, O> model = null;
+        Replica<I, O> replica;
+        try {
+            model = models.acquire(spec, loader);
+            latest = model;
+            replica = Replica.start(spec, id, model,
+                    Thread.ofPlatform().daemon(true).name("serval-" + spec.name() + "-r" + id + "-", 0).factory(),
+                    nanoTime, reason -> events.failed(id, reason));
+        } catch (Throwable t) {
+            if (model != null) {
+                models.release(spec.version());
+            }
+            slots.remove(id);
+            LOG.log(System.Logger.Level.ERROR, "replica " + record.name() + " failed to start", t);
+            boolean stopRequested;
+            synchronized (slot) {
+                stopRequested = slot.stopRequested;
+            }
+            if (stopRequested) {
+                events.stopped(id);
+            } else {
+                events.failed(id, String.valueOf(t.getMessage()));
+            }
+            return;
+        }
+        long period = spec.healthCheckPeriod().toNanos();
+        slot.healthCheck = health.scheduleAtFixedRate(replica::probe, period, period, TimeUnit.NANOSECONDS);
+        boolean stopRequested;
+        synchronized (slot) {
+            stopRequested = slot.stopRequested;
+            slot.replica = replica;
+        }
+        if (stopRequested) {
+            stopNow(id, slot, Duration.ZERO, events);
+            return;
+        }
+        events.started(id, replica);
+    }
+
+    @Override
+    public void stop(ReplicaRecord record, Duration drain, ReplicaEvents<I, O> events) {
+        Slot<I, O> slot = slots.get(record.id());
+        if (slot == null) {
+            events.stopped(record.id()); // its start already failed and cleaned up
+            return;
+        }
+        boolean started;
+        synchronized (slot) {
+            slot.stopRequested = true;
+            started = slot.replica != null;
+        }
+        if (started) {
+            work.execute(() -> stopNow(record.id(), slot, drain, events));
+        }
+    }
+
+    private void stopNow(long id, Slot<I, O> slot, Duration drain, ReplicaEvents<I, O> events) {
+        try {
+            ScheduledFuture<?> check = slot.healthCheck;
+            if (check != null) {
+                check.cancel(false);
+            }
+            slot.replica.stopAccepting();
+            if (!slot.replica.awaitIdle(drain)) {
+                LOG.log(System.Logger.Level.WARNING, "replica {0} still had requests after its {1} drain; failing them",
+                        id, drain);
+            }
+            slot.replica.close(Duration.ZERO);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            slot.replica.close(Duration.ZERO);
+        } finally {
+            models.release(slot.version);
+            slots.remove(id);
+            events.stopped(id);
+        }
+    }
+
+    private static final class Slot<I, O> {
+        final String version;
+        Replica<I, O> replica;
+        boolean stopRequested;
+        volatile ScheduledFuture<?> healthCheck;
+
+        Slot(String version) {
+            this.version = version;
+        }
+    }
+}

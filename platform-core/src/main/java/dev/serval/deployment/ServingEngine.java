@@ -1,0 +1,76 @@
+package dev.serval.deployment;
+
+import dev.serval.controller.Controller;
+import dev.serval.controller.ControllerLoop;
+import dev.serval.spec.DeploymentSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.LongSupplier;
+
+/**
+ * Serval's serving engine: one controller thread reconciling every deployment, launcher threads that start and stop
+ * replicas, and one health-check thread that runs each replica's probe. Create one per process.
+ */
+public final class ServingEngine implements AutoCloseable {
+
+    private final LongSupplier nanoTime;
+    private final ControllerLoop loop;
+    private final Controller controller;
+    private final ExecutorService launchers;
+    private final ScheduledExecutorService health;
+    private final List<Deployment<?, ?>> deployments = new ArrayList<>();
+
+    /**
+     * @param tickPeriod how often the controller reconciles when no event wakes it (back-off retries)
+     * @param nanoTime   the clock
+     */
+    public ServingEngine(Duration tickPeriod, LongSupplier nanoTime) {
+        this.nanoTime = nanoTime;
+        this.loop = new ControllerLoop(tickPeriod, Thread.ofPlatform().name("serval-controller").daemon(true).factory());
+        this.controller = new Controller(nanoTime, loop);
+        this.launchers = Executors.newCachedThreadPool(Thread.ofPlatform().name("serval-launcher-", 0).daemon(true).factory());
+        this.health = Executors.newSingleThreadScheduledExecutor(
+                Thread.ofPlatform().name("serval-health-check").daemon(true).factory());
+        loop.start(controller);
+    }
+
+    /** An engine with a one-second tick and {@link System#nanoTime}. */
+    public ServingEngine() {
+        this(Duration.ofSeconds(1), System::nanoTime);
+    }
+
+    /** Creates a deployment and starts its replicas in the background; returns at once. */
+    public synchronized <I, O> Deployment<I, O> deploy(DeploymentSpec spec, ModelLoader<I, O> loader) {
+        for (Deployment<?, ?> existing : deployments) {
+            if (existing.name().equals(spec.name())) {
+                throw new IllegalArgumentException("deployment '" + spec.name() + "' exists already");
+            }
+        }
+        PooledReplicaLauncher<I, O> launcher = new PooledReplicaLauncher<>(loader, launchers, health, nanoTime);
+        Deployment<I, O> deployment = new Deployment<>(spec, launcher, loop, controller, nanoTime, this::forget);
+        deployments.add(deployment);
+        deployment.start();
+        return deployment;
+    }
+
+    private synchronized void forget(Deployment<?, ?> deployment) {
+        deployments.remove(deployment);
+    }
+
+    /** Closes every deployment (each drains its replicas), then stops the engine's threads. */
+    @Override
+    public void close() {
+        List<Deployment<?, ?>> all;
+        synchronized (this) {
+            all = List.copyOf(deployments);
+        }
+        all.parallelStream().forEach(Deployment::close);
+        loop.close();
+        launchers.shutdownNow();
+        health.shutdownNow();
+    }
+}

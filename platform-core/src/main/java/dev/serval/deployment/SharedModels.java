@@ -1,0 +1,70 @@
+package dev.serval.deployment;
+
+import dev.serval.predictor.Model;
+import dev.serval.spec.DeploymentSpec;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * One deployment's loaded models, one per version, reference-counted by the replicas using them: the weights of a
+ * version are loaded once, however many replicas start, and closed when its last replica stops. Launcher threads
+ * only; the lock guards the map and counts and is never held while a model loads.
+ */
+final class SharedModels<I, O> {
+
+    private final Map<String, Entry<I, O>> byVersion = new HashMap<>();
+
+    /** The model for {@code spec}'s version, loading it if no replica holds it; blocks while it loads. */
+    Model<I, O> acquire(DeploymentSpec spec, ModelLoader<I, O> loader) throws Exception {
+        Entry<I, O> entry;
+        boolean load;
+        synchronized (this) {
+            entry = byVersion.computeIfAbsent(spec.version(), version -> new Entry<>());
+            entry.references++;
+            load = entry.model == null;
+            if (load) {
+                entry.model = new CompletableFuture<>();
+            }
+        }
+        if (load) {
+            try {
+                entry.model.complete(loader.load(spec));
+            } catch (Throwable t) {
+                entry.model.completeExceptionally(t);
+            }
+        }
+        try {
+            return entry.model.get();
+        } catch (ExecutionException e) {
+            release(spec.version());
+            Throwable cause = e.getCause();
+            while (cause instanceof CompletionException && cause.getCause() != null) {
+                cause = cause.getCause();
+            }
+            throw cause instanceof Exception exception ? exception : e;
+        }
+    }
+
+    /** Gives back one reference; the last one closes the model. */
+    void release(String version) {
+        Entry<I, O> entry;
+        synchronized (this) {
+            entry = byVersion.get(version);
+            if (entry == null || --entry.references > 0) {
+                return;
+            }
+            byVersion.remove(version);
+        }
+        if (entry.model.isDone() && !entry.model.isCompletedExceptionally()) {
+            entry.model.join().close();
+        }
+    }
+
+    private static final class Entry<I, O> {
+        int references;
+        CompletableFuture<Model<I, O>> model;
+    }
+}

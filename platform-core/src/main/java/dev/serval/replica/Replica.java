@@ -1,0 +1,189 @@
+package dev.serval.replica;
+
+import dev.serval.error.InferenceFailed;
+import dev.serval.predictor.Model;
+import dev.serval.routing.RoutableReplica;
+import dev.serval.spec.DeploymentSpec;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+/**
+ * One running replica: its own predictor threads (each owning a predictor made from the deployment's shared
+ * model), an admission gate of {@code max_ongoing_requests} slots, and health tracking.
+ *
+ * <p>Design. {@link #inFlight} counts admitted requests; {@link #tryAcquire()} takes a slot by CAS and re-checks
+ * {@link #accepting} afterwards, while {@link #stopAccepting()} clears the flag before anyone reads the count to
+ * wait for idleness: of two threads racing there, at least one sees the other, so no request is admitted to a
+ * replica whose drain has already finished. The last {@link #release()} after {@code stopAccepting()} completes
+ * {@link #idle}. Health: a failed inference or probe adds to {@link #consecutiveFailures}, a success resets it;
+ * reaching the threshold reports the replica unhealthy once (to the controller, which replaces it). Counters are
+ * atomics written by predictor threads and the health-check thread; all fields are otherwise final or volatile.
+ */
+public final class Replica<I, O> implements RoutableReplica<I, O> {
+
+    private final String deployment;
+    private final long id;
+    private final int maxOngoing;
+    private final int failureThreshold;
+    private final PredictorPool<I, O> pool;
+    private final Consumer<String> onUnhealthy;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicInteger consecutiveFailures = new AtomicInteger();
+    private final AtomicBoolean reportedUnhealthy = new AtomicBoolean();
+    private final CompletableFuture<Void> idle = new CompletableFuture<>();
+    private final BiConsumer<List<O>, Throwable> health = this::recordOutcome;
+    private volatile boolean accepting = true;
+    private volatile CompletableFuture<List<O>> probe = CompletableFuture.completedFuture(null);
+
+    private Replica(String deployment, long id, DeploymentSpec spec, PredictorPool<I, O> pool,
+            Consumer<String> onUnhealthy) {
+        this.deployment = deployment;
+        this.id = id;
+        this.maxOngoing = spec.maxOngoingRequests();
+        this.failureThreshold = spec.healthCheckFailureThreshold();
+        this.pool = pool;
+        this.onUnhealthy = onUnhealthy;
+    }
+
+    /**
+     * Starts the replica's predictor threads and waits until every predictor has answered the model's probe input.
+     * Blocks the calling (launcher) thread for the warm-up.
+     *
+     * @param onUnhealthy called at most once, with the reason, when failures reach the spec's threshold
+     * @throws Exception the warm-up failure; the replica's threads are stopped before it is thrown
+     */
+    public static <I, O> Replica<I, O> start(DeploymentSpec spec, long id, Model<I, O> model, ThreadFactory threads,
+            LongSupplier nanoTime, Consumer<String> onUnhealthy) throws Exception {
+        PredictorPool<I, O> pool = new PredictorPool<>(spec.name(), spec.predictorThreads(),
+                spec.maxOngoingRequests() * spec.maxInputsPerRequest(), model, threads, nanoTime);
+        pool.start();
+        try {
+            pool.awaitWarmUp();
+        } catch (Exception e) {
+            pool.close(Duration.ZERO);
+            throw e;
+        }
+        return new Replica<>(spec.name(), id, spec, pool, onUnhealthy);
+    }
+
+    @Override
+    public long id() {
+        return id;
+    }
+
+    @Override
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    @Override
+    public boolean tryAcquire() {
+        if (!accepting) {
+            return false;
+        }
+        for (;;) {
+            int now = inFlight.get();
+            if (now >= maxOngoing) {
+                return false;
+            }
+            if (inFlight.compareAndSet(now, now + 1)) {
+                break;
+            }
+        }
+        if (!accepting) {
+            release();
+            return false;
+        }
+        return true;
+    }
+
+    @Override
+    public void release() {
+        if (inFlight.decrementAndGet() == 0 && !accepting) {
+            idle.complete(null);
+        }
+    }
+
+    @Override
+    public CompletableFuture<List<O>> run(List<I> inputs) {
+        CompletableFuture<List<O>> result = pool.submit(inputs);
+        result.whenComplete(health);
+        return result;
+    }
+
+    /**
+     * Runs the probe input (health-check thread). A probe still unanswered from the previous period counts as a
+     * failure: a predictor that hangs is as unhealthy as one that throws.
+     */
+    public void probe() {
+        if (!accepting) {
+            return;
+        }
+        if (!probe.isDone()) {
+            recordFailure("health check of replica " + deployment + "#" + id + " did not answer within its period");
+            return;
+        }
+        CompletableFuture<List<O>> next = pool.probe();
+        probe = next;
+        next.whenComplete(health);
+    }
+
+    private void recordOutcome(List<O> outputs, Throwable failure) {
+        if (failure == null) {
+            consecutiveFailures.set(0);
+        } else if (failure instanceof InferenceFailed || failure.getCause() instanceof InferenceFailed) {
+            recordFailure(failure.getMessage());
+        }
+    }
+
+    private void recordFailure(String reason) {
+        if (consecutiveFailures.incrementAndGet() >= failureThreshold && reportedUnhealthy.compareAndSet(false, true)) {
+            onUnhealthy.accept(reason);
+        }
+    }
+
+    /** Consecutive failed inferences or probes. */
+    public int consecutiveFailures() {
+        return consecutiveFailures.get();
+    }
+
+    /** Stops admitting requests; those already admitted go on. */
+    public void stopAccepting() {
+        accepting = false;
+        if (inFlight.get() == 0) {
+            idle.complete(null);
+        }
+    }
+
+    /**
+     * Waits until no admitted request is left, for at most {@code timeout}. Call after {@link #stopAccepting()}.
+     *
+     * @return whether the replica became idle in time
+     */
+    public boolean awaitIdle(Duration timeout) throws InterruptedException {
+        try {
+            idle.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (TimeoutException e) {
+            return false;
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Stops the predictor threads (finishing queued work for up to {@code drain}) and closes the predictors. */
+    public void close(Duration drain) {
+        accepting = false;
+        pool.close(drain);
+    }
+}

@@ -1,0 +1,29 @@
+package dev.serval.routing;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A replica as the router sees it. Thread-safe: any request thread calls these concurrently.
+ *
+ * <p>Protocol: a caller that gets {@code true} from {@link #tryAcquire()} holds one of the replica's
+ * {@code max_ongoing_requests} slots and must either {@link #run} exactly once (the slot is then released by
+ * the caller when the returned future completes) or {@link #release()} it.
+ */
+public interface RoutableReplica<I, O> {
+
+    /** Unique within the deployment. */
+    long id();
+
+    /** Requests admitted and not yet finished. Read without synchronisation, for choosing between replicas. */
+    int inFlight();
+
+    /** Takes a slot if one is free and the replica still accepts requests; a CAS, never blocks. */
+    boolean tryAcquire();
+
+    /** Gives back a slot taken with {@link #tryAcquire()}. */
+    void release();
+
+    /** Runs one admitted request; completes on a predictor thread. Never blocks the caller. */
+    CompletableFuture<List<O>> run(List<I> inputs);
+}

@@ -1,0 +1,214 @@
+package dev.serval.routing;
+
+import dev.serval.error.NotReady;
+import dev.serval.error.Overloaded;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
+import java.util.function.LongSupplier;
+
+/**
+ * Routes one deployment's requests to its replicas, with bounded admission at every step.
+ *
+ * <p>Design. {@link #snapshot} holds the routable replicas; only the controller writes it ({@link #publish}),
+ * request threads read it once per request. A request takes a slot on a replica chosen by power of two choices
+ * (a CAS on that replica's in-flight count, see {@link RoutingSnapshot#choose()}). When both chosen replicas are
+ * full it joins {@link #waiting}, whose size {@link #queued} is bounded by {@code max_queued_requests} with a CAS
+ * taken before the request is added; when that bound is reached it is refused at once with {@link Overloaded}.
+ * Queued requests are dispatched by {@link #drain()}, which runs after every event that can make room (a request
+ * finished, a request queued, a snapshot published) and scans every replica for a free slot. Because each such
+ * event runs {@code drain()} after making its change visible, a request is never left queued while a replica has a
+ * free slot and nothing else is going to look.
+ *
+ * <p>Threads: any thread calls {@link #submit}; completions run {@link #drain()} on predictor threads; the
+ * controller thread calls {@link #publish} and {@link #close}. {@link #completionIntervalNanos} is written by
+ * completions without coordination and read for Retry-After estimates: best-effort by design.
+ */
+public final class Router<I, O> {
+
+    private final String deployment;
+    private final LongSupplier nanoTime;
+    private final AtomicReference<RoutingSnapshot<I, O>> snapshot = new AtomicReference<>(RoutingSnapshot.empty());
+    private final ConcurrentLinkedQueue<Waiting<I, O>> waiting = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger queued = new AtomicInteger();
+    private volatile int maxQueued;
+    private volatile boolean closed;
+    private volatile long lastCompletionNanos;
+    private volatile long completionIntervalNanos = 10_000_000L;
+
+    public Router(String deployment, int maxQueuedRequests, LongSupplier nanoTime) {
+        this.deployment = deployment;
+        this.maxQueued = maxQueuedRequests;
+        this.nanoTime = nanoTime;
+        this.lastCompletionNanos = nanoTime.getAsLong();
+    }
+
+    /**
+     * Sends {@code inputs} to a replica now, or queues them until one has room. Never blocks.
+     *
+     * @return completes with the outputs, or exceptionally with the replica's failure or {@link NotReady} if the
+     *     deployment closes while the request waits
+     * @throws Overloaded when every chosen replica is full and the queue is too
+     * @throws NotReady   when the deployment has no routable replica, or is closed
+     */
+    public CompletableFuture<List<O>> submit(List<I> inputs) {
+        RoutingSnapshot<I, O> current = snapshot.get();
+        if (closed || current.isEmpty()) {
+            throw new NotReady(closed ? "model '" + deployment + "' is shutting down"
+                    : "model '" + deployment + "' has no running replica");
+        }
+        RoutableReplica<I, O> replica = current.choose();
+        if (replica != null) {
+            return dispatch(replica, inputs, new Routed<>());
+        }
+        int limit = maxQueued;
+        for (;;) {
+            int now = queued.get();
+            if (now >= limit) {
+                throw new Overloaded("model '" + deployment + "' is overloaded: all " + current.size()
+                        + " replicas are at max-ongoing-requests and " + now + " requests are queued (max-queued-requests "
+                        + limit + ")", retryAfter(now));
+            }
+            if (queued.compareAndSet(now, now + 1)) {
+                break;
+            }
+        }
+        Waiting<I, O> request = new Waiting<>(inputs, new Routed<>());
+        waiting.add(request);
+        drain();
+        if (closed) {
+            failWaiting();
+        }
+        return request.result;
+    }
+
+    private CompletableFuture<List<O>> dispatch(RoutableReplica<I, O> replica, List<I> inputs, Routed<O> result) {
+        CompletableFuture<List<O>> run;
+        try {
+            run = replica.run(inputs);
+        } catch (RuntimeException e) {
+            replica.release();
+            drain();
+            result.completeExceptionally(e);
+            return result;
+        }
+        result.upstream = run;
+        run.whenComplete(new Completion<>(this, replica, result));
+        return result;
+    }
+
+    /** Dispatches queued requests while some replica has a free slot. */
+    public void drain() {
+        while (queued.get() > 0) {
+            RoutableReplica<I, O> replica = snapshot.get().anyWithCapacity();
+            if (replica == null) {
+                return;
+            }
+            Waiting<I, O> next = waiting.poll();
+            if (next == null) {
+                replica.release();
+                return;
+            }
+            queued.decrementAndGet();
+            if (next.result.isDone()) {
+                replica.release();
+                continue;
+            }
+            dispatch(replica, next.inputs, next.result);
+        }
+    }
+
+    /** Requests waiting for a free slot. */
+    public int queuedRequests() {
+        return queued.get();
+    }
+
+    /** Replicas currently routable. */
+    public int routableReplicas() {
+        return snapshot.get().size();
+    }
+
+    public RoutingSnapshot<I, O> snapshot() {
+        return snapshot.get();
+    }
+
+    /** Controller thread only: swaps in a new set of routable replicas, then dispatches what that made room for. */
+    public void publish(RoutingSnapshot<I, O> next) {
+        snapshot.set(next);
+        drain();
+    }
+
+    /** Changes the queue bound; requests already queued stay. */
+    public void maxQueuedRequests(int limit) {
+        maxQueued = limit;
+    }
+
+    /** Refuses new requests and fails queued ones with {@link NotReady}. Requests already on replicas finish. */
+    public void close() {
+        closed = true;
+        failWaiting();
+    }
+
+    private void failWaiting() {
+        Waiting<I, O> next;
+        while ((next = waiting.poll()) != null) {
+            queued.decrementAndGet();
+            next.result.completeExceptionally(new NotReady("model '" + deployment + "' shut down before serving this request"));
+        }
+    }
+
+    private void completed() {
+        long now = nanoTime.getAsLong();
+        long interval = now - lastCompletionNanos;
+        lastCompletionNanos = now;
+        completionIntervalNanos += (interval - completionIntervalNanos) >> 4;
+    }
+
+    /** Time for {@code queuedNow} requests to drain at the observed completion rate; at least one second. */
+    private Duration retryAfter(int queuedNow) {
+        long nanos = (queuedNow + 1L) * Math.max(completionIntervalNanos, 0);
+        return Duration.ofSeconds(Math.max(1, Math.min(60, (nanos + 999_999_999L) / 1_000_000_000L)));
+    }
+
+    private record Waiting<I, O>(List<I> inputs, Routed<O> result) {
+    }
+
+    /**
+     * The caller's future. Cancelling it also cancels the replica's run, so inputs no predictor has started are
+     * skipped; a request cancelled while queued is skipped by {@link #drain()}.
+     */
+    private static final class Routed<O> extends CompletableFuture<List<O>> {
+        private volatile CompletableFuture<List<O>> upstream;
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            boolean cancelled = super.cancel(mayInterruptIfRunning);
+            CompletableFuture<List<O>> run = upstream;
+            if (cancelled && run != null) {
+                run.cancel(mayInterruptIfRunning);
+            }
+            return cancelled;
+        }
+    }
+
+    /** Releases the slot, records the completion, dispatches waiting work, then answers the caller. */
+    private record Completion<I, O>(Router<I, O> router, RoutableReplica<I, O> replica, CompletableFuture<List<O>> result)
+            implements BiConsumer<List<O>, Throwable> {
+        @Override
+        public void accept(List<O> outputs, Throwable failure) {
+            replica.release();
+            router.completed();
+            router.drain();
+            if (failure != null) {
+                result.completeExceptionally(failure instanceof java.util.concurrent.CompletionException c
+                        && c.getCause() != null ? c.getCause() : failure);
+            } else {
+                result.complete(outputs);
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+package dev.serval.routing;
+
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The replicas a deployment routes to, immutable. The controller builds a new one only when the set of
+ * routable replicas changes and swaps it into the {@link Router}; request threads read it without locks.
+ * Selection ({@link #choose()}) takes no lock and allocates nothing.
+ */
+public final class RoutingSnapshot<I, O> {
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static final RoutingSnapshot<?, ?> EMPTY = new RoutingSnapshot<Object, Object>(new RoutableReplica[0]);
+
+    private final RoutableReplica<I, O>[] replicas;
+
+    private RoutingSnapshot(RoutableReplica<I, O>[] replicas) {
+        this.replicas = replicas;
+    }
+
+    @SuppressWarnings("unchecked")
+    public static <I, O> RoutingSnapshot<I, O> empty() {
+        return (RoutingSnapshot<I, O>) EMPTY;
+    }
+
+    @SuppressWarnings("unchecked")
+    public static <I, O> RoutingSnapshot<I, O> of(List<? extends RoutableReplica<I, O>> replicas) {
+        return replicas.isEmpty() ? empty() : new RoutingSnapshot<>(replicas.toArray(new RoutableReplica[0]));
+    }
+
+    public int size() {
+        return replicas.length;
+    }
+
+    public boolean isEmpty() {
+        return replicas.length == 0;
+    }
+
+    /** The replicas, in a new list (for status and tests; not for the request path). */
+    public List<RoutableReplica<I, O>> replicas() {
+        return List.of(replicas);
+    }
+
+    /**
+     * Power of two choices: picks two distinct replicas at random and takes a slot on the one with fewer requests
+     * in flight, else on the other.
+     *
+     * @return the replica whose slot the caller now holds, or null when both were full
+     */
+    public RoutableReplica<I, O> choose() {
+        int n = replicas.length;
+        if (n == 0) {
+            return null;
+        }
+        if (n == 1) {
+            RoutableReplica<I, O> only = replicas[0];
+            return only.tryAcquire() ? only : null;
+        }
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        int i = random.nextInt(n);
+        int j = random.nextInt(n - 1);
+        if (j >= i) {
+            j++;
+        }
+        RoutableReplica<I, O> a = replicas[i];
+        RoutableReplica<I, O> b = replicas[j];
+        if (b.inFlight() < a.inFlight()) {
+            RoutableReplica<I, O> swap = a;
+            a = b;
+            b = swap;
+        }
+        if (a.tryAcquire()) {
+            return a;
+        }
+        return b.tryAcquire() ? b : null;
+    }
+
+    /**
+     * Takes a slot on any replica that has one, scanning all of them from a random start: used to dispatch queued
+     * requests, where missing free capacity would leave a request waiting for nothing.
+     *
+     * @return the replica whose slot the caller now holds, or null when every replica is full
+     */
+    public RoutableReplica<I, O> anyWithCapacity() {
+        int n = replicas.length;
+        if (n == 0) {
+            return null;
+        }
+        int start = n == 1 ? 0 : ThreadLocalRandom.current().nextInt(n);
+        for (int k = 0; k < n; k++) {
+            RoutableReplica<I, O> replica = replicas[(start + k) % n];
+            if (replica.tryAcquire()) {
+                return replica;
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,126 @@
+package dev.serval.spec;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * The desired state of one deployment. Validated on construction; every bound is finite, so a deployment
+ * never queues or waits without limit. Defaults ({@link #defaults}) are documented in docs/configuration.md.
+ *
+ * @param name                        what callers call the model, e.g. {@code all-minilm-l6-v2}
+ * @param model                       the model reference, resolved by the application (e.g. {@code bundled:...})
+ * @param version                     the model version; changing it rolls the replicas over to the new one
+ * @param numReplicas                 replicas to keep RUNNING; default 1
+ * @param maxOngoingRequests          requests one replica works on at once (admitted by CAS); default 8
+ * @param maxQueuedRequests           requests the deployment holds while every replica is full; past it,
+ *                                    requests are refused with {@code Overloaded}; default 256
+ * @param predictorThreads            predictor threads per replica, each owning one predictor; default 2
+ * @param intraOpThreads              ONNX Runtime threads inside one inference; default 1
+ * @param maxInputsPerRequest         inputs one request may carry; default 256
+ * @param healthCheckPeriod           how often each replica runs the model's probe input; default 10 s
+ * @param healthCheckFailureThreshold consecutive failed probes or inferences that make a replica RECOVERING; default 3
+ * @param gracefulShutdownTimeout     how long a STOPPING replica may drain before it is stopped; default 10 s
+ */
+public record DeploymentSpec(
+        String name,
+        String model,
+        String version,
+        int numReplicas,
+        int maxOngoingRequests,
+        int maxQueuedRequests,
+        int predictorThreads,
+        int intraOpThreads,
+        int maxInputsPerRequest,
+        Duration healthCheckPeriod,
+        int healthCheckFailureThreshold,
+        Duration gracefulShutdownTimeout) {
+
+    private static final Pattern NAME = Pattern.compile("[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?");
+
+    public DeploymentSpec {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(model, "model");
+        Objects.requireNonNull(version, "version");
+        Objects.requireNonNull(healthCheckPeriod, "healthCheckPeriod");
+        Objects.requireNonNull(gracefulShutdownTimeout, "gracefulShutdownTimeout");
+        if (!NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("deployment name '" + name
+                    + "' must be 1-63 lower-case letters, digits, '.', '_' or '-', starting and ending alphanumeric");
+        }
+        if (version.isBlank()) {
+            throw new IllegalArgumentException("deployment '" + name + "': version must not be blank");
+        }
+        requireBetween(name, "num-replicas", numReplicas, 0, 1024);
+        requireBetween(name, "max-ongoing-requests", maxOngoingRequests, 1, 1_000_000);
+        requireBetween(name, "max-queued-requests", maxQueuedRequests, 0, 1_000_000);
+        requireBetween(name, "predictor-threads", predictorThreads, 1, 1024);
+        requireBetween(name, "intra-op-threads", intraOpThreads, 1, 1024);
+        requireBetween(name, "max-inputs-per-request", maxInputsPerRequest, 1, 1_000_000);
+        requireBetween(name, "health-check-failure-threshold", healthCheckFailureThreshold, 1, 1000);
+        if (healthCheckPeriod.compareTo(Duration.ofMillis(10)) < 0) {
+            throw new IllegalArgumentException("deployment '" + name + "': health-check-period must be >= 10ms, was "
+                    + healthCheckPeriod);
+        }
+        if (gracefulShutdownTimeout.isNegative()) {
+            throw new IllegalArgumentException("deployment '" + name + "': graceful-shutdown-timeout must be >= 0, was "
+                    + gracefulShutdownTimeout);
+        }
+    }
+
+    /** A spec with the documented defaults. */
+    public static DeploymentSpec defaults(String name, String model) {
+        return new DeploymentSpec(name, model, "1", 1, 8, 256, 2, 1, 256,
+                Duration.ofSeconds(10), 3, Duration.ofSeconds(10));
+    }
+
+    public DeploymentSpec withNumReplicas(int replicas) {
+        return replicas == numReplicas ? this : new DeploymentSpec(name, model, version, replicas, maxOngoingRequests,
+                maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest, healthCheckPeriod,
+                healthCheckFailureThreshold, gracefulShutdownTimeout);
+    }
+
+    public DeploymentSpec withVersion(String newVersion) {
+        return newVersion.equals(version) ? this : new DeploymentSpec(name, model, newVersion, numReplicas,
+                maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest,
+                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout);
+    }
+
+    public DeploymentSpec withAdmission(int ongoing, int queued) {
+        return ongoing == maxOngoingRequests && queued == maxQueuedRequests ? this : new DeploymentSpec(name, model,
+                version, numReplicas, ongoing, queued, predictorThreads, intraOpThreads, maxInputsPerRequest,
+                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout);
+    }
+
+    public DeploymentSpec withPredictors(int threads, int intraOp) {
+        return threads == predictorThreads && intraOp == intraOpThreads ? this : new DeploymentSpec(name, model,
+                version, numReplicas, maxOngoingRequests, maxQueuedRequests, threads, intraOp, maxInputsPerRequest,
+                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout);
+    }
+
+    public DeploymentSpec withHealthCheck(Duration period, int failureThreshold) {
+        return period.equals(healthCheckPeriod) && failureThreshold == healthCheckFailureThreshold ? this
+                : new DeploymentSpec(name, model, version, numReplicas, maxOngoingRequests, maxQueuedRequests,
+                        predictorThreads, intraOpThreads, maxInputsPerRequest, period, failureThreshold,
+                        gracefulShutdownTimeout);
+    }
+
+    public DeploymentSpec withGracefulShutdownTimeout(Duration timeout) {
+        return timeout.equals(gracefulShutdownTimeout) ? this : new DeploymentSpec(name, model, version, numReplicas,
+                maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest,
+                healthCheckPeriod, healthCheckFailureThreshold, timeout);
+    }
+
+    /** Whether replicas built for {@code other} can keep serving under this spec (same model, version, threads). */
+    public boolean sameReplicaShape(DeploymentSpec other) {
+        return model.equals(other.model) && version.equals(other.version) && predictorThreads == other.predictorThreads
+                && intraOpThreads == other.intraOpThreads;
+    }
+
+    private static void requireBetween(String name, String field, int value, int min, int max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException("deployment '" + name + "': " + field + " must be between " + min
+                    + " and " + max + ", was " + value);
+        }
+    }
+}
