@@ -350,10 +350,12 @@ public final class Controller {
                     wasStarting ? "failed to start" : "is unhealthy", reason);
             if (wasStarting) {
                 startFailures++;
+                statusChanged = true;
                 long backoff = Math.min(MAX_BACKOFF_NANOS, FIRST_BACKOFF_NANOS << Math.min(startFailures - 1, 20));
                 nextStartNanos = now + backoff;
             }
-            launcher.stop(recovering, Duration.ZERO, this);
+            // It takes no new requests from now on; what it admitted may still finish (or fail) within the drain.
+            launcher.stop(recovering, wasStarting ? Duration.ZERO : spec.gracefulShutdownTimeout(), this);
             dirty = true;
         }
 
@@ -390,7 +392,7 @@ public final class Controller {
                     }
                 }
                 onStatus.accept(new DeploymentStatus(spec.name(), spec.version(), removed ? 0 : spec.numReplicas(),
-                        starting.size(), running.size(), updating, stopping, recovering, lastError));
+                        starting.size(), running.size(), updating, stopping, recovering, startFailures, lastError));
             }
         }
 

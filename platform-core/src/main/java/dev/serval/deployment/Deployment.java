@@ -33,7 +33,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         LOADING,
         /** At least one replica is RUNNING (or UPDATING) and takes requests. */
         READY,
-        /** No routable replica, and the last start failed; retried with back-off. */
+        /** No routable replica, none starting, and the last start failed; retried with back-off. */
         FAILED,
         /** Closed or being closed. */
         STOPPED
@@ -45,10 +45,11 @@ public final class Deployment<I, O> implements AutoCloseable {
     private final Router<I, O> router;
     private final Consumer<Deployment<?, ?>> onClosed;
     private final CountDownLatch removed = new CountDownLatch(1);
-    private final Consumer<DeploymentStatus> statusSink = next -> this.status = next;
+    private final Consumer<DeploymentStatus> statusSink = this::publish;
     private volatile DeploymentSpec spec;
     private volatile DeploymentStatus status;
     private volatile boolean closed;
+    private volatile boolean everRouted;
 
     Deployment(DeploymentSpec spec, PooledReplicaLauncher<I, O> launcher, ControllerLoop loop, Controller controller,
             LongSupplier nanoTime, Consumer<Deployment<?, ?>> onClosed) {
@@ -58,7 +59,14 @@ public final class Deployment<I, O> implements AutoCloseable {
         this.controller = controller;
         this.onClosed = onClosed;
         this.router = new Router<>(spec.name(), spec.maxQueuedRequests(), nanoTime);
-        this.status = new DeploymentStatus(spec.name(), spec.version(), spec.numReplicas(), 0, 0, 0, 0, 0, null);
+        this.status = new DeploymentStatus(spec.name(), spec.version(), spec.numReplicas(), 0, 0, 0, 0, 0, 0, null);
+    }
+
+    private void publish(DeploymentStatus next) {
+        if (next.routable() > 0) {
+            everRouted = true;
+        }
+        status = next;
     }
 
     void start() {
@@ -87,7 +95,7 @@ public final class Deployment<I, O> implements AutoCloseable {
             return State.READY;
         }
         DeploymentStatus now = status;
-        return now.lastError() != null && now.starting() == 0 ? State.FAILED : State.LOADING;
+        return now.failedStarts() > 0 && now.starting() == 0 ? State.FAILED : State.LOADING;
     }
 
     /** The last replica failure (failed start or failed health checks), if any since a replica last started. */
@@ -142,7 +150,9 @@ public final class Deployment<I, O> implements AutoCloseable {
     private NotReady notReady(State state) {
         String name = spec.name();
         return switch (state) {
-            case LOADING -> new NotReady("model '" + name + "' is still loading");
+            case LOADING -> everRouted
+                    ? new NotReady("model '" + name + "' has no running replica; " + status.starting() + " starting")
+                    : new NotReady("model '" + name + "' is still loading");
             case FAILED -> new NotReady("model '" + name + "' failed to load: " + status.lastError());
             case STOPPED -> new NotReady("model '" + name + "' is shutting down");
             case READY -> new NotReady("model '" + name + "' has no running replica");

@@ -13,7 +13,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A model that upper-cases its input. Inputs starting with {@code "wait"} block until {@link #gate} is
- * released; {@code "boom"} fails; {@code "bad"} is refused by validation. Records who ran what.
+ * released; {@code "boom"} fails; {@code "bad"} is refused by validation; the probe fails on replicas whose id is
+ * in {@link #doomed} (their threads are named {@code serval-<deployment>-r<id>-<n>}). Records who ran what.
  */
 final class FakeModel implements Model<String, String> {
 
@@ -22,6 +23,7 @@ final class FakeModel implements Model<String, String> {
     final AtomicInteger predictions = new AtomicInteger();
     final AtomicInteger openPredictors = new AtomicInteger();
     final Set<String> threads = ConcurrentHashMap.newKeySet();
+    final Set<Long> doomed = ConcurrentHashMap.newKeySet();
     volatile boolean closed;
 
     @Override
@@ -42,6 +44,9 @@ final class FakeModel implements Model<String, String> {
                     waiting.incrementAndGet();
                     gate.acquire();
                 }
+                if (input.equals("probe") && doomed.contains(replicaId())) {
+                    throw new IllegalStateException("doomed replica");
+                }
                 if (input.equals("boom")) {
                     throw new IllegalStateException("boom");
                 }
@@ -54,6 +59,12 @@ final class FakeModel implements Model<String, String> {
                 openPredictors.decrementAndGet();
             }
         };
+    }
+
+    private static long replicaId() {
+        String name = Thread.currentThread().getName();
+        int r = name.lastIndexOf("-r");
+        return Long.parseLong(name.substring(r + 2, name.indexOf('-', r + 2)));
     }
 
     @Override

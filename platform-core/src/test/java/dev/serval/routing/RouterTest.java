@@ -1,0 +1,171 @@
+package dev.serval.routing;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.serval.error.NotReady;
+import dev.serval.error.Overloaded;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class RouterTest {
+
+    /** A replica whose runs complete only when the test completes them. */
+    static final class HeldReplica implements RoutableReplica<String, String> {
+        final long id;
+        final int max;
+        final AtomicInteger inFlight = new AtomicInteger();
+        final List<CompletableFuture<List<String>>> runs = new ArrayList<>();
+
+        HeldReplica(long id, int max) {
+            this.id = id;
+            this.max = max;
+        }
+
+        @Override
+        public long id() {
+            return id;
+        }
+
+        @Override
+        public int inFlight() {
+            return inFlight.get();
+        }
+
+        @Override
+        public boolean tryAcquire() {
+            int now;
+            do {
+                now = inFlight.get();
+                if (now >= max) {
+                    return false;
+                }
+            } while (!inFlight.compareAndSet(now, now + 1));
+            return true;
+        }
+
+        @Override
+        public void release() {
+            inFlight.decrementAndGet();
+        }
+
+        @Override
+        public synchronized CompletableFuture<List<String>> run(List<String> inputs) {
+            CompletableFuture<List<String>> run = new CompletableFuture<>();
+            runs.add(run);
+            return run;
+        }
+
+        synchronized void finishNext(String answer) {
+            runs.removeFirst().complete(List.of(answer));
+        }
+    }
+
+    private final Router<String, String> router = new Router<>("d", 2, System::nanoTime);
+
+    @Test
+    void refusesWithNotReadyWhileNoReplicaIsRoutable() {
+        NotReady error = assertThrows(NotReady.class, () -> router.submit(List.of("x")));
+        assertEquals("model 'd' has no running replica", error.getMessage());
+    }
+
+    @Test
+    void powerOfTwoChoicesPrefersTheLessLoadedReplica() {
+        HeldReplica busy = new HeldReplica(0, 100);
+        HeldReplica idle = new HeldReplica(1, 100);
+        busy.inFlight.set(50);
+        router.publish(RoutingSnapshot.of(List.of(busy, idle)));
+
+        for (int i = 0; i < 20; i++) {
+            router.submit(List.of("x"));
+        }
+
+        assertEquals(20, idle.inFlight());
+        assertEquals(50, busy.inFlight());
+    }
+
+    @Test
+    void queuesWhenEveryReplicaIsFullAndDispatchesWhenASlotFrees() throws Exception {
+        HeldReplica replica = new HeldReplica(0, 1);
+        router.publish(RoutingSnapshot.of(List.of(replica)));
+
+        CompletableFuture<List<String>> first = router.submit(List.of("a"));
+        CompletableFuture<List<String>> second = router.submit(List.of("b"));
+        assertEquals(1, router.queuedRequests());
+        assertEquals(1, replica.runs.size());
+
+        replica.finishNext("A");
+        assertEquals(List.of("A"), first.get());
+        assertEquals(0, router.queuedRequests(), "the freed slot went to the queued request");
+        replica.finishNext("B");
+        assertEquals(List.of("B"), second.get());
+        assertEquals(0, replica.inFlight());
+    }
+
+    @Test
+    void refusesPastTheQueueBoundWithARetryAfter() {
+        HeldReplica replica = new HeldReplica(0, 1);
+        router.publish(RoutingSnapshot.of(List.of(replica)));
+        router.submit(List.of("running"));
+        router.submit(List.of("queued 1"));
+        router.submit(List.of("queued 2"));
+
+        Overloaded refused = assertThrows(Overloaded.class, () -> router.submit(List.of("refused")));
+
+        assertEquals(2, router.queuedRequests());
+        assertTrue(refused.retryAfter().compareTo(Duration.ofSeconds(1)) >= 0);
+        assertTrue(refused.getMessage().contains("max-queued-requests 2"), refused.getMessage());
+    }
+
+    @Test
+    void aPublishedReplicaTakesQueuedRequests() throws Exception {
+        HeldReplica full = new HeldReplica(0, 1);
+        router.publish(RoutingSnapshot.of(List.of(full)));
+        router.submit(List.of("running"));
+        CompletableFuture<List<String>> queued = router.submit(List.of("queued"));
+
+        HeldReplica added = new HeldReplica(1, 1);
+        router.publish(RoutingSnapshot.of(List.of(full, added)));
+
+        assertEquals(0, router.queuedRequests());
+        added.finishNext("from the new replica");
+        assertEquals(List.of("from the new replica"), queued.get());
+    }
+
+    @Test
+    void aCancelledQueuedRequestNeverRuns() {
+        HeldReplica replica = new HeldReplica(0, 1);
+        router.publish(RoutingSnapshot.of(List.of(replica)));
+        router.submit(List.of("running"));
+        CompletableFuture<List<String>> queued = router.submit(List.of("queued"));
+
+        queued.cancel(false);
+        replica.finishNext("done");
+
+        assertTrue(replica.runs.isEmpty(), "the cancelled request was skipped");
+        assertEquals(0, replica.inFlight());
+    }
+
+    @Test
+    void closingFailsQueuedRequestsAndRefusesNewOnes() {
+        HeldReplica replica = new HeldReplica(0, 1);
+        router.publish(RoutingSnapshot.of(List.of(replica)));
+        router.submit(List.of("running"));
+        CompletableFuture<List<String>> queued = router.submit(List.of("queued"));
+
+        router.close();
+
+        ExecutionException failure = assertThrows(ExecutionException.class, queued::get);
+        assertInstanceOf(NotReady.class, failure.getCause());
+        assertThrows(NotReady.class, () -> router.submit(List.of("late")));
+        assertFalse(queued.isCancelled());
+    }
+}
