@@ -332,7 +332,6 @@ public final class Controller {
             route(id, replica);
             startFailures = 0;
             nextStartNanos = Long.MIN_VALUE;
-            lastError = null;
             dirty = true;
         }
 

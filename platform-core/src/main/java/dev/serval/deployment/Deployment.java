@@ -98,7 +98,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         return now.failedStarts() > 0 && now.starting() == 0 ? State.FAILED : State.LOADING;
     }
 
-    /** The last replica failure (failed start or failed health checks), if any since a replica last started. */
+    /** The deployment's most recent replica failure (a failed start or failed health checks), if any. */
     public Optional<String> failure() {
         return Optional.ofNullable(status.lastError());
     }

@@ -213,7 +213,8 @@ class ControllerTest {
 
         launcher.start(2);
         controller.tick();
-        assertEquals(null, status.get().lastError(), "a successful start clears the error");
+        assertEquals(0, status.get().failedStarts(), "a successful start ends the failure streak");
+        assertEquals("model file missing", status.get().lastError(), "the last error stays visible");
     }
 
     @Test

@@ -231,6 +231,45 @@ class DeploymentTest {
     }
 
     @Test
+    void loadsTheWeightsOncePerVersionForAllReplicasAndClosesThemWithTheLastReplica() throws Exception {
+        AtomicInteger loads = new AtomicInteger();
+        Deployment<String, String> deployment = engine.deploy(spec(1, 8, 10, 10).withNumReplicas(3), ignored -> {
+            loads.incrementAndGet();
+            return model;
+        });
+        awaitRunning(deployment, 3);
+        assertEquals(1, loads.get(), "three replicas, one load");
+
+        deployment.update(deployment.spec().withVersion("2"));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (!deployment.status().version().equals("2") || deployment.status().running() != 3
+                || deployment.status().stopping() > 0 || deployment.status().updating() > 0) {
+            assertTrue(System.nanoTime() < deadline, "old replicas never left: " + deployment.status());
+            Thread.yield();
+        }
+        assertEquals(2, loads.get(), "a new version loads once more");
+        assertTrue(model.closed, "version 1's weights were closed with its last replica");
+        assertEquals("2", deployment.status().version());
+    }
+
+    @Test
+    void aReplicaFailingItsHealthCheckIsReplaced() throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10).withHealthCheck(Duration.ofMillis(20), 2));
+        long first = deployment.router().snapshot().replicas().getFirst().id();
+
+        model.doomed.add(first);
+
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (deployment.router().snapshot().isEmpty()
+                || deployment.router().snapshot().replicas().getFirst().id() == first) {
+            assertTrue(System.nanoTime() < deadline, "the failing replica was never replaced: " + deployment.status());
+            Thread.yield();
+        }
+        assertTrue(deployment.status().lastError().contains("doomed replica"), deployment.status().lastError());
+        assertEquals(List.of("STILL SERVED"), deployment.submit(List.of("still served")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    @Test
     void specRejectsUnboundedOrInvalidSettings() {
         assertThrows(IllegalArgumentException.class, () -> spec(0, 8, 10, 10));
         assertThrows(IllegalArgumentException.class, () -> spec(1, 0, 10, 10));
@@ -246,6 +285,16 @@ class DeploymentTest {
                 throw new AssertionError("deployment stayed " + deployment.state() + ", expected " + state);
             }
             Thread.onSpinWait();
+            Thread.yield();
+        }
+    }
+
+    private static void awaitRunning(Deployment<?, ?> deployment, int replicas) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (deployment.status().running() != replicas) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("never " + replicas + " running: " + deployment.status());
+            }
             Thread.yield();
         }
     }
