@@ -175,6 +175,22 @@ public final class Controller {
         }
     }
 
+    /**
+     * Replaces every routable replica of {@code name} (the failure monitor's first remedy): each goes RECOVERING,
+     * leaves the routable set at once, drains what it admitted, and a replacement starts on the next tick.
+     */
+    public void replaceAll(String name, String reason) {
+        Managed<?, ?> managed = byName.get(name);
+        if (managed == null || managed.removed) {
+            return;
+        }
+        long now = nanoTime.getAsLong();
+        for (long id : managed.routable.keySet().stream().mapToLong(Long::longValue).toArray()) {
+            managed.onFailed(id, reason, now);
+        }
+        managed.afterChange();
+    }
+
     /** Handles a replica's report that it stopped; runs on the controller thread. */
     public void replicaStopped(String deployment, long id) {
         Managed<?, ?> managed = byName.get(deployment);

@@ -5,6 +5,8 @@ import dev.serval.controller.ControllerLoop;
 import dev.serval.controller.DeploymentStatus;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
+import dev.serval.health.FailureMonitor;
+import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.predictor.Model;
 import dev.serval.predictor.ModelSignature;
 import dev.serval.routing.Router;
@@ -40,6 +42,9 @@ public final class Deployment<I, O> implements AutoCloseable {
     }
 
     private final PooledReplicaLauncher<I, O> launcher;
+    private final DeploymentMetrics metrics;
+    private final FailureMonitor.Window failures;
+    private final List<io.micrometer.core.instrument.Meter> gauges;
     private final ControllerLoop loop;
     private final Controller controller;
     private final Router<I, O> router;
@@ -51,15 +56,27 @@ public final class Deployment<I, O> implements AutoCloseable {
     private volatile boolean closed;
     private volatile boolean everRouted;
 
-    Deployment(DeploymentSpec spec, PooledReplicaLauncher<I, O> launcher, ControllerLoop loop, Controller controller,
-            LongSupplier nanoTime, Consumer<Deployment<?, ?>> onClosed) {
+    Deployment(DeploymentSpec spec, ModelLoader<I, O> loader, ServingEngine.Threads threads, ControllerLoop loop,
+            Controller controller, LongSupplier nanoTime, DeploymentMetrics metrics, FailureMonitor.Window failures,
+            Consumer<Deployment<?, ?>> onClosed) {
         this.spec = spec;
-        this.launcher = launcher;
+        this.failures = failures;
+        this.metrics = metrics;
+        this.launcher = new PooledReplicaLauncher<>(loader, threads.launchers(), threads.health(), nanoTime, metrics);
         this.loop = loop;
         this.controller = controller;
         this.onClosed = onClosed;
-        this.router = new Router<>(spec.name(), spec.maxQueuedRequests(), nanoTime);
+        this.router = new Router<>(spec.name(), spec.maxQueuedRequests(), nanoTime, metrics);
         this.status = new DeploymentStatus(spec.name(), spec.version(), spec.numReplicas(), 0, 0, 0, 0, 0, 0, null);
+        this.gauges = List.of(
+                metrics.gauge("serval.queued.requests", "Requests waiting because every replica is full", router,
+                        Router::queuedRequests),
+                metrics.gauge("serval.replicas", "Replicas by state", this, d -> d.status.starting(), "state", "starting"),
+                metrics.gauge("serval.replicas", "Replicas by state", this, d -> d.status.running(), "state", "running"),
+                metrics.gauge("serval.replicas", "Replicas by state", this, d -> d.status.updating(), "state", "updating"),
+                metrics.gauge("serval.replicas", "Replicas by state", this, d -> d.status.stopping(), "state", "stopping"),
+                metrics.gauge("serval.replicas", "Replicas by state", this, d -> d.status.recovering(), "state",
+                        "recovering"));
     }
 
     private void publish(DeploymentStatus next) {
@@ -112,6 +129,19 @@ public final class Deployment<I, O> implements AutoCloseable {
     /** Requests waiting because every replica is at {@code max_ongoing_requests}. */
     public int queuedRequests() {
         return router.queuedRequests();
+    }
+
+    /**
+     * Tells the failure monitor how a request ended: {@code serverFailure} when the server failed it. Refusals and
+     * bad input are not recorded: they say nothing about the replicas' health.
+     */
+    public void recordOutcome(boolean serverFailure) {
+        failures.record(serverFailure);
+    }
+
+    /** Whether a replica of this deployment has ever been routable (startup probes). */
+    public boolean hasServed() {
+        return everRouted;
     }
 
     /** The router (status, tests). */
@@ -194,6 +224,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        gauges.forEach(metrics::remove);
         onClosed.accept(this);
     }
 }

@@ -2,6 +2,7 @@ package dev.serval.deployment;
 
 import dev.serval.controller.ReplicaEvents;
 import dev.serval.controller.ReplicaLauncher;
+import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.predictor.Model;
 import dev.serval.replica.Replica;
 import dev.serval.replica.ReplicaRecord;
@@ -32,11 +33,14 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
     private final Executor work;
     private final ScheduledExecutorService health;
     private final LongSupplier nanoTime;
+    private final DeploymentMetrics metrics;
     private final ConcurrentHashMap<Long, Slot<I, O>> slots = new ConcurrentHashMap<>();
     private volatile Model<I, O> latest;
 
-    PooledReplicaLauncher(ModelLoader<I, O> loader, Executor work, ScheduledExecutorService health, LongSupplier nanoTime) {
+    PooledReplicaLauncher(ModelLoader<I, O> loader, Executor work, ScheduledExecutorService health,
+            LongSupplier nanoTime, DeploymentMetrics metrics) {
         this.loader = loader;
+        this.metrics = metrics;
         this.work = work;
         this.health = health;
         this.nanoTime = nanoTime;
@@ -56,15 +60,20 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
 
     private void startNow(DeploymentSpec spec, ReplicaRecord record, Slot<I, O> slot, ReplicaEvents<I, O> events) {
         long id = record.id();
+        long begin = nanoTime.getAsLong();
         Model<I, O> model = null;
         Replica<I, O> replica;
         try {
-            model = models.acquire(spec, loader);
+            model = models.acquire(spec, loader, metrics);
             latest = model;
             replica = Replica.start(spec, id, model,
                     Thread.ofPlatform().daemon(true).name("serval-" + spec.name() + "-r" + id + "-", 0).factory(),
-                    nanoTime, reason -> events.failed(id, reason));
+                    nanoTime, metrics, reason -> {
+                        metrics.replicaUnhealthy();
+                        events.failed(id, reason);
+                    });
         } catch (Throwable t) {
+            metrics.replicaStartFailed();
             if (model != null) {
                 models.release(spec.version());
             }
@@ -81,6 +90,8 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
             }
             return;
         }
+        metrics.replicaStarted(nanoTime.getAsLong() - begin);
+        slot.inFlightGauge = metrics.replicaInFlight(id, replica::inFlight);
         long period = spec.healthCheckPeriod().toNanos();
         slot.healthCheck = health.scheduleAtFixedRate(replica::probe, period, period, TimeUnit.NANOSECONDS);
         boolean stopRequested;
@@ -128,6 +139,9 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
             Thread.currentThread().interrupt();
             slot.replica.close(Duration.ZERO);
         } finally {
+            if (slot.inFlightGauge != null) {
+                metrics.remove(slot.inFlightGauge);
+            }
             models.release(slot.version);
             slots.remove(id);
             events.stopped(id);
@@ -139,6 +153,7 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
         Replica<I, O> replica;
         boolean stopRequested;
         volatile ScheduledFuture<?> healthCheck;
+        volatile io.micrometer.core.instrument.Meter inFlightGauge;
 
         Slot(String version) {
             this.version = version;

@@ -2,6 +2,10 @@ package dev.serval.deployment;
 
 import dev.serval.controller.Controller;
 import dev.serval.controller.ControllerLoop;
+import dev.serval.health.FailureMonitor;
+import dev.serval.metrics.DeploymentMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import dev.serval.spec.DeploymentSpec;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,27 +22,61 @@ import java.util.function.LongSupplier;
 public final class ServingEngine implements AutoCloseable {
 
     private final LongSupplier nanoTime;
+    private final MeterRegistry registry;
     private final ControllerLoop loop;
     private final Controller controller;
     private final ExecutorService launchers;
     private final ScheduledExecutorService health;
     private final List<Deployment<?, ?>> deployments = new ArrayList<>();
+    private final FailureMonitor monitor;
+
+    /** The threads deployments share. */
+    record Threads(ExecutorService launchers, ScheduledExecutorService health) {
+    }
 
     /**
      * @param tickPeriod how often the controller reconciles when no event wakes it (back-off retries)
      * @param nanoTime   the clock
+     * @param registry   where the engine's meters go
      */
-    public ServingEngine(Duration tickPeriod, LongSupplier nanoTime) {
+    public ServingEngine(Duration tickPeriod, LongSupplier nanoTime, MeterRegistry registry,
+            FailureMonitor.Settings failureMonitor) {
         this.nanoTime = nanoTime;
+        this.registry = registry;
         this.loop = new ControllerLoop(tickPeriod, Thread.ofPlatform().name("serval-controller").daemon(true).factory());
         this.controller = new Controller(nanoTime, loop);
         this.launchers = Executors.newCachedThreadPool(Thread.ofPlatform().name("serval-launcher-", 0).daemon(true).factory());
         this.health = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().name("serval-health-check").daemon(true).factory());
         loop.start(controller);
+        this.monitor = new FailureMonitor(failureMonitor, nanoTime,
+                (name, reason) -> loop.execute(() -> controller.replaceAll(name, reason)));
+        if (failureMonitor.enabled()) {
+            long every = failureMonitor.window().toNanos() / 10;
+            health.scheduleAtFixedRate(this::evaluateFailures, every, every, java.util.concurrent.TimeUnit.NANOSECONDS);
+        }
     }
 
-    /** An engine with a one-second tick and {@link System#nanoTime}. */
+    private void evaluateFailures() {
+        try {
+            monitor.evaluate();
+        } catch (RuntimeException e) {
+            System.getLogger(ServingEngine.class.getName()).log(System.Logger.Level.ERROR,
+                    "failure monitor evaluation failed; it runs again next period", e);
+        }
+    }
+
+    /** The failure monitor (liveness). */
+    public FailureMonitor failureMonitor() {
+        return monitor;
+    }
+
+    /** An engine whose meters go nowhere. */
+    public ServingEngine(Duration tickPeriod, LongSupplier nanoTime) {
+        this(tickPeriod, nanoTime, new SimpleMeterRegistry(), FailureMonitor.Settings.defaults());
+    }
+
+    /** An engine with a one-second tick and {@link System#nanoTime}, whose meters go nowhere. */
     public ServingEngine() {
         this(Duration.ofSeconds(1), System::nanoTime);
     }
@@ -50,8 +88,8 @@ public final class ServingEngine implements AutoCloseable {
                 throw new IllegalArgumentException("deployment '" + spec.name() + "' exists already");
             }
         }
-        PooledReplicaLauncher<I, O> launcher = new PooledReplicaLauncher<>(loader, launchers, health, nanoTime);
-        Deployment<I, O> deployment = new Deployment<>(spec, launcher, loop, controller, nanoTime, this::forget);
+        Deployment<I, O> deployment = new Deployment<>(spec, loader, new Threads(launchers, health), loop, controller,
+                nanoTime, DeploymentMetrics.create(registry, spec.name()), monitor.window(spec.name()), this::forget);
         deployments.add(deployment);
         deployment.start();
         return deployment;
@@ -59,6 +97,7 @@ public final class ServingEngine implements AutoCloseable {
 
     private synchronized void forget(Deployment<?, ?> deployment) {
         deployments.remove(deployment);
+        monitor.forget(deployment.name());
     }
 
     /** Closes every deployment (each drains its replicas), then stops the engine's threads. */

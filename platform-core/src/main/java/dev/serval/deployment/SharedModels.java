@@ -1,5 +1,6 @@
 package dev.serval.deployment;
 
+import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.predictor.Model;
 import dev.serval.spec.DeploymentSpec;
 import java.util.HashMap;
@@ -18,7 +19,7 @@ final class SharedModels<I, O> {
     private final Map<String, Entry<I, O>> byVersion = new HashMap<>();
 
     /** The model for {@code spec}'s version, loading it if no replica holds it; blocks while it loads. */
-    Model<I, O> acquire(DeploymentSpec spec, ModelLoader<I, O> loader) throws Exception {
+    Model<I, O> acquire(DeploymentSpec spec, ModelLoader<I, O> loader, DeploymentMetrics metrics) throws Exception {
         Entry<I, O> entry;
         boolean load;
         synchronized (this) {
@@ -31,7 +32,9 @@ final class SharedModels<I, O> {
         }
         if (load) {
             try {
+                long start = System.nanoTime();
                 entry.model.complete(loader.load(spec));
+                metrics.modelLoaded(System.nanoTime() - start);
             } catch (Throwable t) {
                 entry.model.completeExceptionally(t);
             }

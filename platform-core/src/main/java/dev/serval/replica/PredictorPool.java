@@ -3,6 +3,7 @@ package dev.serval.replica;
 import dev.serval.error.InferenceFailed;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
+import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.predictor.Model;
 import dev.serval.predictor.Predictor;
 import java.time.Duration;
@@ -43,12 +44,13 @@ import java.util.function.LongSupplier;
 final class PredictorPool<I, O> {
 
     private static final System.Logger LOG = System.getLogger(PredictorPool.class.getName());
-    private static final Task<?, ?> POISON = new Task<>(null, -1, null);
+    private static final Task<?, ?> POISON = new Task<>(null, -1, null, 0);
 
     private final String deployment;
     private final Model<I, O> model;
     private final int maxQueuedInputs;
     private final LongSupplier nanoTime;
+    private final DeploymentMetrics metrics;
     private final LinkedBlockingQueue<Task<I, O>> queue = new LinkedBlockingQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
     private final Thread[] workers;
@@ -59,8 +61,9 @@ final class PredictorPool<I, O> {
     private volatile boolean stopped;
 
     PredictorPool(String deployment, int predictorThreads, int maxQueuedInputs, Model<I, O> model,
-            ThreadFactory threads, LongSupplier nanoTime) {
+            ThreadFactory threads, LongSupplier nanoTime, DeploymentMetrics metrics) {
         this.deployment = deployment;
+        this.metrics = metrics;
         this.model = model;
         this.maxQueuedInputs = maxQueuedInputs;
         this.nanoTime = nanoTime;
@@ -117,8 +120,9 @@ final class PredictorPool<I, O> {
             }
         }
         Request<O> request = new Request<>(n);
+        long now = nanoTime.getAsLong();
         for (int i = 0; i < n; i++) {
-            queue.add(new Task<>(inputs.get(i), i, request));
+            queue.add(new Task<>(inputs.get(i), i, request, now));
         }
         if (stopped) {
             failQueued();
@@ -218,6 +222,7 @@ final class PredictorPool<I, O> {
                 continue;
             }
             long start = nanoTime.getAsLong();
+            metrics.predictorWait(start - task.queuedAt);
             try {
                 task.request.complete(task.index, predictor.predict(task.input));
             } catch (Throwable t) {
@@ -229,6 +234,7 @@ final class PredictorPool<I, O> {
                 task.request.fail(new InferenceFailed("model '" + deployment + "' failed: " + t, t));
             }
             long took = nanoTime.getAsLong() - start;
+            metrics.inference(took);
             serviceNanos += (took - serviceNanos) >> 3;
         }
     }
@@ -244,7 +250,7 @@ final class PredictorPool<I, O> {
         return (Task<I, O>) POISON;
     }
 
-    private record Task<I, O>(I input, int index, Request<O> request) {
+    private record Task<I, O>(I input, int index, Request<O> request, long queuedAt) {
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.serval.replica;
 
 import dev.serval.error.InferenceFailed;
+import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.predictor.Model;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.spec.DeploymentSpec;
@@ -63,9 +64,9 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
      * @throws Exception the warm-up failure; the replica's threads are stopped before it is thrown
      */
     public static <I, O> Replica<I, O> start(DeploymentSpec spec, long id, Model<I, O> model, ThreadFactory threads,
-            LongSupplier nanoTime, Consumer<String> onUnhealthy) throws Exception {
+            LongSupplier nanoTime, DeploymentMetrics metrics, Consumer<String> onUnhealthy) throws Exception {
         PredictorPool<I, O> pool = new PredictorPool<>(spec.name(), spec.predictorThreads(),
-                spec.maxOngoingRequests() * spec.maxInputsPerRequest(), model, threads, nanoTime);
+                spec.maxOngoingRequests() * spec.maxInputsPerRequest(), model, threads, nanoTime, metrics);
         pool.start();
         try {
             pool.awaitWarmUp();

@@ -2,6 +2,7 @@ package dev.serval.routing;
 
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
+import dev.serval.metrics.DeploymentMetrics;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -32,6 +33,7 @@ public final class Router<I, O> {
 
     private final String deployment;
     private final LongSupplier nanoTime;
+    private final DeploymentMetrics metrics;
     private final AtomicReference<RoutingSnapshot<I, O>> snapshot = new AtomicReference<>(RoutingSnapshot.empty());
     private final ConcurrentLinkedQueue<Waiting<I, O>> waiting = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
@@ -41,9 +43,15 @@ public final class Router<I, O> {
     private volatile long completionIntervalNanos = 10_000_000L;
 
     public Router(String deployment, int maxQueuedRequests, LongSupplier nanoTime) {
+        this(deployment, maxQueuedRequests, nanoTime, DeploymentMetrics.discarding(deployment));
+    }
+
+    /** @param metrics records queue waits and inputs per request */
+    public Router(String deployment, int maxQueuedRequests, LongSupplier nanoTime, DeploymentMetrics metrics) {
         this.deployment = deployment;
         this.maxQueued = maxQueuedRequests;
         this.nanoTime = nanoTime;
+        this.metrics = metrics;
         this.lastCompletionNanos = nanoTime.getAsLong();
     }
 
@@ -61,8 +69,10 @@ public final class Router<I, O> {
             throw new NotReady(closed ? "model '" + deployment + "' is shutting down"
                     : "model '" + deployment + "' has no running replica");
         }
+        metrics.requestInputs(inputs.size());
         RoutableReplica<I, O> replica = current.choose();
         if (replica != null) {
+            metrics.queueWait(0);
             return dispatch(replica, inputs, new Routed<>());
         }
         int limit = maxQueued;
@@ -77,7 +87,7 @@ public final class Router<I, O> {
                 break;
             }
         }
-        Waiting<I, O> request = new Waiting<>(inputs, new Routed<>());
+        Waiting<I, O> request = new Waiting<>(inputs, new Routed<>(), nanoTime.getAsLong());
         waiting.add(request);
         drain();
         if (closed) {
@@ -118,6 +128,7 @@ public final class Router<I, O> {
                 replica.release();
                 continue;
             }
+            metrics.queueWait(nanoTime.getAsLong() - next.since);
             dispatch(replica, next.inputs, next.result);
         }
     }
@@ -174,7 +185,7 @@ public final class Router<I, O> {
         return Duration.ofSeconds(Math.max(1, Math.min(60, (nanos + 999_999_999L) / 1_000_000_000L)));
     }
 
-    private record Waiting<I, O>(List<I> inputs, Routed<O> result) {
+    private record Waiting<I, O>(List<I> inputs, Routed<O> result, long since) {
     }
 
     /**

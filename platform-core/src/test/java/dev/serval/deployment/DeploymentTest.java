@@ -270,6 +270,43 @@ class DeploymentTest {
     }
 
     @Test
+    void aDeploymentThatKeepsFailingHasItsReplicasReplacedThenTurnsTheNodeNotLive() throws Exception {
+        try (ServingEngine failing = new ServingEngine(Duration.ofMillis(50), System::nanoTime,
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
+                new dev.serval.health.FailureMonitor.Settings(true, Duration.ofMinutes(10), 0.5, 4, 1))) {
+            Deployment<String, String> deployment = failing.deploy(
+                    spec(1, 8, 10, 10).withHealthCheck(Duration.ofSeconds(10), 100), ignored -> model);
+            awaitState(deployment, Deployment.State.READY);
+            long first = deployment.router().snapshot().replicas().getFirst().id();
+
+            failRequests(deployment, 4);
+            failing.failureMonitor().evaluate();
+
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+            while (deployment.router().snapshot().isEmpty()
+                    || deployment.router().snapshot().replicas().getFirst().id() == first) {
+                assertTrue(System.nanoTime() < deadline, "replicas were never replaced: " + deployment.status());
+                Thread.yield();
+            }
+            assertTrue(failing.failureMonitor().live());
+
+            failRequests(deployment, 4);
+            failing.failureMonitor().evaluate();
+            assertFalse(failing.failureMonitor().live(), "still failing after the replacement");
+            assertTrue(failing.failureMonitor().notLiveReason().contains("100% of the last 4 requests to 'fake' failed"));
+        }
+    }
+
+    private static void failRequests(Deployment<String, String> deployment, int count) throws Exception {
+        for (int i = 0; i < count; i++) {
+            ExecutionException failure = assertThrows(ExecutionException.class,
+                    () -> deployment.submit(List.of("boom")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+            assertInstanceOf(InferenceFailed.class, failure.getCause());
+            deployment.recordOutcome(true);
+        }
+    }
+
+    @Test
     void specRejectsUnboundedOrInvalidSettings() {
         assertThrows(IllegalArgumentException.class, () -> spec(0, 8, 10, 10));
         assertThrows(IllegalArgumentException.class, () -> spec(1, 0, 10, 10));

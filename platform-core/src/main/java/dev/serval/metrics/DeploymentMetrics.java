@@ -1,0 +1,137 @@
+package dev.serval.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The engine's meters for one deployment, created once with the deployment: recording is a field read and an
+ * atomic add, never a lookup or a tag build. Names follow Prometheus conventions once exported (see
+ * docs/metrics.md, which also maps each to its Ray Serve counterpart):
+ *
+ * <ul>
+ *   <li>{@code serval_queue_wait_seconds{deployment}}: how long a request waited for a replica slot (0 when one
+ *       was free at once);</li>
+ *   <li>{@code serval_predictor_wait_seconds{deployment}}: how long an input waited inside its replica for a
+ *       predictor thread;</li>
+ *   <li>{@code serval_inference_seconds{deployment}}: model time per input (tokenise, run, pool);</li>
+ *   <li>{@code serval_request_inputs{deployment}}: inputs per request;</li>
+ *   <li>{@code serval_replica_in_flight{deployment,replica}}: requests a replica works on now;</li>
+ *   <li>{@code serval_replica_starts_total}, {@code serval_replica_failures_total{kind=start|unhealthy}};</li>
+ *   <li>{@code serval_model_load_seconds}, {@code serval_replica_warmup_seconds}.</li>
+ * </ul>
+ * Thread-safe: Micrometer meters are.
+ */
+public final class DeploymentMetrics {
+
+    private final MeterRegistry registry;
+    private final String deployment;
+    private final Timer queueWait;
+    private final Timer predictorWait;
+    private final Timer inference;
+    private final DistributionSummary requestInputs;
+    private final Counter replicaStarts;
+    private final Counter startFailures;
+    private final Counter unhealthy;
+    private final Timer modelLoad;
+    private final Timer warmUp;
+
+    private DeploymentMetrics(MeterRegistry registry, String deployment) {
+        this.registry = registry;
+        this.deployment = deployment;
+        this.queueWait = latency("serval.queue.wait", "Time a request waited for a replica slot");
+        this.predictorWait = latency("serval.predictor.wait", "Time an input waited in its replica for a predictor");
+        this.inference = latency("serval.inference", "Model time per input");
+        this.requestInputs = DistributionSummary.builder("serval.request.inputs")
+                .description("Inputs per request").tags("deployment", deployment)
+                .publishPercentileHistogram().minimumExpectedValue(1.0).maximumExpectedValue(1024.0)
+                .register(registry);
+        this.replicaStarts = Counter.builder("serval.replica.starts").description("Replicas started and warmed up")
+                .tags("deployment", deployment).register(registry);
+        this.startFailures = Counter.builder("serval.replica.failures").description("Replicas that failed")
+                .tags("deployment", deployment, "kind", "start").register(registry);
+        this.unhealthy = Counter.builder("serval.replica.failures").description("Replicas that failed")
+                .tags("deployment", deployment, "kind", "unhealthy").register(registry);
+        this.modelLoad = Timer.builder("serval.model.load").description("Time to load a model version")
+                .tags("deployment", deployment).register(registry);
+        this.warmUp = Timer.builder("serval.replica.warmup").description("Time to start and warm up a replica")
+                .tags("deployment", deployment).register(registry);
+    }
+
+    public static DeploymentMetrics create(MeterRegistry registry, String deployment) {
+        return new DeploymentMetrics(registry, deployment);
+    }
+
+    /** Meters that go nowhere, for code paths that need no metrics (tests, benchmarks). */
+    public static DeploymentMetrics discarding(String deployment) {
+        return new DeploymentMetrics(new SimpleMeterRegistry(), deployment);
+    }
+
+    private Timer latency(String name, String description) {
+        return Timer.builder(name).description(description).tags("deployment", deployment)
+                .publishPercentileHistogram().register(registry);
+    }
+
+    public void queueWait(long nanos) {
+        queueWait.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    public void predictorWait(long nanos) {
+        predictorWait.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    public void inference(long nanos) {
+        inference.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    public void requestInputs(int inputs) {
+        requestInputs.record(inputs);
+    }
+
+    public void replicaStarted(long warmUpNanos) {
+        replicaStarts.increment();
+        warmUp.record(warmUpNanos, TimeUnit.NANOSECONDS);
+    }
+
+    public void replicaStartFailed() {
+        startFailures.increment();
+    }
+
+    public void replicaUnhealthy() {
+        unhealthy.increment();
+    }
+
+    public void modelLoaded(long nanos) {
+        modelLoad.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** Registers the in-flight gauge of one replica; remove it with {@link #remove} when the replica stops. */
+    public Meter replicaInFlight(long replica, IntSupplier inFlight) {
+        return Gauge.builder("serval.replica.in.flight", inFlight, supplier -> supplier.getAsInt())
+                .description("Requests a replica works on now")
+                .tags("deployment", deployment, "replica", Long.toString(replica))
+                .strongReference(true)
+                .register(registry);
+    }
+
+    /** Registers a gauge of this deployment read from {@code source} at scrape time. */
+    public <T> Meter gauge(String name, String description, T source, ToDoubleFunction<T> value, String... tags) {
+        String[] all = new String[tags.length + 2];
+        all[0] = "deployment";
+        all[1] = deployment;
+        System.arraycopy(tags, 0, all, 2, tags.length);
+        return Gauge.builder(name, source, value).description(description).tags(all).strongReference(true)
+                .register(registry);
+    }
+
+    public void remove(Meter meter) {
+        registry.remove(meter);
+    }
+}
