@@ -12,6 +12,9 @@ import dev.serval.predictor.ModelSignature;
 import dev.serval.routing.Router;
 import dev.serval.spec.DeploymentSpec;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -55,11 +58,20 @@ public final class Deployment<I, O> implements AutoCloseable {
     private volatile DeploymentStatus status;
     private volatile boolean closed;
     private volatile boolean everRouted;
+    private final InstantSource wallClock;
+    private final ArrayDeque<RecentError> recentErrors = new ArrayDeque<>();
+
+    /** A replica failure as the status view shows it. */
+    public record RecentError(Instant at, String message) {
+    }
+
+    private static final int RECENT_ERRORS = 10;
 
     Deployment(DeploymentSpec spec, ModelLoader<I, O> loader, ServingEngine.Threads threads, ControllerLoop loop,
-            Controller controller, LongSupplier nanoTime, DeploymentMetrics metrics, FailureMonitor.Window failures,
-            Consumer<Deployment<?, ?>> onClosed) {
+            Controller controller, LongSupplier nanoTime, InstantSource wallClock, DeploymentMetrics metrics,
+            FailureMonitor.Window failures, Consumer<Deployment<?, ?>> onClosed) {
         this.spec = spec;
+        this.wallClock = wallClock;
         this.failures = failures;
         this.metrics = metrics;
         this.launcher = new PooledReplicaLauncher<>(loader, threads.launchers(), threads.health(), nanoTime, metrics);
@@ -83,7 +95,32 @@ public final class Deployment<I, O> implements AutoCloseable {
         if (next.routable() > 0) {
             everRouted = true;
         }
+        String error = next.lastError();
+        if (error != null && (!error.equals(status.lastError()) || next.failedStarts() > status.failedStarts())) {
+            synchronized (recentErrors) {
+                if (recentErrors.size() == RECENT_ERRORS) {
+                    recentErrors.removeFirst();
+                }
+                recentErrors.addLast(new RecentError(wallClock.instant(), error));
+            }
+        }
         status = next;
+    }
+
+    /** The last few replica failures (failed starts, failed health checks, failure-monitor replacements), oldest first. */
+    public List<RecentError> recentErrors() {
+        synchronized (recentErrors) {
+            return List.copyOf(recentErrors);
+        }
+    }
+
+    /** Requests the replicas work on now. */
+    public int inFlight() {
+        int total = 0;
+        for (var replica : router.snapshot().replicas()) {
+            total += replica.inFlight();
+        }
+        return total;
     }
 
     void start() {
@@ -137,6 +174,11 @@ public final class Deployment<I, O> implements AutoCloseable {
      */
     public void recordOutcome(boolean serverFailure) {
         failures.record(serverFailure);
+    }
+
+    /** The failure monitor's view of this deployment. */
+    public FailureMonitor.Window failures() {
+        return failures;
     }
 
     /** Whether a replica of this deployment has ever been routable (startup probes). */

@@ -23,6 +23,7 @@ public final class ServingEngine implements AutoCloseable {
 
     private final LongSupplier nanoTime;
     private final MeterRegistry registry;
+    private final java.time.InstantSource wallClock;
     private final ControllerLoop loop;
     private final Controller controller;
     private final ExecutorService launchers;
@@ -37,11 +38,13 @@ public final class ServingEngine implements AutoCloseable {
     /**
      * @param tickPeriod how often the controller reconciles when no event wakes it (back-off retries)
      * @param nanoTime   the clock
+     * @param wallClock  timestamps of recent errors
      * @param registry   where the engine's meters go
      */
-    public ServingEngine(Duration tickPeriod, LongSupplier nanoTime, MeterRegistry registry,
-            FailureMonitor.Settings failureMonitor) {
+    public ServingEngine(Duration tickPeriod, LongSupplier nanoTime, java.time.InstantSource wallClock,
+            MeterRegistry registry, FailureMonitor.Settings failureMonitor) {
         this.nanoTime = nanoTime;
+        this.wallClock = wallClock;
         this.registry = registry;
         this.loop = new ControllerLoop(tickPeriod, Thread.ofPlatform().name("serval-controller").daemon(true).factory());
         this.controller = new Controller(nanoTime, loop);
@@ -73,7 +76,8 @@ public final class ServingEngine implements AutoCloseable {
 
     /** An engine whose meters go nowhere. */
     public ServingEngine(Duration tickPeriod, LongSupplier nanoTime) {
-        this(tickPeriod, nanoTime, new SimpleMeterRegistry(), FailureMonitor.Settings.defaults());
+        this(tickPeriod, nanoTime, java.time.InstantSource.system(), new SimpleMeterRegistry(),
+                FailureMonitor.Settings.defaults());
     }
 
     /** An engine with a one-second tick and {@link System#nanoTime}, whose meters go nowhere. */
@@ -89,7 +93,8 @@ public final class ServingEngine implements AutoCloseable {
             }
         }
         Deployment<I, O> deployment = new Deployment<>(spec, loader, new Threads(launchers, health), loop, controller,
-                nanoTime, DeploymentMetrics.create(registry, spec.name()), monitor.window(spec.name()), this::forget);
+                nanoTime, wallClock, DeploymentMetrics.create(registry, spec.name()), monitor.window(spec.name()),
+                this::forget);
         deployments.add(deployment);
         deployment.start();
         return deployment;

@@ -266,13 +266,14 @@ class DeploymentTest {
             Thread.yield();
         }
         assertTrue(deployment.status().lastError().contains("doomed replica"), deployment.status().lastError());
+        assertTrue(deployment.recentErrors().getLast().message().contains("doomed replica"));
         assertEquals(List.of("STILL SERVED"), deployment.submit(List.of("still served")).get(WAIT_SECONDS, TimeUnit.SECONDS));
     }
 
     @Test
     void aDeploymentThatKeepsFailingHasItsReplicasReplacedThenTurnsTheNodeNotLive() throws Exception {
         try (ServingEngine failing = new ServingEngine(Duration.ofMillis(50), System::nanoTime,
-                new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
+                java.time.InstantSource.system(), new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
                 new dev.serval.health.FailureMonitor.Settings(true, Duration.ofMinutes(10), 0.5, 4, 1))) {
             Deployment<String, String> deployment = failing.deploy(
                     spec(1, 8, 10, 10).withHealthCheck(Duration.ofSeconds(10), 100), ignored -> model);

@@ -23,6 +23,14 @@ public interface ServalConfig {
 
     Http http();
 
+    @WithName("failure-monitor")
+    FailureMonitor failureMonitor();
+
+    /** Console logs as one JSON object per line (with the MDC, so the request id), instead of text. */
+    @WithName("log.json")
+    @WithDefault("false")
+    boolean jsonLogs();
+
     /** The deployments, by name. */
     Map<String, Deployment> deployments();
 
@@ -32,6 +40,32 @@ public interface ServalConfig {
         @WithName("max-body-size")
         @WithDefault("8M")
         MemorySize maxBodySize();
+    }
+
+    /** The failure monitor: see docs/configuration.md. */
+    interface FailureMonitor {
+
+        @WithDefault("true")
+        boolean enabled();
+
+        @WithDefault("60s")
+        Duration window();
+
+        @WithDefault("0.5")
+        double threshold();
+
+        @WithName("min-requests")
+        @WithDefault("20")
+        int minRequests();
+
+        @WithName("max-replacements")
+        @WithDefault("2")
+        int maxReplacements();
+
+        default dev.serval.health.FailureMonitor.Settings toSettings() {
+            return new dev.serval.health.FailureMonitor.Settings(enabled(), window(), threshold(), minRequests(),
+                    maxReplacements());
+        }
     }
 
     interface Deployment {
@@ -54,6 +88,11 @@ public interface ServalConfig {
         @WithName("num-replicas")
         @WithDefault("1")
         int numReplicas();
+
+        /** Routable replicas this deployment needs for the server to report ready. */
+        @WithName("min-ready-replicas")
+        @WithDefault("1")
+        int minReadyReplicas();
 
         @WithName("max-ongoing-requests")
         @WithDefault("8")

@@ -9,8 +9,9 @@ import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
 
 /**
- * {@code /q/health/ready}: UP when every configured deployment is READY, that is loaded and with every
- * predictor warmed up by a real inference. Reads each deployment's state flag; does no work of its own.
+ * {@code /q/health/ready}: UP when every configured deployment has at least its {@code min-ready-replicas} replicas
+ * RUNNING, each warmed up by a real inference; DOWN again when a deployment loses them. Reads each deployment's
+ * state; does no work of its own.
  */
 @Readiness
 @Singleton

@@ -86,7 +86,8 @@ public class EmbeddingsResource {
         }
         int inputs = request.texts().size();
         return response.onItemOrFailure().invoke((item, failure) -> meters.record(DeploymentMeters.Api.OPENAI,
-                failure == null ? Outcome.OK : Outcome.of(ErrorResponses.unwrap(failure)), start, inputs));
+                        failure == null ? Outcome.OK : Outcome.of(ErrorResponses.unwrap(failure)), start, inputs))
+                .onCancellation().invoke(() -> meters.record(DeploymentMeters.Api.OPENAI, Outcome.CANCELLED, start, inputs));
     }
 
     private Response encode(EmbeddingsRequest request, List<Embedding> embeddings) {

@@ -81,6 +81,11 @@ final class ErrorResponses {
     }
 
     private static String message(Throwable error) {
+        if (error instanceof InferenceFailed) {
+            // The predictor thread logged the model's stack trace; this line ties the failure to the request id.
+            LOG.warnf("request failed on the server: %s", error.getMessage());
+            return error.getMessage();
+        }
         if (error instanceof ServalException || error instanceof ApiError) {
             return error.getMessage();
         }

@@ -65,14 +65,15 @@ public class InferenceResource {
 
     @GET
     @Path("/health/live")
-    @Operation(summary = "Server liveness: 200 while the server answers")
-    public Map<String, Object> live() {
-        return Map.of("live", true);
+    @Operation(summary = "Server liveness: 200 while live, 503 once the failure monitor gave up on this node")
+    public Response live() {
+        boolean live = deployments.failureMonitor().live();
+        return Response.status(live ? 200 : 503).entity(Map.of("live", live)).build();
     }
 
     @GET
     @Path("/health/ready")
-    @Operation(summary = "Server readiness: 200 when every deployment is loaded and warmed up, else 503")
+    @Operation(summary = "Server readiness: 200 when every deployment has its minimum of warmed-up replicas, else 503")
     public Response ready() {
         boolean ready = deployments.allReady();
         return Response.status(ready ? 200 : 503).entity(Map.of("ready", ready)).build();
@@ -98,8 +99,7 @@ public class InferenceResource {
     @Path("/models/{name}/ready")
     @Operation(summary = "Model readiness: 200 when loaded and warmed up, 503 otherwise, 404 if unknown")
     public Response modelReady(@PathParam("name") String name) {
-        Deployment<?, ?> deployment = deployments.get(name).deployment();
-        boolean ready = deployment.state() == Deployment.State.READY;
+        boolean ready = deployments.get(name).ready();
         return Response.status(ready ? 200 : 503).entity(Map.of("name", name, "ready", ready)).build();
     }
 
@@ -134,7 +134,8 @@ public class InferenceResource {
         }
         int inputs = request.texts().size();
         return response.onItemOrFailure().invoke((item, failure) -> meters.record(DeploymentMeters.Api.OIP,
-                failure == null ? Outcome.OK : Outcome.of(ErrorResponses.unwrap(failure)), start, inputs));
+                        failure == null ? Outcome.OK : Outcome.of(ErrorResponses.unwrap(failure)), start, inputs))
+                .onCancellation().invoke(() -> meters.record(DeploymentMeters.Api.OIP, Outcome.CANCELLED, start, inputs));
     }
 
     private static Map<String, Object> tensor(TensorSignature tensor) {

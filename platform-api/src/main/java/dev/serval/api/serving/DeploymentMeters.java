@@ -2,7 +2,6 @@ package dev.serval.api.serving;
 
 import dev.serval.deployment.Deployment;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.util.concurrent.TimeUnit;
@@ -16,7 +15,6 @@ import java.util.concurrent.TimeUnit;
  *       the resource to its answer, a histogram with aggregatable buckets;</li>
  *   <li>{@code serval_requests_total{deployment,api,outcome}}: requests;</li>
  *   <li>{@code serval_inputs_total{deployment,api}}: texts embedded by successful requests;</li>
- *   <li>{@code serval_queued_requests{deployment}}: requests waiting because every replica is full (read at scrape).</li>
  * </ul>
  */
 public final class DeploymentMeters {
@@ -35,14 +33,11 @@ public final class DeploymentMeters {
     private final Timer[][] latency;
     private final Counter[][] requests;
     private final Counter[] inputs;
+    private final Deployment<?, ?> served;
 
     DeploymentMeters(Deployment<?, ?> served, MeterRegistry registry) {
         String deployment = served.name();
-        Gauge.builder("serval.queued.requests", served, Deployment::queuedRequests)
-                .description("Requests waiting because every replica is at max-ongoing-requests")
-                .tags("deployment", deployment)
-                .strongReference(true)
-                .register(registry);
+        this.served = served;
         Api[] apis = Api.values();
         Outcome[] outcomes = Outcome.values();
         latency = new Timer[apis.length][outcomes.length];
@@ -67,12 +62,18 @@ public final class DeploymentMeters {
         }
     }
 
-    /** Records one finished request that arrived at {@code startNanos} ({@link System#nanoTime()}). */
+    /**
+     * Records one finished request that arrived at {@code startNanos} ({@link System#nanoTime()}), and tells the
+     * failure monitor about successes and server failures.
+     */
     public void record(Api api, Outcome outcome, long startNanos, int inputCount) {
         latency[api.ordinal()][outcome.ordinal()].record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
         requests[api.ordinal()][outcome.ordinal()].increment();
         if (outcome == Outcome.OK) {
             inputs[api.ordinal()].increment(inputCount);
+            served.recordOutcome(false);
+        } else if (outcome == Outcome.ERROR) {
+            served.recordOutcome(true);
         }
     }
 }

@@ -12,6 +12,7 @@ import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Singleton;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -48,13 +49,15 @@ public class Deployments {
             LOG.warn("no deployments configured (serval.deployments.*): Serval serves nothing");
         }
         Map<String, ServedDeployment> started = new LinkedHashMap<>();
-        engine = new ServingEngine();
+        engine = new ServingEngine(Duration.ofSeconds(1), System::nanoTime, java.time.InstantSource.system(), registry,
+                config.failureMonitor().toSettings());
         specs.forEach((name, spec) -> {
             ServalConfig.Deployment settings = config.deployments().get(name);
             ModelSource source = sourceFor(name, settings.model());
             Deployment<String, Embedding> deployment =
                     engine.deploy(spec, current -> source.load(current.model(), settings));
-            started.put(name, new ServedDeployment(deployment, new DeploymentMeters(deployment, registry)));
+            started.put(name, new ServedDeployment(deployment, new DeploymentMeters(deployment, registry),
+                    settings.minReadyReplicas()));
             LOG.infof("deployment '%s': starting %d replica(s) of %s (version %s), each %d predictor threads x %d "
                     + "intra-op threads", name, spec.numReplicas(), spec.model(), spec.version(),
                     spec.predictorThreads(), spec.intraOpThreads());
@@ -95,17 +98,36 @@ public class Deployments {
         return byName.values();
     }
 
-    /** True when every deployment is READY (and at least one exists). */
+    /** True when every deployment has at least its {@code min-ready-replicas} routable (and one exists). */
     public boolean allReady() {
         Collection<ServedDeployment> all = byName.values();
         if (all.isEmpty()) {
             return false;
         }
         for (ServedDeployment served : all) {
-            if (served.deployment().state() != Deployment.State.READY) {
+            if (!served.ready()) {
                 return false;
             }
         }
         return true;
+    }
+
+    /** True once every deployment has served at least once (startup probe). */
+    public boolean allStarted() {
+        Collection<ServedDeployment> all = byName.values();
+        if (all.isEmpty()) {
+            return false;
+        }
+        for (ServedDeployment served : all) {
+            if (!served.deployment().hasServed()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The engine's failure monitor, for liveness. */
+    public dev.serval.health.FailureMonitor failureMonitor() {
+        return engine.failureMonitor();
     }
 }

@@ -12,6 +12,8 @@ public enum Outcome {
     BAD_REQUEST("bad_request"),
     REJECTED("rejected"),
     NOT_READY("not_ready"),
+    /** The client went away before its answer was ready. */
+    CANCELLED("cancelled"),
     ERROR("error");
 
     private final String tag;

@@ -1,0 +1,27 @@
+package dev.serval.api.health;
+
+import dev.serval.api.serving.Deployments;
+import jakarta.inject.Singleton;
+import org.eclipse.microprofile.health.HealthCheck;
+import org.eclipse.microprofile.health.HealthCheckResponse;
+import org.eclipse.microprofile.health.Startup;
+
+/**
+ * {@code /q/health/started}: UP once every deployment has had a replica loaded, warmed up and routable. A
+ * Kubernetes startup probe on it gives a slow model load time without loosening the liveness probe.
+ */
+@Startup
+@Singleton
+public class DeploymentsStarted implements HealthCheck {
+
+    private final Deployments deployments;
+
+    DeploymentsStarted(Deployments deployments) {
+        this.deployments = deployments;
+    }
+
+    @Override
+    public HealthCheckResponse call() {
+        return HealthCheckResponse.named("deployments-started").status(deployments.allStarted()).build();
+    }
+}

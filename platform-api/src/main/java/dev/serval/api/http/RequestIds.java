@@ -1,0 +1,38 @@
+package dev.serval.api.http;
+
+import io.vertx.ext.web.Router;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Singleton;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Pattern;
+import org.jboss.logging.MDC;
+
+/**
+ * Gives every request an id: the client's {@code x-request-id} when it is a sane token (at most 128 characters of
+ * letters, digits and {@code . _ : -}), else a new random one. The id is echoed on every response, including
+ * errors, and put in the logging MDC as {@code requestId}, so log lines written while handling the request (error
+ * logs among them) carry it. Runs first on the event loop; allocates one string per request at most.
+ */
+@Singleton
+public class RequestIds {
+
+    public static final String HEADER = "x-request-id";
+    private static final Pattern SANE = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
+
+    void install(@Observes Router router) {
+        router.route().order(Integer.MIN_VALUE).handler(context -> {
+            String id = context.request().getHeader(HEADER);
+            if (id == null || !SANE.matcher(id).matches()) {
+                id = newId();
+            }
+            context.response().putHeader(HEADER, id);
+            MDC.put("requestId", id);
+            context.next();
+        });
+    }
+
+    private static String newId() {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        return Long.toHexString(random.nextLong() | Long.MIN_VALUE) + Long.toHexString(random.nextLong() | Long.MIN_VALUE);
+    }
+}

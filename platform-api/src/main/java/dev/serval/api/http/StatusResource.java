@@ -1,0 +1,72 @@
+package dev.serval.api.http;
+
+import dev.serval.api.serving.Deployments;
+import dev.serval.api.serving.ServedDeployment;
+import dev.serval.controller.DeploymentStatus;
+import dev.serval.deployment.Deployment;
+import io.smallrye.common.annotation.NonBlocking;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+
+/**
+ * {@code GET /api/status}: what an operator wants at a glance, per deployment: version, state, replicas per state,
+ * queued and in-flight requests, the failure monitor's ratio, and recent errors. Reads published snapshots only.
+ */
+@Path("/api/status")
+@NonBlocking
+@Tag(name = "Management")
+public class StatusResource {
+
+    private final Deployments deployments;
+
+    StatusResource(Deployments deployments) {
+        this.deployments = deployments;
+    }
+
+    @GET
+    @Produces(MediaType.APPLICATION_JSON)
+    @Operation(summary = "Deployments, versions, replicas per state, queue depth and recent errors")
+    public Map<String, Object> status() {
+        List<Map<String, Object>> all = new ArrayList<>();
+        for (ServedDeployment served : deployments.all()) {
+            Deployment<?, ?> deployment = served.deployment();
+            DeploymentStatus status = deployment.status();
+            Map<String, Object> replicas = new LinkedHashMap<>();
+            replicas.put("desired", status.desired());
+            replicas.put("starting", status.starting());
+            replicas.put("running", status.running());
+            replicas.put("updating", status.updating());
+            replicas.put("stopping", status.stopping());
+            replicas.put("recovering", status.recovering());
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("name", deployment.name());
+            entry.put("model", deployment.spec().model());
+            entry.put("version", status.version());
+            entry.put("state", deployment.state().name());
+            entry.put("ready", served.ready());
+            entry.put("replicas", replicas);
+            entry.put("queuedRequests", deployment.queuedRequests());
+            entry.put("inFlightRequests", deployment.inFlight());
+            entry.put("failureRatio", deployment.failures().lastRatio());
+            entry.put("recentErrors", deployment.recentErrors().stream()
+                    .map(error -> Map.of("at", error.at().toString(), "message", error.message())).toList());
+            all.add(entry);
+        }
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("live", deployments.failureMonitor().live());
+        body.put("ready", deployments.allReady());
+        if (!deployments.failureMonitor().live()) {
+            body.put("notLiveReason", deployments.failureMonitor().notLiveReason());
+        }
+        body.put("deployments", all);
+        return body;
+    }
+}
