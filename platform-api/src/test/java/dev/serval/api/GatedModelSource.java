@@ -17,19 +17,21 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Test models. {@code gated:} is a 4-dimensional embedder whose predictors block on {@link #GATE} for texts
  * starting with {@code "wait"} and record which threads ran the model. {@code gated-load:} is the same model,
- * but its loading blocks on {@link #LOAD_GATE} first.
+ * but its loading blocks on {@link #LOAD_GATE} first. {@code gated-fragile:} fails its probe (and so its warm-up
+ * and health checks) while {@link #FRAGILE_BROKEN} is set. Texts starting with {@code "boom"} always fail.
  */
 @Singleton
 public class GatedModelSource implements ModelSource {
 
     static final Semaphore GATE = new Semaphore(0);
     static final Semaphore LOAD_GATE = new Semaphore(0);
+    static volatile boolean FRAGILE_BROKEN;
     static final AtomicInteger WAITING = new AtomicInteger();
     static final Set<String> MODEL_THREADS = ConcurrentHashMap.newKeySet();
 
     @Override
     public boolean accepts(String reference) {
-        return reference.equals("gated:") || reference.equals("gated-load:");
+        return reference.equals("gated:") || reference.equals("gated-load:") || reference.equals("gated-fragile:");
     }
 
     @Override
@@ -37,6 +39,7 @@ public class GatedModelSource implements ModelSource {
         if (reference.equals("gated-load:")) {
             LOAD_GATE.acquire();
         }
+        boolean fragile = reference.equals("gated-fragile:");
         return new Model<>() {
             @Override
             public ModelSignature signature() {
@@ -50,6 +53,9 @@ public class GatedModelSource implements ModelSource {
                     @Override
                     public Embedding predict(String input) throws InterruptedException {
                         MODEL_THREADS.add(Thread.currentThread().getName());
+                        if (input.startsWith("boom") || (fragile && FRAGILE_BROKEN && input.equals("probe"))) {
+                            throw new IllegalStateException("the model failed on '" + input + "'");
+                        }
                         if (input.startsWith("wait")) {
                             WAITING.incrementAndGet();
                             GATE.acquire();

@@ -56,4 +56,31 @@ class MetricsTest {
                 "latency histogram buckets are exported");
         assertTrue(after.contains("serval_inputs_total{api=\"openai\",deployment=\"" + MODEL + "\"}"));
     }
+
+    @Test
+    void exportsTheEngineMetersWithTheirDocumentedNamesAndLabels() {
+        given().contentType("application/json").body("{\"model\":\"" + MODEL + "\",\"input\":[\"a\",\"b\",\"c\"]}")
+                .post("/v1/embeddings").then().statusCode(200);
+        String metrics = scrape();
+        String d = "{deployment=\"" + MODEL + "\"}";
+        for (String series : new String[] {
+            "serval_queue_wait_seconds_count" + d,
+            "serval_predictor_wait_seconds_count" + d,
+            "serval_inference_seconds_count" + d,
+            "serval_request_inputs_count" + d,
+            "serval_queued_requests" + d,
+            "serval_replica_starts_total" + d,
+            "serval_model_load_seconds_count" + d,
+            "serval_replica_warmup_seconds_count" + d,
+            "serval_replicas{deployment=\"" + MODEL + "\",state=\"running\"} 1.0",
+            "serval_replica_failures_total{deployment=\"" + MODEL + "\",kind=\"unhealthy\"}",
+            "serval_replica_in_flight{deployment=\"" + MODEL + "\",replica=\"0\"}",
+        }) {
+            assertTrue(metrics.contains(series), series + " missing from /q/metrics");
+        }
+        Matcher inference = Pattern.compile("^serval_inference_seconds_count" + Pattern.quote(d) + " ([0-9.E+]+)$",
+                Pattern.MULTILINE).matcher(metrics);
+        assertTrue(inference.find());
+        assertTrue(Double.parseDouble(inference.group(1)) >= 3, "every text's inference is timed");
+    }
 }

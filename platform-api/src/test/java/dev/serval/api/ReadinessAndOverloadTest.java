@@ -48,6 +48,7 @@ class ReadinessAndOverloadTest {
 
     @Test
     void isNotReadyUntilTheModelHasLoadedAndWarmedUp() {
+        given().get("/q/health/started").then().statusCode(503);
         given().get("/v2/models/slow/ready").then().statusCode(503).body("ready", equalTo(false));
         given().get("/v2/health/ready").then().statusCode(503).body("ready", equalTo(false));
         given().get("/q/health/ready").then().statusCode(503).body("checks[0].data.slow", equalTo("LOADING"));
@@ -63,8 +64,42 @@ class ReadinessAndOverloadTest {
         Serving.awaitModelReady("slow");
 
         given().contentType("application/json").body(oip("now")).post("/v2/models/slow/infer").then().statusCode(200);
+        Serving.awaitModelReady("fragile");
         given().get("/v2/health/ready").then().statusCode(200);
         given().get("/q/health/ready").then().statusCode(200).body("checks[0].data.slow", equalTo("READY"));
+        given().get("/q/health/started").then().statusCode(200);
+    }
+
+    @Test
+    void readinessGoesDownWhenADeploymentLosesAllItsReplicasAndComesBack() {
+        Serving.awaitModelReady("fragile");
+
+        GatedModelSource.FRAGILE_BROKEN = true;
+        try {
+            awaitStatus("/v2/models/fragile/ready", 503);
+            given().get("/v2/health/ready").then().statusCode(503);
+            given().get("/q/health/ready").then().statusCode(503).body("checks[0].status", equalTo("DOWN"));
+            given().get("/q/health/live").then().statusCode(200);
+            given().get("/api/status").then().statusCode(200)
+                    .body("deployments.find { it.name == 'fragile' }.ready", equalTo(false))
+                    .body("deployments.find { it.name == 'fragile' }.recentErrors[-1].message",
+                            containsString("the model failed on 'probe'"));
+        } finally {
+            GatedModelSource.FRAGILE_BROKEN = false;
+        }
+        Serving.awaitModelReady("fragile");
+        given().get("/api/status").then()
+                .body("deployments.find { it.name == 'fragile' }.replicas.running", equalTo(1));
+    }
+
+    private static void awaitStatus(String path, int status) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (given().get(path).statusCode() != status) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(path + " never answered " + status);
+            }
+            Thread.onSpinWait();
+        }
     }
 
     @Test
