@@ -1,6 +1,7 @@
 package dev.serval.controller;
 
 import dev.serval.replica.ReplicaRecord;
+import dev.serval.routing.TestReplica;
 import dev.serval.spec.DeploymentSpec;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,7 +30,7 @@ final class FakeLauncher implements ReplicaLauncher<String, String> {
     }
 
     void start(long id) {
-        events.get(id).started(id, new FakeReplica(id, 4));
+        events.get(id).started(id, TestReplica.answering(id, 4));
     }
 
     void fail(long id, String reason) {

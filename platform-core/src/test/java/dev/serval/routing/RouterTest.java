@@ -9,65 +9,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 class RouterTest {
-
-    /** A replica whose runs complete only when the test completes them. */
-    static final class HeldReplica implements RoutableReplica<String, String> {
-        final long id;
-        final int max;
-        final AtomicInteger inFlight = new AtomicInteger();
-        final List<CompletableFuture<List<String>>> runs = new ArrayList<>();
-
-        HeldReplica(long id, int max) {
-            this.id = id;
-            this.max = max;
-        }
-
-        @Override
-        public long id() {
-            return id;
-        }
-
-        @Override
-        public int inFlight() {
-            return inFlight.get();
-        }
-
-        @Override
-        public boolean tryAcquire() {
-            int now;
-            do {
-                now = inFlight.get();
-                if (now >= max) {
-                    return false;
-                }
-            } while (!inFlight.compareAndSet(now, now + 1));
-            return true;
-        }
-
-        @Override
-        public void release() {
-            inFlight.decrementAndGet();
-        }
-
-        @Override
-        public synchronized CompletableFuture<List<String>> run(List<String> inputs) {
-            CompletableFuture<List<String>> run = new CompletableFuture<>();
-            runs.add(run);
-            return run;
-        }
-
-        synchronized void finishNext(String answer) {
-            runs.removeFirst().complete(List.of(answer));
-        }
-    }
 
     private final Router<String, String> router = new Router<>("d", 2, System::nanoTime);
 
@@ -79,8 +26,8 @@ class RouterTest {
 
     @Test
     void powerOfTwoChoicesPrefersTheLessLoadedReplica() {
-        HeldReplica busy = new HeldReplica(0, 100);
-        HeldReplica idle = new HeldReplica(1, 100);
+        TestReplica busy = TestReplica.held(0, 100);
+        TestReplica idle = TestReplica.held(1, 100);
         busy.inFlight.set(50);
         router.publish(RoutingSnapshot.of(List.of(busy, idle)));
 
@@ -94,13 +41,13 @@ class RouterTest {
 
     @Test
     void queuesWhenEveryReplicaIsFullAndDispatchesWhenASlotFrees() throws Exception {
-        HeldReplica replica = new HeldReplica(0, 1);
+        TestReplica replica = TestReplica.held(0, 1);
         router.publish(RoutingSnapshot.of(List.of(replica)));
 
         CompletableFuture<List<String>> first = router.submit(List.of("a"));
         CompletableFuture<List<String>> second = router.submit(List.of("b"));
         assertEquals(1, router.queuedRequests());
-        assertEquals(1, replica.runs.size());
+        assertEquals(1, replica.pendingRuns());
 
         replica.finishNext("A");
         assertEquals(List.of("A"), first.get());
@@ -112,7 +59,7 @@ class RouterTest {
 
     @Test
     void refusesPastTheQueueBoundWithARetryAfter() {
-        HeldReplica replica = new HeldReplica(0, 1);
+        TestReplica replica = TestReplica.held(0, 1);
         router.publish(RoutingSnapshot.of(List.of(replica)));
         router.submit(List.of("running"));
         router.submit(List.of("queued 1"));
@@ -127,12 +74,12 @@ class RouterTest {
 
     @Test
     void aPublishedReplicaTakesQueuedRequests() throws Exception {
-        HeldReplica full = new HeldReplica(0, 1);
+        TestReplica full = TestReplica.held(0, 1);
         router.publish(RoutingSnapshot.of(List.of(full)));
         router.submit(List.of("running"));
         CompletableFuture<List<String>> queued = router.submit(List.of("queued"));
 
-        HeldReplica added = new HeldReplica(1, 1);
+        TestReplica added = TestReplica.held(1, 1);
         router.publish(RoutingSnapshot.of(List.of(full, added)));
 
         assertEquals(0, router.queuedRequests());
@@ -142,7 +89,7 @@ class RouterTest {
 
     @Test
     void aCancelledQueuedRequestNeverRuns() {
-        HeldReplica replica = new HeldReplica(0, 1);
+        TestReplica replica = TestReplica.held(0, 1);
         router.publish(RoutingSnapshot.of(List.of(replica)));
         router.submit(List.of("running"));
         CompletableFuture<List<String>> queued = router.submit(List.of("queued"));
@@ -150,13 +97,13 @@ class RouterTest {
         queued.cancel(false);
         replica.finishNext("done");
 
-        assertTrue(replica.runs.isEmpty(), "the cancelled request was skipped");
+        assertEquals(0, replica.pendingRuns(), "the cancelled request was skipped");
         assertEquals(0, replica.inFlight());
     }
 
     @Test
     void closingFailsQueuedRequestsAndRefusesNewOnes() {
-        HeldReplica replica = new HeldReplica(0, 1);
+        TestReplica replica = TestReplica.held(0, 1);
         router.publish(RoutingSnapshot.of(List.of(replica)));
         router.submit(List.of("running"));
         CompletableFuture<List<String>> queued = router.submit(List.of("queued"));

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.serval.api.serving.DeploymentMeters;
 import dev.serval.api.serving.Deployments;
-import dev.serval.api.serving.Outcome;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.error.InvalidInput;
 import dev.serval.predictor.Embedding;
@@ -68,26 +67,22 @@ public class EmbeddingsResource {
         byte[] checked = bodies.checkSize(body);
         EmbeddingsRequest request = EmbeddingsRequest.from(json.readObject(checked, 0, checked.length));
         ServedDeployment served = deployments.get(request.model());
-        DeploymentMeters meters = served.meters();
-        Uni<Response> response;
-        try {
-            served.deployment().signature().ifPresent(signature -> {
-                long dimension = signature.outputs().getFirst().shape().get(1);
-                if (request.dimensions() != 0 && request.dimensions() != dimension) {
-                    throw new InvalidInput("dimensions", "model '" + request.model() + "' returns " + dimension
-                            + " dimensions; 'dimensions' " + request.dimensions() + " is not supported");
-                }
-            });
-            response = EventLoop.resumeHere(served.deployment().submit(request.texts()))
-                    .map(embeddings -> encode(request, embeddings));
-        } catch (RuntimeException e) {
-            meters.record(DeploymentMeters.Api.OPENAI, Outcome.of(e), start, 0);
-            throw e;
-        }
-        int inputs = request.texts().size();
-        return response.onItemOrFailure().invoke((item, failure) -> meters.record(DeploymentMeters.Api.OPENAI,
-                        failure == null ? Outcome.OK : Outcome.of(ErrorResponses.unwrap(failure)), start, inputs))
-                .onCancellation().invoke(() -> meters.record(DeploymentMeters.Api.OPENAI, Outcome.CANCELLED, start, inputs));
+        return Submissions.embed(served, DeploymentMeters.Api.OPENAI, start,
+                () -> checkDimensions(served, request),
+                EmbeddingsRequest::texts,
+                this::encode);
+    }
+
+    /** {@code dimensions}, when given, must be the model's own: Serval does not shorten embeddings. */
+    private static EmbeddingsRequest checkDimensions(ServedDeployment served, EmbeddingsRequest request) {
+        served.deployment().signature().ifPresent(signature -> {
+            long dimension = signature.outputs().getFirst().shape().get(1);
+            if (request.dimensions() != 0 && request.dimensions() != dimension) {
+                throw new InvalidInput("dimensions", "model '" + request.model() + "' returns " + dimension
+                        + " dimensions; 'dimensions' " + request.dimensions() + " is not supported");
+            }
+        });
+        return request;
     }
 
     private Response encode(EmbeddingsRequest request, List<Embedding> embeddings) {

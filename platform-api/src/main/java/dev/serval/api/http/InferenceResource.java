@@ -3,8 +3,6 @@ package dev.serval.api.http;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.serval.api.serving.DeploymentMeters;
 import dev.serval.api.serving.Deployments;
-import dev.serval.api.serving.Outcome;
-import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.Deployment;
 import dev.serval.error.NotReady;
 import dev.serval.predictor.ModelSignature;
@@ -119,23 +117,13 @@ public class InferenceResource {
                 @Content(mediaType = MediaType.APPLICATION_OCTET_STREAM)})
             byte[] body) {
         long start = System.nanoTime();
-        ServedDeployment served = deployments.get(name);
-        DeploymentMeters meters = served.meters();
-        OipRequest request;
-        Uni<Response> response;
-        try {
-            RequestBodies.checkContentType(contentType, true);
-            request = decoder.decode(bodies.checkSize(body), headerLength);
-            response = EventLoop.resumeHere(served.deployment().submit(request.texts()))
-                    .map(embeddings -> encoder.encode(name, request, embeddings));
-        } catch (RuntimeException e) {
-            meters.record(DeploymentMeters.Api.OIP, Outcome.of(e), start, 0);
-            throw e;
-        }
-        int inputs = request.texts().size();
-        return response.onItemOrFailure().invoke((item, failure) -> meters.record(DeploymentMeters.Api.OIP,
-                        failure == null ? Outcome.OK : Outcome.of(ErrorResponses.unwrap(failure)), start, inputs))
-                .onCancellation().invoke(() -> meters.record(DeploymentMeters.Api.OIP, Outcome.CANCELLED, start, inputs));
+        return Submissions.embed(deployments.get(name), DeploymentMeters.Api.OIP, start,
+                () -> {
+                    RequestBodies.checkContentType(contentType, true);
+                    return decoder.decode(bodies.checkSize(body), headerLength);
+                },
+                OipRequest::texts,
+                (request, embeddings) -> encoder.encode(name, request, embeddings));
     }
 
     private static Map<String, Object> tensor(TensorSignature tensor) {

@@ -1,0 +1,82 @@
+package dev.serval.routing;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A routable replica for tests: counts its slots, and either answers at once with its own id or, when held, keeps
+ * each run pending until the test calls {@link #finishNext}.
+ */
+public final class TestReplica implements RoutableReplica<String, String> {
+
+    public final long id;
+    public final int max;
+    public final AtomicInteger inFlight = new AtomicInteger();
+    private final boolean held;
+    private final List<CompletableFuture<List<String>>> runs = new ArrayList<>();
+
+    private TestReplica(long id, int max, boolean held) {
+        this.id = id;
+        this.max = max;
+        this.held = held;
+    }
+
+    /** Answers every run at once with {@code replica-<id>}. */
+    public static TestReplica answering(long id, int max) {
+        return new TestReplica(id, max, false);
+    }
+
+    /** Keeps every run pending until {@link #finishNext}. */
+    public static TestReplica held(long id, int max) {
+        return new TestReplica(id, max, true);
+    }
+
+    @Override
+    public long id() {
+        return id;
+    }
+
+    @Override
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    @Override
+    public boolean tryAcquire() {
+        int now;
+        do {
+            now = inFlight.get();
+            if (now >= max) {
+                return false;
+            }
+        } while (!inFlight.compareAndSet(now, now + 1));
+        return true;
+    }
+
+    @Override
+    public void release() {
+        if (inFlight.decrementAndGet() < 0) {
+            throw new AssertionError("replica " + id + " released more slots than it gave");
+        }
+    }
+
+    @Override
+    public synchronized CompletableFuture<List<String>> run(List<String> inputs) {
+        if (!held) {
+            return CompletableFuture.completedFuture(List.of("replica-" + id));
+        }
+        CompletableFuture<List<String>> run = new CompletableFuture<>();
+        runs.add(run);
+        return run;
+    }
+
+    public synchronized int pendingRuns() {
+        return runs.size();
+    }
+
+    public synchronized void finishNext(String answer) {
+        runs.removeFirst().complete(List.of(answer));
+    }
+}
