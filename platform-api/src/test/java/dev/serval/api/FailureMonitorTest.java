@@ -86,6 +86,8 @@ class FailureMonitorTest {
                 .anyMatch(message -> message.contains("failure monitor")), "the monitor replaced the replicas");
         Serving.awaitModelReady("flaky");
         given().get("/q/health/live").then().statusCode(200);
+        given().get("/q/metrics").then().body(containsString(
+                "serval_replica_failures_total{deployment=\"flaky\",kind=\"failure_monitor\"} 1.0"));
 
         failRequests("second-");
 

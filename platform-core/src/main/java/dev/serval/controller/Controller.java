@@ -178,17 +178,21 @@ public final class Controller {
     /**
      * Replaces every routable replica of {@code name} (the failure monitor's first remedy): each goes RECOVERING,
      * leaves the routable set at once, drains what it admitted, and a replacement starts on the next tick.
+     *
+     * @return how many replicas were replaced
      */
-    public void replaceAll(String name, String reason) {
+    public int replaceAll(String name, String reason) {
         Managed<?, ?> managed = byName.get(name);
         if (managed == null || managed.removed) {
-            return;
+            return 0;
         }
         long now = nanoTime.getAsLong();
-        for (long id : managed.routable.keySet().stream().mapToLong(Long::longValue).toArray()) {
+        long[] ids = managed.routable.keySet().stream().mapToLong(Long::longValue).toArray();
+        for (long id : ids) {
             managed.onFailed(id, reason, now);
         }
         managed.afterChange();
+        return ids.length;
     }
 
     /** Handles a replica's report that it stopped; runs on the controller thread. */

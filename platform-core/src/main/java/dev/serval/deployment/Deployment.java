@@ -176,6 +176,10 @@ public final class Deployment<I, O> implements AutoCloseable {
         failures.record(serverFailure);
     }
 
+    DeploymentMetrics metrics() {
+        return metrics;
+    }
+
     /** The failure monitor's view of this deployment. */
     public FailureMonitor.Window failures() {
         return failures;

@@ -27,6 +27,7 @@ import java.util.function.LongSupplier;
 final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
 
     private static final System.Logger LOG = System.getLogger(PooledReplicaLauncher.class.getName());
+    private static final Duration IDLE_STOP_GRACE = Duration.ofSeconds(5);
 
     private final ModelLoader<I, O> loader;
     private final SharedModels<I, O> models = new SharedModels<>();
@@ -130,11 +131,13 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
                 check.cancel(false);
             }
             slot.replica.stopAccepting();
-            if (!slot.replica.awaitIdle(drain)) {
+            boolean idle = slot.replica.awaitIdle(drain);
+            if (!idle) {
                 LOG.log(System.Logger.Level.WARNING, "replica {0} still had requests after its {1} drain; failing them",
                         id, drain);
             }
-            slot.replica.close(Duration.ZERO);
+            // Idle: the predictor threads only have to take their stop signal, give them a moment to.
+            slot.replica.close(idle ? IDLE_STOP_GRACE : Duration.ZERO);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             slot.replica.close(Duration.ZERO);

@@ -53,10 +53,18 @@ public final class ServingEngine implements AutoCloseable {
                 Thread.ofPlatform().name("serval-health-check").daemon(true).factory());
         loop.start(controller);
         this.monitor = new FailureMonitor(failureMonitor, nanoTime,
-                (name, reason) -> loop.execute(() -> controller.replaceAll(name, reason)));
+                (name, reason) -> loop.execute(() -> replacedByMonitor(name, controller.replaceAll(name, reason))));
         if (failureMonitor.enabled()) {
             long every = failureMonitor.window().toNanos() / 10;
             health.scheduleAtFixedRate(this::evaluateFailures, every, every, java.util.concurrent.TimeUnit.NANOSECONDS);
+        }
+    }
+
+    private synchronized void replacedByMonitor(String name, int replicas) {
+        for (Deployment<?, ?> deployment : deployments) {
+            if (deployment.name().equals(name)) {
+                deployment.metrics().replacedByFailureMonitor(replicas);
+            }
         }
     }
 

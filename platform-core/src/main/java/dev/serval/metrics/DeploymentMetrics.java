@@ -24,7 +24,7 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code serval_inference_seconds{deployment}}: model time per input (tokenise, run, pool);</li>
  *   <li>{@code serval_request_inputs{deployment}}: inputs per request;</li>
  *   <li>{@code serval_replica_in_flight{deployment,replica}}: requests a replica works on now;</li>
- *   <li>{@code serval_replica_starts_total}, {@code serval_replica_failures_total{kind=start|unhealthy}};</li>
+ *   <li>{@code serval_replica_starts_total}, {@code serval_replica_failures_total{kind=start|unhealthy|failure_monitor}};</li>
  *   <li>{@code serval_model_load_seconds}, {@code serval_replica_warmup_seconds}.</li>
  * </ul>
  * Thread-safe: Micrometer meters are.
@@ -40,6 +40,7 @@ public final class DeploymentMetrics {
     private final Counter replicaStarts;
     private final Counter startFailures;
     private final Counter unhealthy;
+    private final Counter monitorReplacements;
     private final Timer modelLoad;
     private final Timer warmUp;
 
@@ -59,6 +60,8 @@ public final class DeploymentMetrics {
                 .tags("deployment", deployment, "kind", "start").register(registry);
         this.unhealthy = Counter.builder("serval.replica.failures").description("Replicas that failed")
                 .tags("deployment", deployment, "kind", "unhealthy").register(registry);
+        this.monitorReplacements = Counter.builder("serval.replica.failures").description("Replicas that failed")
+                .tags("deployment", deployment, "kind", "failure_monitor").register(registry);
         this.modelLoad = Timer.builder("serval.model.load").description("Time to load a model version")
                 .tags("deployment", deployment).register(registry);
         this.warmUp = Timer.builder("serval.replica.warmup").description("Time to start and warm up a replica")
@@ -106,6 +109,11 @@ public final class DeploymentMetrics {
 
     public void replicaUnhealthy() {
         unhealthy.increment();
+    }
+
+    /** The failure monitor replaced {@code replicas} replicas of this deployment. */
+    public void replacedByFailureMonitor(int replicas) {
+        monitorReplacements.increment(replicas);
     }
 
     public void modelLoaded(long nanos) {
