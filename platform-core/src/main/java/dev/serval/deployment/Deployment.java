@@ -163,6 +163,12 @@ public final class Deployment<I, O> implements AutoCloseable {
         return model == null ? Optional.empty() : Optional.of(model.signature());
     }
 
+    /** How the model runs its inputs (single or batched, invariant or not, and why), once a replica has loaded it. */
+    public Optional<dev.serval.predictor.Batching> batching() {
+        Model<I, O> model = launcher.latestModel();
+        return model == null ? Optional.empty() : Optional.of(model.batching());
+    }
+
     /** Requests waiting because every replica is at {@code max_ongoing_requests}. */
     public int queuedRequests() {
         return router.queuedRequests();

@@ -54,7 +54,7 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
 
     @Override
     public void start(DeploymentSpec spec, ReplicaRecord record, ReplicaEvents<I, O> events) {
-        Slot<I, O> slot = new Slot<>(spec.version());
+        Slot<I, O> slot = new Slot<>(SharedModels.key(spec));
         slots.put(record.id(), slot);
         work.execute(() -> startNow(spec, record, slot, events));
     }
@@ -76,7 +76,7 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
         } catch (Throwable t) {
             metrics.replicaStartFailed();
             if (model != null) {
-                models.release(spec.version());
+                models.release(SharedModels.key(spec));
             }
             slots.remove(id);
             LOG.log(System.Logger.Level.ERROR, "replica " + record.name() + " failed to start", t);

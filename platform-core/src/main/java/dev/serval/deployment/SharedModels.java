@@ -23,7 +23,7 @@ final class SharedModels<I, O> {
         Entry<I, O> entry;
         boolean load;
         synchronized (this) {
-            entry = byVersion.computeIfAbsent(spec.version(), version -> new Entry<>());
+            entry = byVersion.computeIfAbsent(key(spec), version -> new Entry<>());
             entry.references++;
             load = entry.model == null;
             if (load) {
@@ -42,7 +42,7 @@ final class SharedModels<I, O> {
         try {
             return entry.model.get();
         } catch (ExecutionException e) {
-            release(spec.version());
+            release(key(spec));
             Throwable cause = e.getCause();
             while (cause instanceof CompletionException && cause.getCause() != null) {
                 cause = cause.getCause();
@@ -51,7 +51,12 @@ final class SharedModels<I, O> {
         }
     }
 
-    /** Gives back one reference; the last one closes the model. */
+    /** What identifies one loaded model: the version, and whether it was loaded to be batch invariant. */
+    static String key(DeploymentSpec spec) {
+        return spec.version() + (spec.batchInvariance() ? "" : "/not-invariant");
+    }
+
+    /** Gives back one reference (by {@link #key}); the last one closes the model. */
     void release(String version) {
         Entry<I, O> entry;
         synchronized (this) {

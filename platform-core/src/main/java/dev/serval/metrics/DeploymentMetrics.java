@@ -1,5 +1,6 @@
 package dev.serval.metrics;
 
+import dev.serval.predictor.BatchObserver;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
@@ -21,7 +22,9 @@ import java.util.function.ToDoubleFunction;
  *       was free at once);</li>
  *   <li>{@code serval_predictor_wait_seconds{deployment}}: how long an input waited inside its replica for a
  *       predictor thread;</li>
- *   <li>{@code serval_inference_seconds{deployment}}: model time per input (tokenise, run, pool);</li>
+ *   <li>{@code serval_inference_seconds{deployment}}: model time per inference (one input, or one batch);</li>
+ *   <li>{@code serval_batch_size}, {@code serval_batched_tokens_total}, {@code serval_padding_tokens_total}: batched
+ *       inferences and their padding (padding waste = padding / batched tokens);</li>
  *   <li>{@code serval_request_inputs{deployment}}: inputs per request;</li>
  *   <li>{@code serval_replica_in_flight{deployment,replica}}: requests a replica works on now;</li>
  *   <li>{@code serval_replica_starts_total}, {@code serval_replica_failures_total{kind=start|unhealthy|failure_monitor}};</li>
@@ -29,7 +32,7 @@ import java.util.function.ToDoubleFunction;
  * </ul>
  * Thread-safe: Micrometer meters are.
  */
-public final class DeploymentMetrics {
+public final class DeploymentMetrics implements BatchObserver {
 
     private final MeterRegistry registry;
     private final String deployment;
@@ -42,6 +45,9 @@ public final class DeploymentMetrics {
     private final Counter unhealthy;
     private final Counter monitorReplacements;
     private final Timer modelLoad;
+    private final DistributionSummary batchSize;
+    private final Counter batchedTokens;
+    private final Counter paddingTokens;
     private final Timer warmUp;
 
     private DeploymentMetrics(MeterRegistry registry, String deployment) {
@@ -62,6 +68,14 @@ public final class DeploymentMetrics {
                 .tags("deployment", deployment, "kind", "unhealthy").register(registry);
         this.monitorReplacements = Counter.builder("serval.replica.failures").description("Replicas that failed")
                 .tags("deployment", deployment, "kind", "failure_monitor").register(registry);
+        this.batchSize = DistributionSummary.builder("serval.batch.size")
+                .description("Inputs per batched inference").tags("deployment", deployment)
+                .publishPercentileHistogram().minimumExpectedValue(1.0).maximumExpectedValue(1024.0).register(registry);
+        this.batchedTokens = Counter.builder("serval.batched.tokens").description("Real tokens in batched inferences")
+                .tags("deployment", deployment).register(registry);
+        this.paddingTokens = Counter.builder("serval.padding.tokens")
+                .description("Padding tokens added to fit batched inputs into one tensor")
+                .tags("deployment", deployment).register(registry);
         this.modelLoad = Timer.builder("serval.model.load").description("Time to load a model version")
                 .tags("deployment", deployment).register(registry);
         this.warmUp = Timer.builder("serval.replica.warmup").description("Time to start and warm up a replica")
@@ -92,6 +106,13 @@ public final class DeploymentMetrics {
 
     public void inference(long nanos) {
         inference.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void batch(int inputs, long realTokens, long paddedTokens) {
+        batchSize.record(inputs);
+        batchedTokens.increment(realTokens);
+        paddingTokens.increment(paddedTokens);
     }
 
     public void requestInputs(int inputs) {

@@ -17,6 +17,16 @@ public interface Model<I, O> extends AutoCloseable {
     /** A new predictor sharing this model's weights, for the calling thread to own. */
     Predictor<I, O> newPredictor();
 
+    /** A new predictor that reports its batched inferences to {@code observer}. */
+    default Predictor<I, O> newPredictor(BatchObserver observer) {
+        return newPredictor();
+    }
+
+    /** Whether inputs may share an inference, decided when the model loaded. By default: each input alone. */
+    default Batching batching() {
+        return Batching.single("the model runs one input per inference");
+    }
+
     /** An input the model is known to accept, run once per predictor before it serves (warm-up and probe). */
     I probeInput();
 

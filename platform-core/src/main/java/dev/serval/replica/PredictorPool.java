@@ -7,6 +7,7 @@ import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.predictor.Model;
 import dev.serval.predictor.Predictor;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
@@ -54,6 +55,7 @@ final class PredictorPool<I, O> {
     private final LinkedBlockingQueue<Task<I, O>> queue = new LinkedBlockingQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
     private final Thread[] workers;
+    private final int maxBatch;
     private final CountDownLatch warmedUp;
     private final AtomicReference<Throwable> warmUpFailure = new AtomicReference<>();
     private volatile long serviceNanos = TimeUnit.MILLISECONDS.toNanos(10);
@@ -62,8 +64,15 @@ final class PredictorPool<I, O> {
 
     PredictorPool(String deployment, int predictorThreads, int maxQueuedInputs, Model<I, O> model,
             ThreadFactory threads, LongSupplier nanoTime, DeploymentMetrics metrics) {
+        this(deployment, predictorThreads, maxQueuedInputs, 1, model, threads, nanoTime, metrics);
+    }
+
+    /** @param maxBatch inputs one inference may take when the model batches ({@link Model#batching()}) */
+    PredictorPool(String deployment, int predictorThreads, int maxQueuedInputs, int maxBatch, Model<I, O> model,
+            ThreadFactory threads, LongSupplier nanoTime, DeploymentMetrics metrics) {
         this.deployment = deployment;
         this.metrics = metrics;
+        this.maxBatch = model.batching().batched() ? maxBatch : 1;
         this.model = model;
         this.maxQueuedInputs = maxQueuedInputs;
         this.nanoTime = nanoTime;
@@ -185,7 +194,7 @@ final class PredictorPool<I, O> {
     private void work() {
         Predictor<I, O> predictor;
         try {
-            predictor = model.newPredictor();
+            predictor = model.newPredictor(metrics);
         } catch (Throwable t) {
             warmUpFailure.compareAndSet(null, t);
             warmedUp.countDown();
@@ -207,6 +216,8 @@ final class PredictorPool<I, O> {
     }
 
     private void serve(Predictor<I, O> predictor) {
+        List<Task<I, O>> batch = new ArrayList<>(maxBatch);
+        List<I> inputs = new ArrayList<>(maxBatch);
         while (!stopped) {
             Task<I, O> task;
             try {
@@ -217,26 +228,75 @@ final class PredictorPool<I, O> {
             if (task.request == null) {
                 return;
             }
-            queued.decrementAndGet();
-            if (task.request.future.isDone()) {
-                continue;
+            boolean stopAfter = false;
+            batch.clear();
+            if (take(task)) {
+                batch.add(task);
             }
-            long start = nanoTime.getAsLong();
-            metrics.predictorWait(start - task.queuedAt);
-            try {
-                task.request.complete(task.index, predictor.predict(task.input));
-            } catch (Throwable t) {
-                if (stopped) {
-                    task.request.fail(new NotReady("model '" + deployment + "' shut down while running this request"));
-                    return;
+            // No idle wait: a batch is whatever is already queued, up to maxBatch; a lone input runs at once.
+            while (batch.size() < maxBatch) {
+                Task<I, O> next = queue.poll();
+                if (next == null) {
+                    break;
                 }
-                LOG.log(System.Logger.Level.ERROR, "model '" + deployment + "' failed on input " + task.index, t);
+                if (next.request == null) {
+                    stopAfter = true;
+                    break;
+                }
+                if (take(next)) {
+                    batch.add(next);
+                }
+            }
+            if (!batch.isEmpty() && !run(predictor, batch, inputs)) {
+                return;
+            }
+            if (stopAfter) {
+                return;
+            }
+        }
+    }
+
+    /** Takes {@code task} off the admission count; false when its request is already done (failed or cancelled). */
+    private boolean take(Task<I, O> task) {
+        queued.decrementAndGet();
+        return !task.request.future.isDone();
+    }
+
+    /** Runs one inference over {@code batch}; false when the pool stopped while it ran. */
+    private boolean run(Predictor<I, O> predictor, List<Task<I, O>> batch, List<I> inputs) {
+        long start = nanoTime.getAsLong();
+        inputs.clear();
+        for (Task<I, O> task : batch) {
+            metrics.predictorWait(start - task.queuedAt);
+            inputs.add(task.input);
+        }
+        try {
+            if (batch.size() == 1) {
+                Task<I, O> only = batch.getFirst();
+                only.request.complete(only.index, predictor.predict(only.input));
+            } else {
+                List<O> outputs = predictor.predictBatch(inputs);
+                for (int i = 0; i < batch.size(); i++) {
+                    Task<I, O> task = batch.get(i);
+                    task.request.complete(task.index, outputs.get(i));
+                }
+            }
+        } catch (Throwable t) {
+            if (stopped) {
+                for (Task<I, O> task : batch) {
+                    task.request.fail(new NotReady("model '" + deployment + "' shut down while running this request"));
+                }
+                return false;
+            }
+            LOG.log(System.Logger.Level.ERROR, "model '" + deployment + "' failed on a batch of " + batch.size(), t);
+            for (Task<I, O> task : batch) {
                 task.request.fail(new InferenceFailed("model '" + deployment + "' failed: " + t, t));
             }
-            long took = nanoTime.getAsLong() - start;
-            metrics.inference(took);
-            serviceNanos += (took - serviceNanos) >> 3;
         }
+        long took = nanoTime.getAsLong() - start;
+        metrics.inference(took);
+        serviceNanos += (took / batch.size() - serviceNanos) >> 3;
+        return true;
     }
 
     /** Time until {@code queuedNow} inputs drain through all workers at the observed per-input service time. */

@@ -66,7 +66,8 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     public static <I, O> Replica<I, O> start(DeploymentSpec spec, long id, Model<I, O> model, ThreadFactory threads,
             LongSupplier nanoTime, DeploymentMetrics metrics, Consumer<String> onUnhealthy) throws Exception {
         PredictorPool<I, O> pool = new PredictorPool<>(spec.name(), spec.predictorThreads(),
-                spec.maxOngoingRequests() * spec.maxInputsPerRequest(), model, threads, nanoTime, metrics);
+                spec.maxOngoingRequests() * spec.maxInputsPerRequest(), spec.maxBatchSize(), model, threads, nanoTime,
+                metrics);
         pool.start();
         try {
             pool.awaitWarmUp();

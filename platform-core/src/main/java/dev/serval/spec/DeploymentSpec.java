@@ -21,6 +21,8 @@ import java.util.regex.Pattern;
  * @param healthCheckPeriod           how often each replica runs the model's probe input; default 10 s
  * @param healthCheckFailureThreshold consecutive failed probes or inferences that make a replica RECOVERING; default 3
  * @param gracefulShutdownTimeout     how long a STOPPING replica may drain before it is stopped; default 10 s
+ * @param batchInvariance             whether an input's output must not depend on what it runs with; default true
+ * @param maxBatchSize                inputs one inference may take when the model batches; default 32
  */
 public record DeploymentSpec(
         String name,
@@ -34,7 +36,9 @@ public record DeploymentSpec(
         int maxInputsPerRequest,
         Duration healthCheckPeriod,
         int healthCheckFailureThreshold,
-        Duration gracefulShutdownTimeout) {
+        Duration gracefulShutdownTimeout,
+        boolean batchInvariance,
+        int maxBatchSize) {
 
     private static final Pattern NAME = Pattern.compile("[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?");
 
@@ -58,6 +62,7 @@ public record DeploymentSpec(
         requireBetween(name, "intra-op-threads", intraOpThreads, 1, 1024);
         requireBetween(name, "max-inputs-per-request", maxInputsPerRequest, 1, 1_000_000);
         requireBetween(name, "health-check-failure-threshold", healthCheckFailureThreshold, 1, 1000);
+        requireBetween(name, "max-batch-size", maxBatchSize, 1, 1024);
         if (healthCheckPeriod.compareTo(Duration.ofMillis(10)) < 0) {
             throw new IllegalArgumentException("deployment '" + name + "': health-check-period must be >= 10ms, was "
                     + healthCheckPeriod);
@@ -66,6 +71,14 @@ public record DeploymentSpec(
             throw new IllegalArgumentException("deployment '" + name + "': graceful-shutdown-timeout must be >= 0, was "
                     + gracefulShutdownTimeout);
         }
+    }
+
+    /** A spec with batch invariance on and batches of up to 32 (the defaults). */
+    public DeploymentSpec(String name, String model, String version, int numReplicas, int maxOngoingRequests,
+            int maxQueuedRequests, int predictorThreads, int intraOpThreads, int maxInputsPerRequest,
+            Duration healthCheckPeriod, int healthCheckFailureThreshold, Duration gracefulShutdownTimeout) {
+        this(name, model, version, numReplicas, maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads,
+                maxInputsPerRequest, healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, true, 32);
     }
 
     /** A spec with the documented defaults. */
@@ -77,44 +90,56 @@ public record DeploymentSpec(
     public DeploymentSpec withNumReplicas(int replicas) {
         return replicas == numReplicas ? this : new DeploymentSpec(name, model, version, replicas, maxOngoingRequests,
                 maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest, healthCheckPeriod,
-                healthCheckFailureThreshold, gracefulShutdownTimeout);
+                healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize);
     }
 
     public DeploymentSpec withVersion(String newVersion) {
         return newVersion.equals(version) ? this : new DeploymentSpec(name, model, newVersion, numReplicas,
                 maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout);
+                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize);
     }
 
     public DeploymentSpec withAdmission(int ongoing, int queued) {
         return ongoing == maxOngoingRequests && queued == maxQueuedRequests ? this : new DeploymentSpec(name, model,
                 version, numReplicas, ongoing, queued, predictorThreads, intraOpThreads, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout);
+                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize);
     }
 
     public DeploymentSpec withPredictors(int threads, int intraOp) {
         return threads == predictorThreads && intraOp == intraOpThreads ? this : new DeploymentSpec(name, model,
                 version, numReplicas, maxOngoingRequests, maxQueuedRequests, threads, intraOp, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout);
+                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize);
     }
 
     public DeploymentSpec withHealthCheck(Duration period, int failureThreshold) {
         return period.equals(healthCheckPeriod) && failureThreshold == healthCheckFailureThreshold ? this
                 : new DeploymentSpec(name, model, version, numReplicas, maxOngoingRequests, maxQueuedRequests,
                         predictorThreads, intraOpThreads, maxInputsPerRequest, period, failureThreshold,
-                        gracefulShutdownTimeout);
+                        gracefulShutdownTimeout, batchInvariance, maxBatchSize);
     }
 
     public DeploymentSpec withGracefulShutdownTimeout(Duration timeout) {
         return timeout.equals(gracefulShutdownTimeout) ? this : new DeploymentSpec(name, model, version, numReplicas,
                 maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, timeout);
+                healthCheckPeriod, healthCheckFailureThreshold, timeout, batchInvariance, maxBatchSize);
     }
 
-    /** Whether replicas built for {@code other} can keep serving under this spec (same model, version, threads). */
+    public DeploymentSpec withBatching(boolean invariance, int batchSize) {
+        return invariance == batchInvariance && batchSize == maxBatchSize ? this : new DeploymentSpec(name, model,
+                version, numReplicas, maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads,
+                maxInputsPerRequest, healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, invariance,
+                batchSize);
+    }
+
+    /**
+     * Whether replicas built for {@code other} can keep serving under this spec: same model, version, threads,
+     * admission limits and batching.
+     */
     public boolean sameReplicaShape(DeploymentSpec other) {
         return model.equals(other.model) && version.equals(other.version) && predictorThreads == other.predictorThreads
-                && intraOpThreads == other.intraOpThreads;
+                && intraOpThreads == other.intraOpThreads && maxOngoingRequests == other.maxOngoingRequests
+                && maxInputsPerRequest == other.maxInputsPerRequest && batchInvariance == other.batchInvariance
+                && maxBatchSize == other.maxBatchSize;
     }
 
     private static void requireBetween(String name, String field, int value, int min, int max) {
