@@ -126,11 +126,21 @@ public interface ServalConfig {
         @WithDefault("10s")
         Duration gracefulShutdownTimeout();
 
+        /** Whether a text's output must not depend on what it runs with (see docs/design-decisions.md). */
+        @WithName("batch-invariance")
+        @WithDefault("true")
+        boolean batchInvariance();
+
+        /** Texts one inference may take when the model batches. */
+        @WithName("max-batch-size")
+        @WithDefault("32")
+        int maxBatchSize();
+
         /** The core spec for the deployment called {@code name}; validates every field. */
         default DeploymentSpec toSpec(String name) {
             return new DeploymentSpec(name, model(), version(), numReplicas(), maxOngoingRequests(), maxQueuedRequests(),
                     predictorThreads(), intraOpThreads(), maxInputsPerRequest(), healthCheckPeriod(),
-                    healthCheckFailureThreshold(), gracefulShutdownTimeout());
+                    healthCheckFailureThreshold(), gracefulShutdownTimeout(), batchInvariance(), maxBatchSize());
         }
     }
 }

@@ -90,6 +90,7 @@ public class InferenceResource {
         metadata.put("platform", signature.platform());
         metadata.put("inputs", signature.inputs().stream().map(InferenceResource::tensor).toList());
         metadata.put("outputs", signature.outputs().stream().map(InferenceResource::tensor).toList());
+        deployment.batching().ifPresent(batching -> metadata.put("batching", StatusResource.describe(batching)));
         return metadata;
     }
 

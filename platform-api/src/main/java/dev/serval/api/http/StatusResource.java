@@ -4,6 +4,7 @@ import dev.serval.api.serving.Deployments;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.controller.DeploymentStatus;
 import dev.serval.deployment.Deployment;
+import dev.serval.predictor.Batching;
 import io.smallrye.common.annotation.NonBlocking;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
@@ -56,6 +57,7 @@ public class StatusResource {
             entry.put("queuedRequests", deployment.queuedRequests());
             entry.put("inFlightRequests", deployment.inFlight());
             entry.put("failureRatio", deployment.failures().lastRatio());
+            deployment.batching().ifPresent(batching -> entry.put("batching", describe(batching)));
             entry.put("recentErrors", deployment.recentErrors().stream()
                     .map(error -> Map.of("at", error.at().toString(), "message", error.message())).toList());
             all.add(entry);
@@ -68,5 +70,14 @@ public class StatusResource {
         }
         body.put("deployments", all);
         return body;
+    }
+
+    /** {@code {"mode": "single"|"batched", "batchInvariant": bool, "reason": "..."}}. */
+    static Map<String, Object> describe(Batching batching) {
+        Map<String, Object> described = new LinkedHashMap<>();
+        described.put("mode", batching.mode());
+        described.put("batchInvariant", batching.batchInvariant());
+        described.put("reason", batching.reason());
+        return described;
     }
 }

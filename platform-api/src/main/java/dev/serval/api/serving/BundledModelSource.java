@@ -43,6 +43,7 @@ public class BundledModelSource implements ModelSource {
                 ModelFiles.extract(classLoader, name + ".onnx", dir),
                 ModelFiles.extract(classLoader, name + "-tokenizer.json", dir),
                 settings.maxLength(),
-                settings.intraOpThreads());
+                settings.intraOpThreads(),
+                settings.batchInvariance());
     }
 }
