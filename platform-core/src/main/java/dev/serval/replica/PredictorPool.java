@@ -288,7 +288,8 @@ final class PredictorPool<I, O> {
                 }
                 return false;
             }
-            LOG.log(System.Logger.Level.ERROR, "model '" + deployment + "' failed on a batch of " + batch.size(), t);
+            LOG.log(System.Logger.Level.ERROR, "model '" + deployment + "' failed on "
+                    + (batch.size() == 1 ? "input " + batch.getFirst().index : "a batch of " + batch.size()), t);
             for (Task<I, O> task : batch) {
                 task.request.fail(new InferenceFailed("model '" + deployment + "' failed: " + t, t));
             }

@@ -1,5 +1,6 @@
 package dev.serval.replica;
 
+import dev.serval.admission.Slots;
 import dev.serval.error.InferenceFailed;
 import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.predictor.Model;
@@ -22,7 +23,7 @@ import java.util.function.LongSupplier;
  * One running replica: its own predictor threads (each owning a predictor made from the deployment's shared
  * model), an admission gate of {@code max_ongoing_requests} slots, and health tracking.
  *
- * <p>Design. {@link #inFlight} counts admitted requests; {@link #tryAcquire()} takes a slot by CAS and re-checks
+ * <p>Design. {@link #slots} counts admitted requests; {@link #tryAcquire()} takes a slot by CAS and re-checks
  * {@link #accepting} afterwards, while {@link #stopAccepting()} clears the flag before anyone reads the count to
  * wait for idleness: of two threads racing there, at least one sees the other, so no request is admitted to a
  * replica whose drain has already finished. The last {@link #release()} after {@code stopAccepting()} completes
@@ -34,11 +35,10 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
 
     private final String deployment;
     private final long id;
-    private final int maxOngoing;
+    private final Slots slots;
     private final int failureThreshold;
     private final PredictorPool<I, O> pool;
     private final Consumer<String> onUnhealthy;
-    private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger consecutiveFailures = new AtomicInteger();
     private final AtomicBoolean reportedUnhealthy = new AtomicBoolean();
     private final CompletableFuture<Void> idle = new CompletableFuture<>();
@@ -50,7 +50,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
             Consumer<String> onUnhealthy) {
         this.deployment = deployment;
         this.id = id;
-        this.maxOngoing = spec.maxOngoingRequests();
+        this.slots = new Slots(spec.maxOngoingRequests());
         this.failureThreshold = spec.healthCheckFailureThreshold();
         this.pool = pool;
         this.onUnhealthy = onUnhealthy;
@@ -85,22 +85,13 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
 
     @Override
     public int inFlight() {
-        return inFlight.get();
+        return slots.used();
     }
 
     @Override
     public boolean tryAcquire() {
-        if (!accepting) {
+        if (!accepting || !slots.tryAcquire()) {
             return false;
-        }
-        for (;;) {
-            int now = inFlight.get();
-            if (now >= maxOngoing) {
-                return false;
-            }
-            if (inFlight.compareAndSet(now, now + 1)) {
-                break;
-            }
         }
         if (!accepting) {
             release();
@@ -111,7 +102,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
 
     @Override
     public void release() {
-        if (inFlight.decrementAndGet() == 0 && !accepting) {
+        if (slots.release() == 0 && !accepting) {
             idle.complete(null);
         }
     }
@@ -162,7 +153,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     /** Stops admitting requests; those already admitted go on. */
     public void stopAccepting() {
         accepting = false;
-        if (inFlight.get() == 0) {
+        if (slots.used() == 0) {
             idle.complete(null);
         }
     }

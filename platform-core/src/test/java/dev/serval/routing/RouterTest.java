@@ -28,7 +28,9 @@ class RouterTest {
     void powerOfTwoChoicesPrefersTheLessLoadedReplica() {
         TestReplica busy = TestReplica.held(0, 100);
         TestReplica idle = TestReplica.held(1, 100);
-        busy.inFlight.set(50);
+        for (int i = 0; i < 50; i++) {
+            busy.slots.tryAcquire();
+        }
         router.publish(RoutingSnapshot.of(List.of(busy, idle)));
 
         for (int i = 0; i < 20; i++) {

@@ -3,7 +3,7 @@ package dev.serval.routing;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicInteger;
+import dev.serval.admission.Slots;
 
 /**
  * A routable replica for tests: counts its slots, and either answers at once with its own id or, when held, keeps
@@ -12,14 +12,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class TestReplica implements RoutableReplica<String, String> {
 
     public final long id;
-    public final int max;
-    public final AtomicInteger inFlight = new AtomicInteger();
+    public final Slots slots;
     private final boolean held;
     private final List<CompletableFuture<List<String>>> runs = new ArrayList<>();
 
     private TestReplica(long id, int max, boolean held) {
         this.id = id;
-        this.max = max;
+        this.slots = new Slots(max);
         this.held = held;
     }
 
@@ -40,26 +39,17 @@ public final class TestReplica implements RoutableReplica<String, String> {
 
     @Override
     public int inFlight() {
-        return inFlight.get();
+        return slots.used();
     }
 
     @Override
     public boolean tryAcquire() {
-        int now;
-        do {
-            now = inFlight.get();
-            if (now >= max) {
-                return false;
-            }
-        } while (!inFlight.compareAndSet(now, now + 1));
-        return true;
+        return slots.tryAcquire();
     }
 
     @Override
     public void release() {
-        if (inFlight.decrementAndGet() < 0) {
-            throw new AssertionError("replica " + id + " released more slots than it gave");
-        }
+        slots.release();
     }
 
     @Override

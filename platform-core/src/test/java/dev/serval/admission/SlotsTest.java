@@ -1,0 +1,63 @@
+package dev.serval.admission;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class SlotsTest {
+
+    @Test
+    void admitsUpToItsCapacityAndAgainAfterARelease() {
+        Slots slots = new Slots(2);
+        assertTrue(slots.tryAcquire());
+        assertTrue(slots.tryAcquire());
+        assertFalse(slots.tryAcquire());
+        assertEquals(1, slots.release());
+        assertTrue(slots.tryAcquire());
+    }
+
+    @Test
+    void refusesToGiveBackASlotThatWasNotTaken() {
+        Slots slots = new Slots(1);
+        assertThrows(IllegalStateException.class, slots::release);
+        assertEquals(0, slots.used());
+    }
+
+    @Test
+    void neverAdmitsMoreThanItsCapacityUnderContention() throws Exception {
+        Slots slots = new Slots(3);
+        AtomicInteger holding = new AtomicInteger();
+        AtomicInteger maxSeen = new AtomicInteger();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            threads.add(Thread.ofPlatform().start(() -> {
+                try {
+                    start.await();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                for (int i = 0; i < 20_000; i++) {
+                    if (slots.tryAcquire()) {
+                        maxSeen.accumulateAndGet(holding.incrementAndGet(), Math::max);
+                        holding.decrementAndGet();
+                        slots.release();
+                    }
+                }
+            }));
+        }
+        start.countDown();
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        assertTrue(maxSeen.get() <= 3, "at most 3 holders at once, saw " + maxSeen.get());
+        assertEquals(0, slots.used());
+    }
+}
