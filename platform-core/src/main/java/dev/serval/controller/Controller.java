@@ -34,8 +34,9 @@ import java.util.function.LongSupplier;
  * <p>Cost rules, from production lessons (Ray Serve rebuilt every replica record on every tick; Pekko gates a
  * rare check behind a flag): an event or a spec change sets {@code dirty}; {@link #tick()} skips a deployment that
  * is not dirty and has no start deferred by back-off, so a tick with nothing to do reads two fields per deployment
- * and allocates nothing. Stopping k replicas touches those k records. A new {@link RoutingSnapshot} is built and
- * published only when the set of routable replicas changed.
+ * and allocates nothing. Stopping k replicas touches those k records (and counts stay O(1) per report). A new
+ * {@link RoutingSnapshot} is built and published only when the set of routable replicas changed; building it copies
+ * the deployment's routable replicas into a new array, O(n) once per change (the price of lock-free reads).
  */
 public final class Controller {
 
@@ -232,6 +233,8 @@ public final class Controller {
         private final LinkedHashMap<Long, ReplicaRecord> running = new LinkedHashMap<>();
         private final LinkedHashMap<Long, ReplicaRecord> outdated = new LinkedHashMap<>();
         private final LinkedHashMap<Long, ReplicaRecord> leaving = new LinkedHashMap<>();
+        /** How many of {@link #leaving} are RECOVERING (the rest are STOPPING); kept as they come and go. */
+        private int recovering;
         private final LinkedHashMap<Long, RoutableReplica<I, O>> routable = new LinkedHashMap<>();
         private long nextId;
         private boolean dirty;
@@ -324,7 +327,7 @@ public final class Controller {
                     continue;
                 }
                 ReplicaRecord stopping = current.withState(ReplicaState.STOPPING);
-                leaving.put(stopping.id(), stopping);
+                leave(stopping);
                 unroute(stopping.id());
                 launcher.stop(stopping, spec.gracefulShutdownTimeout(), this);
             }
@@ -361,12 +364,14 @@ public final class Controller {
                 return;
             }
             boolean wasStarting = record.state() == ReplicaState.STARTING;
-            ReplicaRecord recovering = record.withFailure(ReplicaState.RECOVERING, reason);
-            leaving.put(id, recovering);
+            ReplicaRecord failed = record.withFailure(ReplicaState.RECOVERING, reason);
+            leave(failed);
             unroute(id);
             lastError = reason;
-            LOG.log(System.Logger.Level.WARNING, "replica {0} {1}: {2}; replacing it", record.name(),
-                    wasStarting ? "failed to start" : "is unhealthy", reason);
+            if (LOG.isLoggable(System.Logger.Level.WARNING)) {
+                LOG.log(System.Logger.Level.WARNING, "replica {0} {1}: {2}; replacing it", record.name(),
+                        wasStarting ? "failed to start" : "is unhealthy", reason);
+            }
             if (wasStarting) {
                 startFailures++;
                 statusChanged = true;
@@ -374,13 +379,16 @@ public final class Controller {
                 nextStartNanos = now + backoff;
             }
             // It takes no new requests from now on; what it admitted may still finish (or fail) within the drain.
-            launcher.stop(recovering, wasStarting ? Duration.ZERO : spec.gracefulShutdownTimeout(), this);
+            launcher.stop(failed, wasStarting ? Duration.ZERO : spec.gracefulShutdownTimeout(), this);
             dirty = true;
         }
 
         void onStopped(long id) {
             ReplicaRecord record = leaving.remove(id);
             if (record != null) {
+                if (record.state() == ReplicaState.RECOVERING) {
+                    recovering--;
+                }
                 record.withState(ReplicaState.STOPPED); // validates the move; a stopped replica is then forgotten
             } else if (removeFromBucket(id) != null) {
                 unroute(id); // stopped without being asked to: replace it
@@ -400,18 +408,16 @@ public final class Controller {
             }
             if (statusChanged) {
                 statusChanged = false;
-                int updating = outdated.size();
-                int stopping = 0;
-                int recovering = 0;
-                for (ReplicaRecord record : leaving.values()) {
-                    if (record.state() == ReplicaState.RECOVERING) {
-                        recovering++;
-                    } else {
-                        stopping++;
-                    }
-                }
                 onStatus.accept(new DeploymentStatus(spec.name(), spec.version(), removed ? 0 : spec.numReplicas(),
-                        starting.size(), running.size(), updating, stopping, recovering, startFailures, lastError));
+                        starting.size(), running.size(), outdated.size(), leaving.size() - recovering, recovering,
+                        startFailures, lastError));
+            }
+        }
+
+        private void leave(ReplicaRecord record) {
+            leaving.put(record.id(), record);
+            if (record.state() == ReplicaState.RECOVERING) {
+                recovering++;
             }
         }
 

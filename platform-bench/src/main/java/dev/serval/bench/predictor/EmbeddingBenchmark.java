@@ -2,11 +2,12 @@ package dev.serval.bench.predictor;
 
 import dev.serval.bench.BenchmarkBase;
 import dev.serval.deployment.Deployment;
-import dev.serval.deployment.DeploymentSpec;
+import dev.serval.deployment.ServingEngine;
 import dev.serval.predictor.Embedding;
 import dev.serval.predictor.ModelFiles;
 import dev.serval.predictor.Predictor;
 import dev.serval.predictor.TextEmbeddingModel;
+import dev.serval.spec.DeploymentSpec;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,13 +28,13 @@ import org.openjdk.jmh.infra.ThreadParams;
  * Every operation embeds one text, so each score is in texts/s.
  *
  * <ul>
- *   <li>{@link #perTextOnPool}: the serving path. A {@link Deployment} with 2 predictor threads of 1 intra-op
- *       thread each (the {@link DeploymentSpec#withDefaults} shape), driven by two closed-loop callers
- *       ({@code @Threads(2)}) that each submit one text as its own request and wait for its embedding, as two
- *       HTTP clients sending one text per request would. Two callers keep both predictors busy while paying
- *       the full per-request cost: validation, admission, queue hand-off, waking the caller. (One caller
- *       submitting a large burst would instead measure the pool with a queue that never empties, a bound
- *       this path can only approach.)</li>
+ *   <li>{@link #perTextOnPool}: the serving path. A {@link Deployment} of one replica with 2 predictor threads
+ *       of 1 intra-op thread each (the {@link DeploymentSpec#defaults} shape), started by a
+ *       {@link ServingEngine}, driven by two closed-loop callers ({@code @Threads(2)}) that each submit one
+ *       text as its own request and wait for its embedding, as two HTTP clients sending one text per request
+ *       would. Two callers keep both predictors busy while paying the full per-request cost: validation,
+ *       admission, routing, queue hand-off, waking the caller. (One caller submitting a large burst would
+ *       instead measure the pool with a queue that never empties, a bound this path can only approach.)</li>
  *   <li>{@link #oneTwoThreadedPredictor}, the baseline: one predictor whose ONNX Runtime session has 2
  *       intra-op threads, called back to back on one thread, which is how a single-predictor server would
  *       use both cores.</li>
@@ -107,12 +108,16 @@ public class EmbeddingBenchmark extends BenchmarkBase {
 
         private static final Duration READY_TIMEOUT = Duration.ofMinutes(2);
 
+        ServingEngine engine;
         Deployment<String, Embedding> deployment;
 
         @Setup(Level.Trial)
         public void start() throws InterruptedException {
-            DeploymentSpec spec = new DeploymentSpec("bench-minilm", 2, 1, 512, 256, Duration.ofSeconds(10));
-            deployment = Deployment.start(spec, () -> loadModel(spec.intraOpThreads()));
+            DeploymentSpec spec = DeploymentSpec.defaults("bench-minilm", "bundled:all-minilm-l6-v2-q")
+                    .withNumReplicas(1)
+                    .withPredictors(2, 1);
+            engine = new ServingEngine();
+            deployment = engine.deploy(spec, deployed -> loadModel(deployed.intraOpThreads()));
             long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
             while (deployment.state() == Deployment.State.LOADING) {
                 if (System.nanoTime() > deadline) {
@@ -128,7 +133,7 @@ public class EmbeddingBenchmark extends BenchmarkBase {
 
         @TearDown(Level.Trial)
         public void stop() {
-            deployment.close();
+            engine.close();
         }
     }
 
@@ -191,7 +196,8 @@ public class EmbeddingBenchmark extends BenchmarkBase {
         }
     }
 
-    private static TextEmbeddingModel loadModel(int intraOpThreads) throws IOException {
+    /** Loads the default model from the class path; also used by {@code deployment.ReplicaMemoryBenchmark}. */
+    public static TextEmbeddingModel loadModel(int intraOpThreads) throws IOException {
         Path directory = Path.of(System.getProperty("java.io.tmpdir"), "serval-bench-models");
         ClassLoader classLoader = EmbeddingBenchmark.class.getClassLoader();
         return TextEmbeddingModel.load(
