@@ -105,6 +105,11 @@ public final class Deployment<I, O> implements AutoCloseable {
             }
         }
         status = next;
+        if (next.routable() == 0 && next.starting() == 0 && next.failedStarts() > 0) {
+            // Nothing serves and nothing is starting (back-off after failed starts): queued requests would wait for
+            // nothing, so they fail now with the reason.
+            router.failQueued("model '" + next.name() + "' failed to load: " + next.lastError());
+        }
     }
 
     /** The last few replica failures (failed starts, failed health checks, failure-monitor replacements), oldest first. */

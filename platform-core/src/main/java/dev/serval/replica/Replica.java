@@ -116,7 +116,8 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
 
     /**
      * Runs the probe input (health-check thread). A probe still unanswered from the previous period counts as a
-     * failure: a predictor that hangs is as unhealthy as one that throws.
+     * failure: a predictor that hangs is as unhealthy as one that throws. Never throws: an exception would end the
+     * periodic health check for good.
      */
     public void probe() {
         if (!accepting) {
@@ -126,7 +127,12 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
             recordFailure("health check of replica " + deployment + "#" + id + " did not answer within its period");
             return;
         }
-        CompletableFuture<List<O>> next = pool.probe();
+        CompletableFuture<List<O>> next;
+        try {
+            next = pool.probe();
+        } catch (RuntimeException e) {
+            return; // the replica's queue is full of real work, or it is stopping: no probe this period
+        }
         probe = next;
         next.whenComplete(health);
     }

@@ -164,12 +164,20 @@ public final class Router<I, O> {
         failWaiting();
     }
 
-    private void failWaiting() {
+    /**
+     * Fails every queued request with {@link NotReady} carrying {@code reason}: for a deployment that has no replica
+     * and none starting, where waiting would never end. New requests are refused by {@link #submit} as usual.
+     */
+    public void failQueued(String reason) {
         Waiting<I, O> next;
         while ((next = waiting.poll()) != null) {
             queued.decrementAndGet();
-            next.result.completeExceptionally(new NotReady("model '" + deployment + "' shut down before serving this request"));
+            next.result.completeExceptionally(new NotReady(reason));
         }
+    }
+
+    private void failWaiting() {
+        failQueued("model '" + deployment + "' shut down before serving this request");
     }
 
     private void completed() {

@@ -308,6 +308,24 @@ class DeploymentTest {
     }
 
     @Test
+    void queuedRequestsFailInsteadOfWaitingForeverWhenNoReplicaCanStart() throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 1, 4, 4).withHealthCheck(Duration.ofMillis(20), 1));
+        CompletableFuture<List<String>> running = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+        CompletableFuture<List<String>> queued = deployment.submit(List.of("queued"));
+
+        model.allProbesFail = true; // the replica fails its health check, and every replacement fails its warm-up
+
+        ExecutionException failure = assertThrows(ExecutionException.class,
+                () -> queued.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertInstanceOf(NotReady.class, failure.getCause());
+        assertTrue(failure.getCause().getMessage().startsWith("model 'fake' failed to load: "),
+                failure.getCause().getMessage());
+        model.gate.release();
+        assertEquals(List.of("WAIT"), running.get(WAIT_SECONDS, TimeUnit.SECONDS), "the admitted request finished");
+    }
+
+    @Test
     void specRejectsUnboundedOrInvalidSettings() {
         assertThrows(IllegalArgumentException.class, () -> spec(0, 8, 10, 10));
         assertThrows(IllegalArgumentException.class, () -> spec(1, 0, 10, 10));

@@ -24,6 +24,7 @@ final class FakeModel implements Model<String, String> {
     final AtomicInteger openPredictors = new AtomicInteger();
     final Set<String> threads = ConcurrentHashMap.newKeySet();
     final Set<Long> doomed = ConcurrentHashMap.newKeySet();
+    volatile boolean allProbesFail;
     volatile boolean closed;
 
     @Override
@@ -44,7 +45,7 @@ final class FakeModel implements Model<String, String> {
                     waiting.incrementAndGet();
                     gate.acquire();
                 }
-                if (input.equals("probe") && doomed.contains(replicaId())) {
+                if (input.equals("probe") && (allProbesFail || doomed.contains(replicaId()))) {
                     throw new IllegalStateException("doomed replica");
                 }
                 if (input.equals("boom")) {

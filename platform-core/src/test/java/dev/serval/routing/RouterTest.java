@@ -104,6 +104,20 @@ class RouterTest {
     }
 
     @Test
+    void failingTheQueueAnswersEveryWaitingRequestWithTheReason() {
+        TestReplica replica = TestReplica.held(0, 1);
+        router.publish(RoutingSnapshot.of(List.of(replica)));
+        router.submit(List.of("running"));
+        CompletableFuture<List<String>> queued = router.submit(List.of("queued"));
+
+        router.failQueued("model 'd' failed to load: no such file");
+
+        ExecutionException failure = assertThrows(ExecutionException.class, queued::get);
+        assertEquals("model 'd' failed to load: no such file", failure.getCause().getMessage());
+        assertEquals(0, router.queuedRequests());
+    }
+
+    @Test
     void closingFailsQueuedRequestsAndRefusesNewOnes() {
         TestReplica replica = TestReplica.held(0, 1);
         router.publish(RoutingSnapshot.of(List.of(replica)));
