@@ -28,6 +28,7 @@ public class GatedModelSource implements ModelSource {
     static volatile boolean FRAGILE_BROKEN;
     static final AtomicInteger WAITING = new AtomicInteger();
     static final Set<String> MODEL_THREADS = ConcurrentHashMap.newKeySet();
+    static final Set<String> MODEL_INPUTS = ConcurrentHashMap.newKeySet();
 
     @Override
     public boolean accepts(String reference) {
@@ -53,6 +54,7 @@ public class GatedModelSource implements ModelSource {
                     @Override
                     public Embedding predict(String input) throws InterruptedException {
                         MODEL_THREADS.add(Thread.currentThread().getName());
+                        MODEL_INPUTS.add(input);
                         if (input.startsWith("boom") || (fragile && FRAGILE_BROKEN && input.equals("probe"))) {
                             throw new IllegalStateException("the model failed on '" + input + "'");
                         }

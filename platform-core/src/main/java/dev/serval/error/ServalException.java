@@ -6,7 +6,7 @@ package dev.serval.error;
  * Messages name the offending value and are safe to show to the caller.
  */
 public abstract sealed class ServalException extends RuntimeException
-        permits InvalidInput, UnknownDeployment, NotReady, Overloaded, InferenceFailed {
+        permits InvalidInput, UnknownDeployment, NotReady, Overloaded, InferenceFailed, DeadlineExceeded {
 
     ServalException(String message) {
         super(message, null, false, false);

@@ -197,20 +197,29 @@ public final class Router<I, O> {
     }
 
     /**
-     * The caller's future. Cancelling it also cancels the replica's run, so inputs no predictor has started are
-     * skipped; a request cancelled while queued is skipped by {@link #drain()}.
+     * The caller's future. When the caller ends it early, by cancelling it (the client went away) or by failing it
+     * (its deadline passed), the replica's run is cancelled too, so inputs no predictor has started are skipped; a
+     * request ended while queued is skipped by {@link #drain()}.
      */
     private static final class Routed<O> extends CompletableFuture<List<O>> {
         private volatile CompletableFuture<List<O>> upstream;
 
         @Override
         public boolean cancel(boolean mayInterruptIfRunning) {
-            boolean cancelled = super.cancel(mayInterruptIfRunning);
+            return stopUpstream(super.cancel(mayInterruptIfRunning));
+        }
+
+        @Override
+        public boolean completeExceptionally(Throwable failure) {
+            return stopUpstream(super.completeExceptionally(failure));
+        }
+
+        private boolean stopUpstream(boolean endedHere) {
             CompletableFuture<List<O>> run = upstream;
-            if (cancelled && run != null) {
-                run.cancel(mayInterruptIfRunning);
+            if (endedHere && run != null) {
+                run.cancel(false);
             }
-            return cancelled;
+            return endedHere;
         }
     }
 

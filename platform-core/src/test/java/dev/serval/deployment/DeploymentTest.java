@@ -152,6 +152,22 @@ class DeploymentTest {
     }
 
     @Test
+    void aRequestFailedByItsCallerBeforeAPredictorTookItNeverReachesThePredictor() throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
+        CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+        int before = model.predictions.get();
+        CompletableFuture<List<String>> expired = deployment.submit(List.of("a", "b"));
+
+        expired.completeExceptionally(new dev.serval.error.DeadlineExceeded("deadline passed"));
+        model.gate.release();
+        blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        deployment.submit(List.of("after")).get(WAIT_SECONDS, TimeUnit.SECONDS);
+
+        assertEquals(before + 2, model.predictions.get(), "only 'wait' and 'after' reached the predictor");
+    }
+
+    @Test
     void closeFinishesQueuedWorkThenReleasesPredictorsAndModel() throws Exception {
         Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
         CompletableFuture<List<String>> running = deployment.submit(List.of("wait"));

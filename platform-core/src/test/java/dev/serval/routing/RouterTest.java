@@ -118,6 +118,20 @@ class RouterTest {
     }
 
     @Test
+    void aRequestFailedByItsCallerWhileQueuedNeverRuns() {
+        TestReplica replica = TestReplica.held(0, 1);
+        router.publish(RoutingSnapshot.of(List.of(replica)));
+        router.submit(List.of("running"));
+        CompletableFuture<List<String>> queued = router.submit(List.of("queued"));
+
+        queued.completeExceptionally(new dev.serval.error.DeadlineExceeded("deadline passed"));
+        replica.finishNext("done");
+
+        assertEquals(0, replica.pendingRuns(), "the expired request was skipped");
+        assertEquals(0, replica.inFlight());
+    }
+
+    @Test
     void closingFailsQueuedRequestsAndRefusesNewOnes() {
         TestReplica replica = TestReplica.held(0, 1);
         router.publish(RoutingSnapshot.of(List.of(replica)));

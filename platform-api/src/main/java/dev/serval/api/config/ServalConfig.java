@@ -126,6 +126,14 @@ public interface ServalConfig {
         @WithDefault("10s")
         Duration gracefulShutdownTimeout();
 
+        /**
+         * How long a request may take, end to end, before it gets 504 and its unstarted work is dropped; a client
+         * may ask for less (x-request-timeout-ms, or the OIP timeout parameter).
+         */
+        @WithName("request-timeout")
+        @WithDefault("30s")
+        Duration requestTimeout();
+
         /** Whether a text's output must not depend on what it runs with (see docs/design-decisions.md). */
         @WithName("batch-invariance")
         @WithDefault("true")

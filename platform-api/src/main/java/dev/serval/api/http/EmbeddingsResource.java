@@ -58,6 +58,7 @@ public class EmbeddingsResource {
     @Operation(summary = "Embeddings, as OpenAI's API: input (string or array of strings), model, encoding_format")
     public Uni<Response> embed(
             @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType,
+            @HeaderParam(Submissions.TIMEOUT_HEADER) String timeout,
             @RequestBody(description = "model; input: a string or an array of strings; encoding_format: float or base64",
                     content = @Content(mediaType = MediaType.APPLICATION_JSON, examples = @ExampleObject(name = "two texts",
                             value = "{\"model\":\"all-minilm-l6-v2\",\"input\":[\"Hello, world!\",\"Hi\"]}")))
@@ -67,9 +68,10 @@ public class EmbeddingsResource {
         byte[] checked = bodies.checkSize(body);
         EmbeddingsRequest request = EmbeddingsRequest.from(json.readObject(checked, 0, checked.length));
         ServedDeployment served = deployments.get(request.model());
-        return Submissions.embed(served, DeploymentMeters.Api.OPENAI, start,
+        return Submissions.embed(served, DeploymentMeters.Api.OPENAI, start, timeout,
                 () -> checkDimensions(served, request),
                 EmbeddingsRequest::texts,
+                ignored -> -1,
                 this::encode);
     }
 

@@ -19,7 +19,8 @@ import org.jboss.logging.Logger;
 /**
  * The one place where failures become HTTP answers. Status codes: InvalidInput 400, UnknownDeployment 404,
  * Overloaded 503 + Retry-After (OpenAI API: 429 + Retry-After, as OpenAI clients expect for back-off),
- * NotReady 503, InferenceFailed and anything unexpected 500, ApiError and JAX-RS errors their own status.
+ * NotReady 503, DeadlineExceeded 504, InferenceFailed and anything unexpected 500, ApiError and JAX-RS errors
+ * their own status.
  * Bodies: {@code {"error": "..."}} for the Open Inference Protocol and everything else, OpenAI's
  * {@code {"error": {"message", "type", "param", "code"}}} under {@code /v1/}.
  */
@@ -45,13 +46,14 @@ final class ErrorResponses {
         int status = status(error, true);
         String type = switch (status) {
             case 429 -> "requests";
-            case 500, 503 -> "server_error";
+            case 500, 503, 504 -> "server_error";
             default -> "invalid_request_error";
         };
         String code = switch (error) {
             case UnknownDeployment ignored -> "model_not_found";
             case Overloaded ignored -> "rate_limit_exceeded";
             case NotReady ignored -> "model_not_ready";
+            case dev.serval.error.DeadlineExceeded ignored -> "timeout";
             default -> status == 413 ? "request_too_large" : null;
         };
         String param = error instanceof InvalidInput invalid ? invalid.field()
@@ -74,6 +76,7 @@ final class ErrorResponses {
             case Overloaded ignored -> openAi ? 429 : 503;
             case NotReady ignored -> 503;
             case InferenceFailed ignored -> 500;
+            case dev.serval.error.DeadlineExceeded ignored -> 504;
             case ApiError api -> api.status();
             case WebApplicationException web -> web.getResponse().getStatus();
             default -> 500;

@@ -110,6 +110,7 @@ public class InferenceResource {
             @PathParam("name") String name,
             @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType,
             @HeaderParam(OipResponseEncoder.HEADER_LENGTH) String headerLength,
+            @HeaderParam(Submissions.TIMEOUT_HEADER) String timeout,
             @RequestBody(description = "An OIP v2 inference request; or, with Inference-Header-Content-Length, "
                     + "that many bytes of JSON header followed by binary tensor data", content = {
                 @Content(mediaType = MediaType.APPLICATION_JSON, examples = @ExampleObject(name = "two texts",
@@ -118,12 +119,13 @@ public class InferenceResource {
                 @Content(mediaType = MediaType.APPLICATION_OCTET_STREAM)})
             byte[] body) {
         long start = System.nanoTime();
-        return Submissions.embed(deployments.get(name), DeploymentMeters.Api.OIP, start,
+        return Submissions.embed(deployments.get(name), DeploymentMeters.Api.OIP, start, timeout,
                 () -> {
                     RequestBodies.checkContentType(contentType, true);
                     return decoder.decode(bodies.checkSize(body), headerLength);
                 },
                 OipRequest::texts,
+                OipRequest::timeoutMicros,
                 (request, embeddings) -> encoder.encode(name, request, embeddings));
     }
 

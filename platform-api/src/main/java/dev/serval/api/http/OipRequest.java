@@ -8,6 +8,7 @@ import java.util.List;
  * @param id           the request id to echo, or null
  * @param texts        the input texts, in order
  * @param binaryOutput whether the {@code embedding} output goes in the binary section
+ * @param timeoutMicros the request's own timeout from {@code parameters.timeout} (microseconds, as Triton), or -1
  */
-record OipRequest(String id, List<String> texts, boolean binaryOutput) {
+record OipRequest(String id, List<String> texts, boolean binaryOutput, long timeoutMicros) {
 }

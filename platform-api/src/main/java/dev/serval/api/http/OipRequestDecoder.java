@@ -42,6 +42,7 @@ final class OipRequestDecoder {
         Json.rejectUnknownFields(request, REQUEST_FIELDS, "");
         String id = optionalString(request, "id");
         boolean binaryOutput = booleanParameter(request.get("parameters"), "binary_data_output", "parameters");
+        long timeoutMicros = timeoutParameter(request.get("parameters"));
 
         JsonNode inputs = request.get("inputs");
         if (inputs == null || !inputs.isArray()) {
@@ -54,7 +55,7 @@ final class OipRequestDecoder {
         }
         List<String> texts = decodeInput(inputs.get(0), body, jsonLength);
         binaryOutput = decodeOutputs(request.get("outputs"), binaryOutput);
-        return new OipRequest(id, texts, binaryOutput);
+        return new OipRequest(id, texts, binaryOutput, timeoutMicros);
     }
 
     private static int jsonLength(byte[] body, String headerLength) {
@@ -227,6 +228,19 @@ final class OipRequestDecoder {
             }
         }
         return binary;
+    }
+
+    /** {@code parameters.timeout}: microseconds the client gives the request (Triton's convention), or -1. */
+    private static long timeoutParameter(JsonNode parameters) {
+        JsonNode timeout = parameters == null ? null : parameters.get("timeout");
+        if (timeout == null || timeout.isNull()) {
+            return -1;
+        }
+        if (!timeout.isIntegralNumber() || timeout.asLong() < 0) {
+            throw new InvalidInput("parameters.timeout", "'parameters.timeout' must be a non-negative integer of "
+                    + "microseconds, not " + timeout);
+        }
+        return timeout.asLong();
     }
 
     private static boolean booleanParameter(JsonNode parameters, String name, String where) {

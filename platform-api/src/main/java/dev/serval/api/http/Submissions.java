@@ -3,24 +3,36 @@ package dev.serval.api.http;
 import dev.serval.api.serving.DeploymentMeters;
 import dev.serval.api.serving.Outcome;
 import dev.serval.api.serving.ServedDeployment;
+import dev.serval.error.DeadlineExceeded;
+import dev.serval.error.InvalidInput;
 import dev.serval.predictor.Embedding;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import jakarta.ws.rs.core.Response;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.ToLongFunction;
 
 /**
  * The request path every inference endpoint shares, so that it is written once: decode and validate on the event
  * loop, submit to the deployment (never blocking), bring the result back to the request's own Vert.x context to
  * encode it there, and record exactly one outcome per request in the deployment's meters (including requests
  * refused before submission and requests whose client went away).
+ *
+ * <p>Deadlines: a request may take the deployment's {@code request-timeout}, or less if the client asks
+ * ({@link #TIMEOUT_HEADER} in milliseconds, or the OIP {@code parameters.timeout} in microseconds). A timer on the
+ * request's own event loop fails it with {@code DeadlineExceeded} (504) when the time is up; that also drops the
+ * request from the deployment's queue, or its inputs from the replica's queue, if no predictor has taken them.
  */
 final class Submissions {
+
+    /** Header with which a client sets a shorter deadline for its request, in milliseconds. */
+    static final String TIMEOUT_HEADER = "x-request-timeout-ms";
 
     private Submissions() {
     }
@@ -31,23 +43,75 @@ final class Submissions {
      * @param encode the HTTP response for the request and its embeddings (runs on the request's event loop)
      */
     static <R> Uni<Response> embed(ServedDeployment served, DeploymentMeters.Api api, long startNanos,
-            Supplier<R> decode, Function<R, List<String>> texts, BiFunction<R, List<Embedding>, Response> encode) {
+            String timeoutHeader, Supplier<R> decode, Function<R, List<String>> texts,
+            ToLongFunction<R> timeoutMicros, BiFunction<R, List<Embedding>, Response> encode) {
         DeploymentMeters meters = served.meters();
         R request;
-        Uni<Response> response;
+        CompletableFuture<List<Embedding>> result;
+        long timeoutMillis;
         try {
             request = decode.get();
-            response = resumeHere(served.deployment().submit(texts.apply(request)))
-                    .map(embeddings -> encode.apply(request, embeddings));
+            timeoutMillis = timeoutMillis(served, timeoutHeader, timeoutMicros.applyAsLong(request));
+            if (timeoutMillis <= 0) {
+                throw new DeadlineExceeded("the request's deadline of 0 ms passed before it could be queued");
+            }
+            result = served.deployment().submit(texts.apply(request));
         } catch (RuntimeException e) {
             meters.record(api, Outcome.of(e), startNanos, 0);
             throw e;
         }
+        long timer = startTimer(result, timeoutMillis);
+        Uni<Response> response = resumeHere(result).map(embeddings -> encode.apply(request, embeddings));
         int inputs = texts.apply(request).size();
         return response
-                .onItemOrFailure().invoke((item, failure) -> meters.record(api,
-                        failure == null ? Outcome.OK : Outcome.of(ErrorResponses.unwrap(failure)), startNanos, inputs))
-                .onCancellation().invoke(() -> meters.record(api, Outcome.CANCELLED, startNanos, inputs));
+                .onItemOrFailure().invoke((item, failure) -> {
+                    cancelTimer(timer);
+                    meters.record(api, failure == null ? Outcome.OK : Outcome.of(ErrorResponses.unwrap(failure)),
+                            startNanos, inputs);
+                })
+                .onCancellation().invoke(() -> {
+                    cancelTimer(timer);
+                    result.cancel(false);
+                    meters.record(api, Outcome.CANCELLED, startNanos, inputs);
+                });
+    }
+
+    /** The request's time budget: the deployment's timeout, or the client's if shorter. */
+    private static long timeoutMillis(ServedDeployment served, String header, long requestMicros) {
+        long millis = served.requestTimeout().toMillis();
+        if (header != null) {
+            long asked;
+            try {
+                asked = Long.parseLong(header.trim());
+            } catch (NumberFormatException e) {
+                asked = -1;
+            }
+            if (asked < 0) {
+                throw new InvalidInput(TIMEOUT_HEADER, "header " + TIMEOUT_HEADER + " '" + header
+                        + "' must be a non-negative number of milliseconds");
+            }
+            millis = Math.min(millis, asked);
+        }
+        if (requestMicros >= 0) {
+            millis = Math.min(millis, (requestMicros + 999) / 1000);
+        }
+        return millis;
+    }
+
+    private static long startTimer(CompletableFuture<List<Embedding>> result, long millis) {
+        Context context = Vertx.currentContext();
+        if (context == null) {
+            return -1;
+        }
+        return context.owner().setTimer(millis, id -> result.completeExceptionally(new DeadlineExceeded(
+                "the request's deadline of " + millis + " ms passed before the model answered")));
+    }
+
+    private static void cancelTimer(long timer) {
+        Context context = Vertx.currentContext();
+        if (timer >= 0 && context != null) {
+            context.owner().cancelTimer(timer);
+        }
     }
 
     /**

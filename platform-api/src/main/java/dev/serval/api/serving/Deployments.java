@@ -57,7 +57,7 @@ public class Deployments {
             Deployment<String, Embedding> deployment =
                     engine.deploy(spec, current -> source.load(current.model(), settings));
             started.put(name, new ServedDeployment(deployment, new DeploymentMeters(deployment, registry),
-                    settings.minReadyReplicas()));
+                    settings.minReadyReplicas(), settings.requestTimeout()));
             LOG.infof("deployment '%s': starting %d replica(s) of %s (version %s), each %d predictor threads x %d "
                     + "intra-op threads", name, spec.numReplicas(), spec.model(), spec.version(),
                     spec.predictorThreads(), spec.intraOpThreads());

@@ -14,6 +14,8 @@ public enum Outcome {
     NOT_READY("not_ready"),
     /** The client went away before its answer was ready. */
     CANCELLED("cancelled"),
+    /** The request's deadline passed before its answer was ready (504). */
+    EXPIRED("expired"),
     ERROR("error");
 
     private final String tag;
@@ -34,6 +36,7 @@ public enum Outcome {
             case Overloaded ignored -> REJECTED;
             case NotReady ignored -> NOT_READY;
             case InferenceFailed ignored -> ERROR;
+            case dev.serval.error.DeadlineExceeded ignored -> EXPIRED;
             case dev.serval.api.http.ApiError error -> error.status() >= 500 ? ERROR : BAD_REQUEST;
             default -> ERROR;
         };

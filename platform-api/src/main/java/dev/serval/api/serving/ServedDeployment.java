@@ -7,7 +7,8 @@ import dev.serval.predictor.Embedding;
  * A running deployment together with its meters and readiness minimum: what a request needs, found with one
  * map lookup.
  */
-public record ServedDeployment(Deployment<String, Embedding> deployment, DeploymentMeters meters, int minReadyReplicas) {
+public record ServedDeployment(Deployment<String, Embedding> deployment, DeploymentMeters meters, int minReadyReplicas,
+        java.time.Duration requestTimeout) {
 
     public String name() {
         return deployment.name();

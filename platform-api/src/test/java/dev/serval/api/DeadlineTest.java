@@ -1,0 +1,108 @@
+package dev.serval.api;
+
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+import io.restassured.response.Response;
+import java.net.URI;
+import java.net.URL;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** A request whose deadline passes while it waits gets 504, and its text never reaches the model. */
+@QuarkusTest
+@TestProfile(GatedModelsProfile.class)
+class DeadlineTest {
+
+    @TestHTTPResource("/")
+    URL base;
+
+    @BeforeEach
+    void closeGate() {
+        Serving.awaitModelReady("gated");
+        GatedModelSource.GATE.drainPermits();
+    }
+
+    @AfterEach
+    void openGate() {
+        GatedModelSource.GATE.release(1000);
+    }
+
+    private static String oip(String text, String parameters) {
+        return "{" + parameters + "\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"" + text
+                + "\"]}]}";
+    }
+
+    @Test
+    void anExpiredRequestGets504AndNeverReachesThePredictor() throws Exception {
+        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        List<CompletableFuture<HttpResponse<String>>> blockers = new ArrayList<>();
+        for (int i = 0; i < 2; i++) { // both slots of the gated replica, stuck on the gate
+            blockers.add(client.sendAsync(HttpRequest.newBuilder(URI.create(base.toString()).resolve("/v2/models/gated/infer"))
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(oip("wait " + i, "")))
+                    .build(), HttpResponse.BodyHandlers.ofString()));
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (GatedModelSource.WAITING.get() < 2) {
+            assertTrue(System.nanoTime() < deadline, "the blockers never reached the gate");
+            Thread.sleep(10); // other connections are on their way to the gate; nothing to join on
+        }
+        double expiredBefore = expired();
+
+        long start = System.nanoTime();
+        Response late = given().header("x-request-timeout-ms", "200").contentType("application/json")
+                .body(oip("too-late-header", "")).post("/v2/models/gated/infer");
+        long tookMillis = (System.nanoTime() - start) / 1_000_000;
+        late.then().statusCode(504).body("error", equalTo("the request's deadline of 200 ms passed before the model answered"));
+        assertTrue(tookMillis < 10_000, "answered at the deadline, not when the gate opened: " + tookMillis + " ms");
+
+        given().contentType("application/json").body(oip("too-late-parameter", "\"parameters\":{\"timeout\":150000},"))
+                .post("/v2/models/gated/infer").then().statusCode(504).body("error", containsString("deadline of 150 ms"));
+        given().header("x-request-timeout-ms", "150").contentType("application/json")
+                .body("{\"model\":\"gated\",\"input\":\"too-late-openai\"}").post("/v1/embeddings").then().statusCode(504)
+                .body("error.code", equalTo("timeout"));
+
+        GatedModelSource.GATE.release(2);
+        for (CompletableFuture<HttpResponse<String>> blocker : blockers) {
+            assertEquals(200, blocker.get(30, TimeUnit.SECONDS).statusCode());
+        }
+        given().contentType("application/json").body(oip("after", "")).post("/v2/models/gated/infer").then().statusCode(200);
+        assertFalse(GatedModelSource.MODEL_INPUTS.contains("too-late-header"), "the expired text never ran");
+        assertFalse(GatedModelSource.MODEL_INPUTS.contains("too-late-parameter"));
+        assertFalse(GatedModelSource.MODEL_INPUTS.contains("too-late-openai"));
+        assertEquals(expiredBefore + 2, expired(), "two OIP requests expired");
+    }
+
+    @Test
+    void refusesAnInvalidTimeout() {
+        given().header("x-request-timeout-ms", "soon").contentType("application/json").body(oip("x", ""))
+                .post("/v2/models/gated/infer").then().statusCode(400)
+                .body("error", equalTo("header x-request-timeout-ms 'soon' must be a non-negative number of milliseconds"));
+        given().contentType("application/json").body(oip("x", "\"parameters\":{\"timeout\":-5},"))
+                .post("/v2/models/gated/infer").then().statusCode(400).body("error", containsString("'parameters.timeout'"));
+    }
+
+    private static double expired() {
+        String metrics = given().get("/q/metrics").asString();
+        String series = "serval_requests_total{api=\"oip\",deployment=\"gated\",outcome=\"expired\"} ";
+        int at = metrics.indexOf(series);
+        assertTrue(at >= 0, "the expired outcome is exported");
+        return Double.parseDouble(metrics.substring(at + series.length(), metrics.indexOf('\n', at)));
+    }
+}
