@@ -52,7 +52,11 @@ class BatchInvarianceHttpTest {
             return Map.of(
                     "serval.deployments.tiny.model", dir.toAbsolutePath().toString(),
                     "serval.deployments.tiny.predictor-threads", "1",
-                    "serval.deployments.tiny.max-batch-size", "8");
+                    "serval.deployments.tiny.max-batch-size", "8",
+                    "serval.deployments.tiny-chunked.model", dir.toAbsolutePath().toString(),
+                    "serval.deployments.tiny-chunked.max-length", "16",
+                    "serval.deployments.tiny-chunked.long-inputs", "chunk",
+                    "serval.deployments.tiny-chunked.chunk-overlap", "4");
         }
     }
 
@@ -95,6 +99,19 @@ class BatchInvarianceHttpTest {
         assertInvariantUnderLoad("tiny");
         given().get("/q/metrics").then().body(containsString("serval_batch_size_count{deployment=\"tiny\"}"))
                 .body(containsString("serval_padding_tokens_total{deployment=\"tiny\"}"));
+    }
+
+    @Test
+    void aDeploymentThatChunksEmbedsLongTextsWholeInsteadOfTruncatingThem() {
+        String longText = "the quick brown fox jumps over the lazy dog ".repeat(5).trim();
+        int chunked = given().contentType("application/json")
+                .body("{\"model\":\"tiny-chunked\",\"input\":\"" + longText + "\"}").post("/v1/embeddings")
+                .then().statusCode(200).extract().path("usage.prompt_tokens");
+        int truncated = given().contentType("application/json")
+                .body("{\"model\":\"tiny\",\"input\":\"" + longText + "\"}").post("/v1/embeddings")
+                .then().statusCode(200).extract().path("usage.prompt_tokens");
+        org.junit.jupiter.api.Assertions.assertTrue(chunked > 16, "every window was read: " + chunked);
+        assertEquals(47, truncated, "the default deployment reads the whole text within its 256 tokens");
     }
 
     private static void assertInvariantUnderLoad(String model) throws Exception {

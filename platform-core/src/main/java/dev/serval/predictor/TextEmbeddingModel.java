@@ -47,11 +47,14 @@ public final class TextEmbeddingModel implements Model<String, Embedding> {
     private final HuggingFaceTokenizer tokenizer;
     private final ModelSignature signature;
     private final Batching batching;
+    /** Splits long texts into overlapping windows; null when long texts are truncated. */
+    private final HuggingFaceTokenizer chunker;
 
-    private TextEmbeddingModel(ZooModel<String, Embedding> model, HuggingFaceTokenizer tokenizer, int dimension,
-            Batching batching) {
+    private TextEmbeddingModel(ZooModel<String, Embedding> model, HuggingFaceTokenizer tokenizer,
+            HuggingFaceTokenizer chunker, int dimension, Batching batching) {
         this.model = model;
         this.tokenizer = tokenizer;
+        this.chunker = chunker;
         this.batching = batching;
         this.signature = new ModelSignature(
                 "onnxruntime_onnx",
@@ -80,6 +83,18 @@ public final class TextEmbeddingModel implements Model<String, Embedding> {
      */
     public static TextEmbeddingModel load(Path modelFile, Path tokenizerFile, int maxLength, int intraOpThreads,
             boolean batchInvariance) throws IOException {
+        return load(modelFile, tokenizerFile, maxLength, intraOpThreads, batchInvariance, LongInputs.truncate());
+    }
+
+    /**
+     * {@link #load(Path, Path, int, int, boolean)}, deciding what to do with texts over {@code maxLength} tokens.
+     */
+    public static TextEmbeddingModel load(Path modelFile, Path tokenizerFile, int maxLength, int intraOpThreads,
+            boolean batchInvariance, LongInputs longInputs) throws IOException {
+        if (longInputs.chunk() && longInputs.overlapTokens() > maxLength / 2) {
+            throw new IllegalArgumentException("chunk-overlap (" + longInputs.overlapTokens()
+                    + ") must be at most half of max-length (" + maxLength + ")");
+        }
         if (maxLength < 2) {
             throw new IllegalArgumentException("maxLength must be >= 2 ([CLS] and [SEP]), was " + maxLength);
         }
@@ -128,12 +143,59 @@ public final class TextEmbeddingModel implements Model<String, Embedding> {
             System.getLogger(TextEmbeddingModel.class.getName()).log(System.Logger.Level.INFO,
                     "model {0}: {1} batching, batch invariant: {2} ({3})", modelFile.getFileName(), batching.mode(),
                     batching.batchInvariant(), batching.reason());
-            return new TextEmbeddingModel(model, tokenizer, alone.length, batching);
+            HuggingFaceTokenizer chunker = null;
+            if (longInputs.chunk()) {
+                chunker = HuggingFaceTokenizer.builder()
+                        .optTokenizerPath(tokenizerFile)
+                        .optAddSpecialTokens(true)
+                        .optTruncation(true)
+                        .optMaxLength(maxLength)
+                        .optStride(longInputs.overlapTokens())
+                        .optWithOverflowingTokens(true)
+                        .optPadding(false)
+                        .build();
+            }
+            return new TextEmbeddingModel(model, tokenizer, chunker, alone.length, batching);
         } catch (Exception e) {
             model.close();
             tokenizer.close();
             throw new IOException("model " + modelFile + " failed its first inference: " + e.getMessage(), e);
         }
+    }
+
+    /** The mean of the window embeddings, renormalised; tokens are those of all windows. */
+    static Embedding combine(Embedding[] parts) {
+        int dimension = parts[0].vector().length;
+        double[] sum = new double[dimension];
+        int tokens = 0;
+        for (Embedding part : parts) {
+            tokens += part.tokens();
+            float[] vector = part.vector();
+            for (int d = 0; d < dimension; d++) {
+                sum[d] += vector[d];
+            }
+        }
+        double norm = 0;
+        for (double value : sum) {
+            norm += value * value;
+        }
+        norm = Math.max(Math.sqrt(norm), 1e-12);
+        float[] combined = new float[dimension];
+        for (int d = 0; d < dimension; d++) {
+            combined[d] = (float) (sum[d] / norm);
+        }
+        return new Embedding(combined, tokens);
+    }
+
+    /** The windows a long text is split into (tests and diagnostics); one window for a text within the maximum. */
+    List<Encoding> windows(String text) {
+        Encoding whole = chunker.encode(text);
+        List<Encoding> windows = new ArrayList<>();
+        windows.add(whole);
+        if (whole.getOverflowing() != null) {
+            windows.addAll(Arrays.asList(whole.getOverflowing()));
+        }
+        return windows;
     }
 
     private static Batching decide(Path modelFile, boolean invariance, double probeDifference) throws IOException {
@@ -190,10 +252,10 @@ public final class TextEmbeddingModel implements Model<String, Embedding> {
      * tokenised once, sorted by token count and cut into groups whose lengths differ by at most a quarter (plus two
      * tokens), so that a short text is not padded to a long one; each group is one inference.
      */
-    private final class TextPredictor implements dev.serval.predictor.Predictor<String, Embedding> {
+    final class TextPredictor implements dev.serval.predictor.Predictor<String, Embedding> {
         private final Predictor<String, Embedding> single = model.newPredictor();
         private final Predictor<Encoding[], Embedding[]> batch =
-                batching.batched() ? model.newPredictor(new BatchSentenceEmbeddingTranslator()) : null;
+                batching.batched() || chunker != null ? model.newPredictor(new BatchSentenceEmbeddingTranslator()) : null;
         private final BatchObserver observer;
 
         TextPredictor(BatchObserver observer) {
@@ -202,11 +264,39 @@ public final class TextEmbeddingModel implements Model<String, Embedding> {
 
         @Override
         public Embedding predict(String input) throws Exception {
-            return single.predict(input);
+            if (chunker == null) {
+                return single.predict(input);
+            }
+            Encoding whole = chunker.encode(input);
+            Encoding[] rest = whole.getOverflowing();
+            if (rest == null || rest.length == 0) {
+                return embed(whole); // within the maximum: no chunking work beyond this one tokenisation
+            }
+            Encoding[] windows = new Encoding[rest.length + 1];
+            windows[0] = whole;
+            System.arraycopy(rest, 0, windows, 1, rest.length);
+            Embedding[] parts;
+            if (batching.batched()) {
+                parts = batch.predict(windows);
+            } else {
+                parts = new Embedding[windows.length];
+                for (int i = 0; i < windows.length; i++) {
+                    parts[i] = embed(windows[i]); // the same rule as whole texts: row-coupled models run windows alone
+                }
+            }
+            return combine(parts);
+        }
+
+        /** One already-tokenised window or text, alone. */
+        Embedding embed(Encoding encoding) throws Exception {
+            return batch.predict(new Encoding[] {encoding})[0];
         }
 
         @Override
         public List<Embedding> predictBatch(List<String> inputs) throws Exception {
+            if (chunker != null) {
+                return dev.serval.predictor.Predictor.super.predictBatch(inputs);
+            }
             if (batch == null || inputs.size() == 1) {
                 return dev.serval.predictor.Predictor.super.predictBatch(inputs);
             }
@@ -271,5 +361,8 @@ public final class TextEmbeddingModel implements Model<String, Embedding> {
     public void close() {
         model.close();
         tokenizer.close();
+        if (chunker != null) {
+            chunker.close();
+        }
     }
 }

