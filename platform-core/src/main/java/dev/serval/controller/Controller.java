@@ -79,6 +79,10 @@ public final class Controller {
             }
             if (!managed.spec.sameReplicaShape(spec)) {
                 managed.retireCurrentReplicas();
+            } else if (!managed.spec.equals(spec)) {
+                for (RoutableReplica<I, O> replica : managed.routable.values()) {
+                    replica.tune(spec); // batch size and wait change in place, O(n) once per such change
+                }
             }
             managed.spec = spec;
             router.maxQueuedRequests(spec.maxQueuedRequests());
@@ -352,6 +356,7 @@ public final class Controller {
                 return; // already leaving: the launcher stops it without it ever serving
             }
             running.put(id, record.withState(ReplicaState.RUNNING));
+            replica.tune(spec); // the spec may have changed while it started
             route(id, replica);
             startFailures = 0;
             nextStartNanos = Long.MIN_VALUE;

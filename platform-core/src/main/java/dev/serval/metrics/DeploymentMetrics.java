@@ -39,6 +39,7 @@ public final class DeploymentMetrics implements BatchObserver {
     private final Timer queueWait;
     private final Timer predictorWait;
     private final Timer inference;
+    private final Timer batchWait;
     private final DistributionSummary requestInputs;
     private final Counter replicaStarts;
     private final Counter startFailures;
@@ -55,7 +56,8 @@ public final class DeploymentMetrics implements BatchObserver {
         this.deployment = deployment;
         this.queueWait = latency("serval.queue.wait", "Time a request waited for a replica slot");
         this.predictorWait = latency("serval.predictor.wait", "Time an input waited in its replica for a predictor");
-        this.inference = latency("serval.inference", "Model time per input");
+        this.inference = latency("serval.inference", "Model time per inference");
+        this.batchWait = latency("serval.batch.wait", "Time a predictor waited for a fuller batch");
         this.requestInputs = DistributionSummary.builder("serval.request.inputs")
                 .description("Inputs per request").tags("deployment", deployment)
                 .publishPercentileHistogram().minimumExpectedValue(1.0).maximumExpectedValue(1024.0)
@@ -102,6 +104,10 @@ public final class DeploymentMetrics implements BatchObserver {
 
     public void predictorWait(long nanos) {
         predictorWait.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    public void batchWait(long nanos) {
+        batchWait.record(nanos, TimeUnit.NANOSECONDS);
     }
 
     public void inference(long nanos) {

@@ -55,7 +55,13 @@ final class PredictorPool<I, O> {
     private final LinkedBlockingQueue<Task<I, O>> queue = new LinkedBlockingQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
     private final Thread[] workers;
-    private final int maxBatch;
+    private final boolean batches;
+    /** Inputs one inference may take; changed at run time by {@link #tune}. */
+    private volatile int maxBatch;
+    /** How long a predictor may wait to fill a batch while another predictor is busy; changed by {@link #tune}. */
+    private volatile long batchWaitNanos;
+    /** Predictors running an inference now: a predictor waits for a fuller batch only while another one is busy. */
+    private final AtomicInteger busy = new AtomicInteger();
     private final CountDownLatch warmedUp;
     private final AtomicReference<Throwable> warmUpFailure = new AtomicReference<>();
     private volatile long serviceNanos = TimeUnit.MILLISECONDS.toNanos(10);
@@ -72,7 +78,8 @@ final class PredictorPool<I, O> {
             ThreadFactory threads, LongSupplier nanoTime, DeploymentMetrics metrics) {
         this.deployment = deployment;
         this.metrics = metrics;
-        this.maxBatch = model.batching().batched() ? maxBatch : 1;
+        this.batches = model.batching().batched();
+        this.maxBatch = batches ? maxBatch : 1;
         this.model = model;
         this.maxQueuedInputs = maxQueuedInputs;
         this.nanoTime = nanoTime;
@@ -137,6 +144,15 @@ final class PredictorPool<I, O> {
             failQueued();
         }
         return request.future;
+    }
+
+    /**
+     * Changes the batch limit and the batch wait of running predictors (from their next batch on). Models that do not
+     * batch keep running one input at a time.
+     */
+    void tune(int maxBatchSize, Duration batchWait) {
+        maxBatch = batches ? maxBatchSize : 1;
+        batchWaitNanos = batchWait.toNanos();
     }
 
     /** The model's probe input, run like a one-input request (a health check). */
@@ -216,8 +232,8 @@ final class PredictorPool<I, O> {
     }
 
     private void serve(Predictor<I, O> predictor) {
-        List<Task<I, O>> batch = new ArrayList<>(maxBatch);
-        List<I> inputs = new ArrayList<>(maxBatch);
+        List<Task<I, O>> batch = new ArrayList<>();
+        List<I> inputs = new ArrayList<>();
         while (!stopped) {
             Task<I, O> task;
             try {
@@ -228,25 +244,12 @@ final class PredictorPool<I, O> {
             if (task.request == null) {
                 return;
             }
-            boolean stopAfter = false;
             batch.clear();
             if (take(task)) {
                 batch.add(task);
             }
-            // No idle wait: a batch is whatever is already queued, up to maxBatch; a lone input runs at once.
-            while (batch.size() < maxBatch) {
-                Task<I, O> next = queue.poll();
-                if (next == null) {
-                    break;
-                }
-                if (next.request == null) {
-                    stopAfter = true;
-                    break;
-                }
-                if (take(next)) {
-                    batch.add(next);
-                }
-            }
+            boolean stopAfter = fill(batch);
+            batch.removeIf(queued -> queued.request.future.isDone()); // expired or cancelled while the batch formed
             if (!batch.isEmpty() && !run(predictor, batch, inputs)) {
                 return;
             }
@@ -254,6 +257,52 @@ final class PredictorPool<I, O> {
                 return;
             }
         }
+    }
+
+    /**
+     * Adds what is already queued to {@code batch}, up to {@link #maxBatch}. While another predictor is busy and the
+     * batch is not full, it may wait up to {@link #batchWaitNanos} for more; an idle replica never waits, so a lone
+     * input runs at once.
+     *
+     * @return whether a stop signal was taken (the worker stops after this batch)
+     */
+    private boolean fill(List<Task<I, O>> batch) {
+        int limit = maxBatch;
+        long waitUntil = 0;
+        while (batch.size() < limit) {
+            Task<I, O> next = queue.poll();
+            if (next == null) {
+                long wait = batchWaitNanos;
+                if (wait <= 0 || batch.isEmpty() || busy.get() == 0) {
+                    return false;
+                }
+                long now = nanoTime.getAsLong();
+                if (waitUntil == 0) {
+                    waitUntil = now + wait;
+                }
+                if (now >= waitUntil) {
+                    return false;
+                }
+                try {
+                    next = queue.poll(waitUntil - now, TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                } finally {
+                    metrics.batchWait(Math.max(0, Math.min(nanoTime.getAsLong(), waitUntil) - now));
+                }
+                if (next == null) {
+                    return false;
+                }
+            }
+            if (next.request == null) {
+                return true;
+            }
+            if (take(next)) {
+                batch.add(next);
+            }
+        }
+        return false;
     }
 
     /** Takes {@code task} off the admission count; false when its request is already done (failed or cancelled). */
@@ -264,6 +313,15 @@ final class PredictorPool<I, O> {
 
     /** Runs one inference over {@code batch}; false when the pool stopped while it ran. */
     private boolean run(Predictor<I, O> predictor, List<Task<I, O>> batch, List<I> inputs) {
+        busy.incrementAndGet();
+        try {
+            return runBusy(predictor, batch, inputs);
+        } finally {
+            busy.decrementAndGet();
+        }
+    }
+
+    private boolean runBusy(Predictor<I, O> predictor, List<Task<I, O>> batch, List<I> inputs) {
         long start = nanoTime.getAsLong();
         inputs.clear();
         for (Task<I, O> task : batch) {

@@ -68,6 +68,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
         PredictorPool<I, O> pool = new PredictorPool<>(spec.name(), spec.predictorThreads(),
                 spec.maxOngoingRequests() * spec.maxInputsPerRequest(), spec.maxBatchSize(), model, threads, nanoTime,
                 metrics);
+        pool.tune(spec.maxBatchSize(), spec.batchWaitTimeout());
         pool.start();
         try {
             pool.awaitWarmUp();
@@ -112,6 +113,11 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
         CompletableFuture<List<O>> result = pool.submit(inputs);
         result.whenComplete(health);
         return result;
+    }
+
+    @Override
+    public void tune(DeploymentSpec spec) {
+        pool.tune(spec.maxBatchSize(), spec.batchWaitTimeout());
     }
 
     /**

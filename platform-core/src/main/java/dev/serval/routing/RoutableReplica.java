@@ -26,4 +26,8 @@ public interface RoutableReplica<I, O> {
 
     /** Runs one admitted request; completes on a predictor thread. Never blocks the caller. */
     CompletableFuture<List<O>> run(List<I> inputs);
+
+    /** Takes over the settings of {@code spec} that a running replica can change in place (batch size and wait). */
+    default void tune(dev.serval.spec.DeploymentSpec spec) {
+    }
 }

@@ -23,6 +23,8 @@ import java.util.regex.Pattern;
  * @param gracefulShutdownTimeout     how long a STOPPING replica may drain before it is stopped; default 10 s
  * @param batchInvariance             whether an input's output must not depend on what it runs with; default true
  * @param maxBatchSize                inputs one inference may take when the model batches; default 32
+ * @param batchWaitTimeout            how long a predictor may wait to fill a batch while another predictor of its
+ *                                    replica is busy (an idle replica never waits); default 2 ms
  */
 public record DeploymentSpec(
         String name,
@@ -38,7 +40,8 @@ public record DeploymentSpec(
         int healthCheckFailureThreshold,
         Duration gracefulShutdownTimeout,
         boolean batchInvariance,
-        int maxBatchSize) {
+        int maxBatchSize,
+        Duration batchWaitTimeout) {
 
     private static final Pattern NAME = Pattern.compile("[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?");
 
@@ -48,6 +51,7 @@ public record DeploymentSpec(
         Objects.requireNonNull(version, "version");
         Objects.requireNonNull(healthCheckPeriod, "healthCheckPeriod");
         Objects.requireNonNull(gracefulShutdownTimeout, "gracefulShutdownTimeout");
+        Objects.requireNonNull(batchWaitTimeout, "batchWaitTimeout");
         if (!NAME.matcher(name).matches()) {
             throw new IllegalArgumentException("deployment name '" + name
                     + "' must be 1-63 lower-case letters, digits, '.', '_' or '-', starting and ending alphanumeric");
@@ -63,6 +67,10 @@ public record DeploymentSpec(
         requireBetween(name, "max-inputs-per-request", maxInputsPerRequest, 1, 1_000_000);
         requireBetween(name, "health-check-failure-threshold", healthCheckFailureThreshold, 1, 1000);
         requireBetween(name, "max-batch-size", maxBatchSize, 1, 1024);
+        if (batchWaitTimeout.isNegative() || batchWaitTimeout.compareTo(Duration.ofSeconds(1)) > 0) {
+            throw new IllegalArgumentException("deployment '" + name + "': batch-wait-timeout must be between 0 and 1s, was "
+                    + batchWaitTimeout);
+        }
         if (healthCheckPeriod.compareTo(Duration.ofMillis(10)) < 0) {
             throw new IllegalArgumentException("deployment '" + name + "': health-check-period must be >= 10ms, was "
                     + healthCheckPeriod);
@@ -73,12 +81,13 @@ public record DeploymentSpec(
         }
     }
 
-    /** A spec with batch invariance on and batches of up to 32 (the defaults). */
+    /** A spec with batch invariance on, batches of up to 32 and a 2 ms batch wait (the defaults). */
     public DeploymentSpec(String name, String model, String version, int numReplicas, int maxOngoingRequests,
             int maxQueuedRequests, int predictorThreads, int intraOpThreads, int maxInputsPerRequest,
             Duration healthCheckPeriod, int healthCheckFailureThreshold, Duration gracefulShutdownTimeout) {
         this(name, model, version, numReplicas, maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads,
-                maxInputsPerRequest, healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, true, 32);
+                maxInputsPerRequest, healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, true, 32,
+                Duration.ofMillis(2));
     }
 
     /** A spec with the documented defaults. */
@@ -90,56 +99,63 @@ public record DeploymentSpec(
     public DeploymentSpec withNumReplicas(int replicas) {
         return replicas == numReplicas ? this : new DeploymentSpec(name, model, version, replicas, maxOngoingRequests,
                 maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest, healthCheckPeriod,
-                healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize);
+                healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout);
     }
 
     public DeploymentSpec withVersion(String newVersion) {
         return newVersion.equals(version) ? this : new DeploymentSpec(name, model, newVersion, numReplicas,
                 maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize);
+                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout);
     }
 
     public DeploymentSpec withAdmission(int ongoing, int queued) {
         return ongoing == maxOngoingRequests && queued == maxQueuedRequests ? this : new DeploymentSpec(name, model,
                 version, numReplicas, ongoing, queued, predictorThreads, intraOpThreads, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize);
+                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout);
     }
 
     public DeploymentSpec withPredictors(int threads, int intraOp) {
         return threads == predictorThreads && intraOp == intraOpThreads ? this : new DeploymentSpec(name, model,
                 version, numReplicas, maxOngoingRequests, maxQueuedRequests, threads, intraOp, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize);
+                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout);
     }
 
     public DeploymentSpec withHealthCheck(Duration period, int failureThreshold) {
         return period.equals(healthCheckPeriod) && failureThreshold == healthCheckFailureThreshold ? this
                 : new DeploymentSpec(name, model, version, numReplicas, maxOngoingRequests, maxQueuedRequests,
                         predictorThreads, intraOpThreads, maxInputsPerRequest, period, failureThreshold,
-                        gracefulShutdownTimeout, batchInvariance, maxBatchSize);
+                        gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout);
     }
 
     public DeploymentSpec withGracefulShutdownTimeout(Duration timeout) {
         return timeout.equals(gracefulShutdownTimeout) ? this : new DeploymentSpec(name, model, version, numReplicas,
                 maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, timeout, batchInvariance, maxBatchSize);
+                healthCheckPeriod, healthCheckFailureThreshold, timeout, batchInvariance, maxBatchSize, batchWaitTimeout);
     }
 
     public DeploymentSpec withBatching(boolean invariance, int batchSize) {
         return invariance == batchInvariance && batchSize == maxBatchSize ? this : new DeploymentSpec(name, model,
                 version, numReplicas, maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads,
                 maxInputsPerRequest, healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, invariance,
-                batchSize);
+                batchSize, batchWaitTimeout);
+    }
+
+    public DeploymentSpec withBatchWait(Duration wait) {
+        return wait.equals(batchWaitTimeout) ? this : new DeploymentSpec(name, model, version, numReplicas,
+                maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest,
+                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize,
+                wait);
     }
 
     /**
      * Whether replicas built for {@code other} can keep serving under this spec: same model, version, threads,
-     * admission limits and batching.
+     * admission limits and batch invariance. The batch size and batch wait are not part of the shape: running
+     * replicas take them over in place.
      */
     public boolean sameReplicaShape(DeploymentSpec other) {
         return model.equals(other.model) && version.equals(other.version) && predictorThreads == other.predictorThreads
                 && intraOpThreads == other.intraOpThreads && maxOngoingRequests == other.maxOngoingRequests
-                && maxInputsPerRequest == other.maxInputsPerRequest && batchInvariance == other.batchInvariance
-                && maxBatchSize == other.maxBatchSize;
+                && maxInputsPerRequest == other.maxInputsPerRequest && batchInvariance == other.batchInvariance;
     }
 
     private static void requireBetween(String name, String field, int value, int min, int max) {

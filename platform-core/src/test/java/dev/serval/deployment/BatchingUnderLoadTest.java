@@ -45,7 +45,7 @@ class BatchingUnderLoadTest {
 
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         DeploymentSpec spec = new DeploymentSpec("tiny", "dir", "1", 1, 64, 256, 1, 1, 8,
-                Duration.ofSeconds(10), 3, Duration.ofSeconds(5), true, 4);
+                Duration.ofSeconds(10), 3, Duration.ofSeconds(5), true, 4, Duration.ZERO);
         List<String> wrong = Collections.synchronizedList(new ArrayList<>());
         try (ServingEngine engine = new ServingEngine(Duration.ofMillis(50), System::nanoTime, InstantSource.system(),
                 registry, dev.serval.health.FailureMonitor.Settings.defaults())) {

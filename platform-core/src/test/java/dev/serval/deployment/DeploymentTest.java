@@ -11,6 +11,9 @@ import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.health.FailureMonitor;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.InstantSource;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -339,6 +342,61 @@ class DeploymentTest {
                 failure.getCause().getMessage());
         model.gate.release();
         assertEquals(List.of("WAIT"), running.get(WAIT_SECONDS, TimeUnit.SECONDS), "the admitted request finished");
+    }
+
+    @Test
+    void anIdleReplicaNeverWaitsForABatchEvenWithALongBatchWait() throws Exception {
+        model.batches = true;
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (ServingEngine metered = new ServingEngine(Duration.ofMillis(50), System::nanoTime, InstantSource.system(),
+                registry, FailureMonitor.Settings.defaults())) {
+            Deployment<String, String> deployment = metered.deploy(
+                    spec(2, 8, 10, 10).withBatchWait(Duration.ofSeconds(1)), ignored -> model);
+            awaitState(deployment, Deployment.State.READY);
+
+            assertEquals(List.of("LONE"), deployment.submit(List.of("lone")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+
+            assertEquals(0, registry.get("serval.batch.wait").timer().count(), "no predictor waited: the replica was idle");
+        }
+    }
+
+    @Test
+    void aPredictorWaitsForAFullerBatchOnlyWhileAnotherIsBusy() throws Exception {
+        model.batches = true;
+        Deployment<String, String> deployment = ready(spec(2, 8, 10, 10).withBatchWait(Duration.ofSeconds(1)));
+        CompletableFuture<List<String>> busy = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+
+        CompletableFuture<List<String>> first = deployment.submit(List.of("first"));
+        TimeUnit.MILLISECONDS.sleep(100); // within the 1 s batch wait: the free predictor holds "first" for company
+        assertFalse(first.isDone(), "the free predictor waits for a fuller batch while the other is busy");
+        CompletableFuture<List<String>> second = deployment.submit(List.of("second"));
+
+        assertEquals(List.of("FIRST"), first.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("SECOND"), second.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertTrue(model.batchSizes.contains(2), "first and second ran as one batch: " + model.batchSizes);
+        model.gate.release();
+        busy.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void theBatchSizeChangesInPlaceWithoutReplacingReplicas() throws Exception {
+        model.batches = true;
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 8));
+        long replica = deployment.router().snapshot().replicas().getFirst().id();
+
+        deployment.update(deployment.spec().withBatching(true, 2));
+        CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+        CompletableFuture<List<String>> queued = deployment.submit(List.of("a", "b", "c", "d", "e"));
+        model.batchSizes.clear();
+        model.gate.release();
+        blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertEquals(List.of("A", "B", "C", "D", "E"), queued.get(WAIT_SECONDS, TimeUnit.SECONDS));
+
+        assertTrue(model.batchSizes.stream().allMatch(size -> size <= 2), "batches of at most 2: " + model.batchSizes);
+        assertEquals(replica, deployment.router().snapshot().replicas().getFirst().id(), "the same replica serves");
+        assertEquals(1, deployment.status().running());
     }
 
     @Test

@@ -25,6 +25,9 @@ final class FakeModel implements Model<String, String> {
     final Set<String> threads = ConcurrentHashMap.newKeySet();
     final Set<Long> doomed = ConcurrentHashMap.newKeySet();
     volatile boolean allProbesFail;
+    /** Whether the model batches (set before the deployment starts); each batch's size is recorded. */
+    volatile boolean batches;
+    final java.util.List<Integer> batchSizes = new java.util.concurrent.CopyOnWriteArrayList<>();
     volatile boolean closed;
 
     @Override
@@ -35,9 +38,25 @@ final class FakeModel implements Model<String, String> {
     }
 
     @Override
+    public dev.serval.predictor.Batching batching() {
+        return batches ? new dev.serval.predictor.Batching(true, true, "fake: batches")
+                : dev.serval.predictor.Batching.single("fake: one at a time");
+    }
+
+    @Override
     public Predictor<String, String> newPredictor() {
         openPredictors.incrementAndGet();
         return new Predictor<>() {
+            @Override
+            public java.util.List<String> predictBatch(java.util.List<String> inputs) throws Exception {
+                batchSizes.add(inputs.size());
+                java.util.List<String> outputs = new java.util.ArrayList<>();
+                for (String input : inputs) {
+                    outputs.add(predict(input));
+                }
+                return outputs;
+            }
+
             @Override
             public String predict(String input) throws Exception {
                 threads.add(Thread.currentThread().getName());

@@ -167,11 +167,17 @@ public interface ServalConfig {
         @WithDefault("32")
         int maxBatchSize();
 
+        /** How long a predictor may wait to fill a batch while another predictor of its replica is busy. */
+        @WithName("batch-wait-timeout")
+        @WithDefault("2ms")
+        Duration batchWaitTimeout();
+
         /** The core spec for the deployment called {@code name}; validates every field. */
         default DeploymentSpec toSpec(String name) {
             return new DeploymentSpec(name, model(), version(), numReplicas(), maxOngoingRequests(), maxQueuedRequests(),
                     predictorThreads(), intraOpThreads(), maxInputsPerRequest(), healthCheckPeriod(),
-                    healthCheckFailureThreshold(), gracefulShutdownTimeout(), batchInvariance(), maxBatchSize());
+                    healthCheckFailureThreshold(), gracefulShutdownTimeout(), batchInvariance(), maxBatchSize(),
+                    batchWaitTimeout());
         }
     }
 }

@@ -60,7 +60,7 @@ public class BatchInvarianceBenchmark extends BenchmarkBase {
             Path model = ModelFiles.extract(loader, "all-minilm-l6-v2-q.onnx", dir);
             Path tokenizer = ModelFiles.extract(loader, "all-minilm-l6-v2-q-tokenizer.json", dir);
             DeploymentSpec spec = new DeploymentSpec("bench", "bundled:all-minilm-l6-v2-q", "1", 1, BURST * 2, BURST * 4,
-                    2, 1, 1, Duration.ofMinutes(10), 3, Duration.ofSeconds(10), invariance, 32);
+                    2, 1, 1, Duration.ofMinutes(10), 3, Duration.ofSeconds(10), invariance, 32, Duration.ofMillis(2));
             engine = new ServingEngine();
             deployment = engine.deploy(spec, s -> TextEmbeddingModel.load(model, tokenizer, 256, 1, s.batchInvariance()));
             while (deployment.state() != Deployment.State.READY) {
