@@ -211,7 +211,7 @@ public class EmbeddingBenchmark extends BenchmarkBase {
      * {@code count} texts of 5 to 30 words each. {@link Random} with a seed yields the same sequence on every
      * JVM (its algorithm is specified), so every run embeds the same texts.
      */
-    static String[] chatTexts(int count, long seed) {
+    public static String[] chatTexts(int count, long seed) {
         Random random = new Random(seed);
         String[] texts = new String[count];
         StringBuilder text = new StringBuilder();

@@ -1,0 +1,223 @@
+package dev.serval.bench.http;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.serval.bench.predictor.EmbeddingBenchmark;
+import dev.serval.predictor.Embedding;
+import dev.serval.predictor.ModelFiles;
+import dev.serval.predictor.Predictor;
+import dev.serval.predictor.TextEmbeddingModel;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * MiniLM over HTTP at saturation, against the same model run in a raw in-process DJL loop, in one run: for batch
+ * sizes 1, 8 and 32, texts/s through {@code POST /v1/embeddings} (32 closed-loop clients, one text per request) as
+ * a fraction of what 2 threads with their own predictors reach on the same texts in process; and single-client p50
+ * latency. Batch size 1 is Serval's default for the quantised MiniLM (batch invariance: every text alone); 8 and 32
+ * run with {@code batch-invariance=false} and that {@code max-batch-size}, so that batches really form.
+ *
+ * <p>Texts: 2,000 seeded chat-like texts of 5-30 words, of which 1 % are over 300 words (truncated at 256 tokens,
+ * as served). Serval is the packaged application ({@code platform-api/target/quarkus-app}), started once per batch
+ * size on a free loopback port with 2 predictor threads of 1 intra-op thread, and stopped afterwards. Everything
+ * talks to 127.0.0.1 only, and every phase is bounded in time.
+ *
+ * <p>Run from the repository root (about 3 minutes on two cores; {@code --quick} about 1):
+ * <pre>{@code
+ * ./mvnw -q -B -DskipTests package -pl platform-api,platform-bench -am
+ * java -cp platform-bench/target/benchmarks.jar dev.serval.bench.http.HttpBatchingBenchmark [--quick]
+ * }</pre>
+ */
+public final class HttpBatchingBenchmark {
+
+    private static final int CLIENTS = 32;
+    private static final int THREADS = 2;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    public static void main(String[] args) throws Exception {
+        boolean quick = Arrays.asList(args).contains("--quick");
+        Duration warmUp = Duration.ofSeconds(quick ? 3 : 8);
+        Duration measure = Duration.ofSeconds(quick ? 5 : 15);
+        List<String> texts = texts();
+        List<Map<String, Object>> rows = new ArrayList<>();
+        for (int batch : new int[] {1, 8, 32}) {
+            double raw = rawLoop(texts, batch, warmUp, measure);
+            Map<String, Object> served = serval(texts, batch, warmUp, measure);
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("maxBatchSize", batch);
+            row.put("batchInvariance", batch == 1);
+            row.put("rawTextsPerSecond", Math.round(raw));
+            row.putAll(served);
+            row.put("servalOverRaw", Math.round((double) served.get("textsPerSecond") / raw * 1000) / 1000.0);
+            rows.add(row);
+            System.out.println(row);
+        }
+        Path out = Path.of("platform-bench", "target", "http-batching.json");
+        Files.createDirectories(out.getParent());
+        JSON.writerWithDefaultPrettyPrinter().writeValue(out.toFile(), Map.of("cpus", Runtime.getRuntime().availableProcessors(),
+                "java", System.getProperty("java.version"), "clients", CLIENTS, "rows", rows));
+        System.out.printf("%n| max batch | invariant | raw loop texts/s | Serval texts/s | Serval / raw | errors | p50 single client |%n");
+        System.out.println("|---|---|---|---|---|---|---|");
+        for (Map<String, Object> row : rows) {
+            System.out.printf("| %s | %s | %s | %.0f | %s | %s | %.2f ms |%n", row.get("maxBatchSize"), row.get("batchInvariance"),
+                    row.get("rawTextsPerSecond"), (double) row.get("textsPerSecond"), row.get("servalOverRaw"),
+                    row.get("errors"), (double) row.get("p50Millis"));
+        }
+        System.out.println("written to " + out);
+    }
+
+    static List<String> texts() {
+        String[] chat = EmbeddingBenchmark.chatTexts(2000, 20261122L);
+        List<String> texts = new ArrayList<>(Arrays.asList(chat));
+        for (int i = 0; i < texts.size(); i += 100) {
+            StringBuilder long_ = new StringBuilder();
+            for (int k = 0; long_.toString().split(" ").length < 320; k++) {
+                long_.append(chat[(i + k) % chat.length]).append(' ');
+            }
+            texts.set(i, long_.toString().trim());
+        }
+        return texts;
+    }
+
+    /** Texts/s of THREADS threads, each with its own predictor, running batches of {@code batch} back to back. */
+    static double rawLoop(List<String> texts, int batch, Duration warmUp, Duration measure) throws Exception {
+        Path dir = Path.of(System.getProperty("java.io.tmpdir"), "serval-bench-models");
+        ClassLoader loader = HttpBatchingBenchmark.class.getClassLoader();
+        try (TextEmbeddingModel model = TextEmbeddingModel.load(ModelFiles.extract(loader, "all-minilm-l6-v2-q.onnx", dir),
+                ModelFiles.extract(loader, "all-minilm-l6-v2-q-tokenizer.json", dir), 256, 1, batch == 1)) {
+            AtomicLong done = new AtomicLong();
+            long start = System.nanoTime();
+            long measureFrom = start + warmUp.toNanos();
+            long end = measureFrom + measure.toNanos();
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                int offset = t * 997;
+                threads.add(Thread.ofPlatform().start(() -> {
+                    try (Predictor<String, Embedding> predictor = model.newPredictor()) {
+                        int next = offset;
+                        while (System.nanoTime() < end) {
+                            List<String> group = new ArrayList<>(batch);
+                            for (int k = 0; k < batch; k++) {
+                                group.add(texts.get(next++ % texts.size()));
+                            }
+                            List<Embedding> out = batch == 1 ? List.of(predictor.predict(group.getFirst()))
+                                    : predictor.predictBatch(group);
+                            if (System.nanoTime() >= measureFrom) {
+                                done.addAndGet(out.size());
+                            }
+                        }
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }));
+            }
+            for (Thread thread : threads) {
+                thread.join();
+            }
+            return done.get() / (measure.toNanos() / 1e9);
+        }
+    }
+
+    /** Starts Serval for {@code batch}, drives it, stops it. */
+    static Map<String, Object> serval(List<String> texts, int batch, Duration warmUp, Duration measure) throws Exception {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = socket.getLocalPort();
+        }
+        String d = "-Dserval.deployments.all-minilm-l6-v2.";
+        Path log = Path.of("platform-bench", "target", "serval-http-" + batch + ".log");
+        Process server = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-Dai.djl.offline=true", "-DOPT_OUT_TRACKING=true",
+                "-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port,
+                d + "batch-invariance=" + (batch == 1), d + "max-batch-size=" + batch,
+                d + "max-ongoing-requests=64", d + "max-queued-requests=1024",
+                "-jar", Path.of("platform-api", "target", "quarkus-app", "quarkus-run.jar").toString())
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            HttpClient client = HttpClient.newBuilder().executor(Executors.newVirtualThreadPerTaskExecutor())
+                    .connectTimeout(Duration.ofSeconds(5)).build();
+            URI base = URI.create("http://127.0.0.1:" + port);
+            long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+            while (!ready(client, base)) {
+                if (System.nanoTime() > deadline || !server.isAlive()) {
+                    throw new IllegalStateException("Serval did not become ready; see " + log);
+                }
+                Thread.sleep(200); // polling a process we started: nothing else to wait on
+            }
+            AtomicLong ok = new AtomicLong();
+            AtomicLong errors = new AtomicLong();
+            long start = System.nanoTime();
+            long measureFrom = start + warmUp.toNanos();
+            long end = measureFrom + measure.toNanos();
+            try (var clients = Executors.newVirtualThreadPerTaskExecutor()) {
+                for (int c = 0; c < CLIENTS; c++) {
+                    int offset = c * 61;
+                    clients.submit(() -> {
+                        int next = offset;
+                        while (System.nanoTime() < end) {
+                            boolean success = embed(client, base, texts.get(next++ % texts.size()));
+                            if (System.nanoTime() >= measureFrom) {
+                                (success ? ok : errors).incrementAndGet();
+                            }
+                        }
+                        return null;
+                    });
+                }
+            }
+            double textsPerSecond = ok.get() / (measure.toNanos() / 1e9);
+            List<Long> latencies = new ArrayList<>();
+            for (int i = 0; i < 300; i++) {
+                long t0 = System.nanoTime();
+                embed(client, base, texts.get((i * 7 + 1) % texts.size()));
+                if (i >= 50) {
+                    latencies.add(System.nanoTime() - t0);
+                }
+            }
+            latencies.sort(null);
+            Map<String, Object> result = new LinkedHashMap<>();
+            result.put("textsPerSecond", textsPerSecond);
+            result.put("errors", errors.get());
+            result.put("p50Millis", latencies.get(latencies.size() / 2) / 1e6);
+            return result;
+        } finally {
+            server.destroy();
+            if (!server.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                server.destroyForcibly();
+            }
+        }
+    }
+
+    private static boolean ready(HttpClient client, URI base) {
+        try {
+            return client.send(HttpRequest.newBuilder(base.resolve("/v2/health/ready")).timeout(Duration.ofSeconds(2)).build(),
+                    HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+        } catch (IOException | InterruptedException e) {
+            return false;
+        }
+    }
+
+    private static boolean embed(HttpClient client, URI base, String text) {
+        try {
+            String body = "{\"model\":\"all-minilm-l6-v2\",\"input\":" + JSON.writeValueAsString(text) + "}";
+            HttpResponse<byte[]> response = client.send(HttpRequest.newBuilder(base.resolve("/v1/embeddings"))
+                    .timeout(Duration.ofSeconds(30)).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofByteArray());
+            return response.statusCode() == 200;
+        } catch (IOException | InterruptedException e) {
+            return false;
+        }
+    }
+}
