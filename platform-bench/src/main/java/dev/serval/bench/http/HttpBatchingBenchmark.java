@@ -27,7 +27,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * MiniLM over HTTP at saturation, against the same model run in a raw in-process DJL loop, in one run: for batch
  * sizes 1, 8 and 32, texts/s through {@code POST /v1/embeddings} (32 closed-loop clients, one text per request) as
  * a fraction of what 2 threads with their own predictors reach on the same texts in process; and single-client p50
- * latency. Batch size 1 is Serval's default for the quantised MiniLM (batch invariance: every text alone); 8 and 32
+ * latency, with the CPU share of the load generator and of Serval over the measurement (of all cores). Batch size 1
+ * is Serval's default for the quantised MiniLM (batch invariance: every text alone); 8 and 32
  * run with {@code batch-invariance=false} and that {@code max-batch-size}, so that batches really form.
  *
  * <p>Texts: 2,000 seeded chat-like texts of 5-30 words, of which 1 % are over 300 words (truncated at 256 tokens,
@@ -69,12 +70,14 @@ public final class HttpBatchingBenchmark {
         Files.createDirectories(out.getParent());
         JSON.writerWithDefaultPrettyPrinter().writeValue(out.toFile(), Map.of("cpus", Runtime.getRuntime().availableProcessors(),
                 "java", System.getProperty("java.version"), "clients", CLIENTS, "rows", rows));
-        System.out.printf("%n| max batch | invariant | raw loop texts/s | Serval texts/s | Serval / raw | errors | p50 single client |%n");
-        System.out.println("|---|---|---|---|---|---|---|");
+        System.out.printf("%n| max batch | invariant | raw loop texts/s | Serval texts/s | Serval / raw | errors | p50 single client"
+                + " | CPU: clients | CPU: Serval |%n");
+        System.out.println("|---|---|---|---|---|---|---|---|---|");
         for (Map<String, Object> row : rows) {
-            System.out.printf("| %s | %s | %s | %.0f | %s | %s | %.2f ms |%n", row.get("maxBatchSize"), row.get("batchInvariance"),
-                    row.get("rawTextsPerSecond"), (double) row.get("textsPerSecond"), row.get("servalOverRaw"),
-                    row.get("errors"), (double) row.get("p50Millis"));
+            System.out.printf("| %s | %s | %s | %.0f | %s | %s | %.2f ms | %.0f %% | %.0f %% |%n", row.get("maxBatchSize"),
+                    row.get("batchInvariance"), row.get("rawTextsPerSecond"), (double) row.get("textsPerSecond"),
+                    row.get("servalOverRaw"), row.get("errors"), (double) row.get("p50Millis"),
+                    100 * (double) row.get("clientCpuShare"), 100 * (double) row.get("servalCpuShare"));
         }
         System.out.println("written to " + out);
     }
@@ -162,6 +165,16 @@ public final class HttpBatchingBenchmark {
             long start = System.nanoTime();
             long measureFrom = start + warmUp.toNanos();
             long end = measureFrom + measure.toNanos();
+            long[] cpuAtStart = new long[2];
+            Thread cpuProbe = Thread.ofVirtual().start(() -> {
+                try {
+                    Thread.sleep(Duration.ofNanos(Math.max(0, measureFrom - System.nanoTime())));
+                    cpuAtStart[0] = clientCpuNanos();
+                    cpuAtStart[1] = processCpuNanos(server.pid());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
             try (var clients = Executors.newVirtualThreadPerTaskExecutor()) {
                 for (int c = 0; c < CLIENTS; c++) {
                     int offset = c * 61;
@@ -177,7 +190,11 @@ public final class HttpBatchingBenchmark {
                     });
                 }
             }
+            long clientCpu = clientCpuNanos() - cpuAtStart[0];
+            long serverCpu = processCpuNanos(server.pid()) - cpuAtStart[1];
+            cpuProbe.join();
             double textsPerSecond = ok.get() / (measure.toNanos() / 1e9);
+            double cores = Runtime.getRuntime().availableProcessors() * (double) measure.toNanos();
             List<Long> latencies = new ArrayList<>();
             for (int i = 0; i < 300; i++) {
                 long t0 = System.nanoTime();
@@ -191,12 +208,32 @@ public final class HttpBatchingBenchmark {
             result.put("textsPerSecond", textsPerSecond);
             result.put("errors", errors.get());
             result.put("p50Millis", latencies.get(latencies.size() / 2) / 1e6);
+            result.put("clientCpuShare", Math.round(clientCpu / cores * 1000) / 1000.0);
+            result.put("servalCpuShare", Math.round(serverCpu / cores * 1000) / 1000.0);
             return result;
         } finally {
             server.destroy();
             if (!server.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
                 server.destroyForcibly();
             }
+        }
+    }
+
+    /** CPU time of this JVM (the load generator), in nanoseconds. */
+    private static long clientCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
+    /** CPU time of process {@code pid} from /proc (user + system), in nanoseconds; 0 where /proc is missing. */
+    private static long processCpuNanos(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            long ticks = Long.parseLong(fields[11]) + Long.parseLong(fields[12]); // utime, stime
+            return ticks * 10_000_000L; // USER_HZ is 100 on Linux
+        } catch (IOException | RuntimeException e) {
+            return 0;
         }
     }
 
