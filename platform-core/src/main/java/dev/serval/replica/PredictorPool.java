@@ -260,40 +260,20 @@ final class PredictorPool<I, O> {
     }
 
     /**
-     * Adds what is already queued to {@code batch}, up to {@link #maxBatch}. While another predictor is busy and the
-     * batch is not full, it may wait up to {@link #batchWaitNanos} for more; an idle replica never waits, so a lone
-     * input runs at once.
+     * Fills {@code batch}: first, without waiting, up to this predictor's fair share of the queue (its length divided by
+     * the number of predictors, at most {@link #maxBatch}), so that predictors split a full queue instead of one taking
+     * it all; then, only while another predictor is busy, it may wait up to {@link #batchWaitNanos} for more, up to
+     * {@link #maxBatch}. An idle replica never waits, so a lone input runs at once.
      *
      * @return whether a stop signal was taken (the worker stops after this batch)
      */
     private boolean fill(List<Task<I, O>> batch) {
-        int limit = maxBatch;
-        long waitUntil = 0;
-        while (batch.size() < limit) {
+        int max = maxBatch;
+        int share = Math.max(1, Math.min(max, (queued.get() + batch.size() + workers.length - 1) / workers.length));
+        while (batch.size() < share) {
             Task<I, O> next = queue.poll();
             if (next == null) {
-                long wait = batchWaitNanos;
-                if (wait <= 0 || batch.isEmpty() || busy.get() == 0) {
-                    return false;
-                }
-                long now = nanoTime.getAsLong();
-                if (waitUntil == 0) {
-                    waitUntil = now + wait;
-                }
-                if (now >= waitUntil) {
-                    return false;
-                }
-                try {
-                    next = queue.poll(waitUntil - now, TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return false;
-                } finally {
-                    metrics.batchWait(Math.max(0, Math.min(nanoTime.getAsLong(), waitUntil) - now));
-                }
-                if (next == null) {
-                    return false;
-                }
+                break;
             }
             if (next.request == null) {
                 return true;
@@ -302,7 +282,36 @@ final class PredictorPool<I, O> {
                 batch.add(next);
             }
         }
-        return false;
+        long wait = batchWaitNanos;
+        if (wait <= 0 || batch.isEmpty() || batch.size() >= max || busy.get() == 0) {
+            return false;
+        }
+        long start = nanoTime.getAsLong();
+        long waitUntil = start + wait;
+        try {
+            while (batch.size() < max) {
+                long left = waitUntil - nanoTime.getAsLong();
+                if (left <= 0) {
+                    return false;
+                }
+                Task<I, O> next = queue.poll(left, TimeUnit.NANOSECONDS);
+                if (next == null) {
+                    return false;
+                }
+                if (next.request == null) {
+                    return true;
+                }
+                if (take(next)) {
+                    batch.add(next);
+                }
+            }
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } finally {
+            metrics.batchWait(Math.min(nanoTime.getAsLong(), waitUntil) - start);
+        }
     }
 
     /** Takes {@code task} off the admission count; false when its request is already done (failed or cancelled). */
