@@ -64,7 +64,7 @@ class EventLoopNeverBlocksTest {
                     "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"wait " + i + "\"]}]}"),
                     HttpResponse.BodyHandlers.ofString()));
         }
-        awaitWaiting(2);
+        GatedModelSource.awaitWaiting(2);
 
         for (int i = 0; i < 8; i++) {
             HttpResponse<String> live = client.send(get("/v2/health/live"), HttpResponse.BodyHandlers.ofString());
@@ -97,13 +97,4 @@ class EventLoopNeverBlocksTest {
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json)).build();
     }
 
-    private static void awaitWaiting(int count) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (GatedModelSource.WAITING.get() < count) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("predictors never reached the gate: " + GatedModelSource.WAITING.get());
-            }
-            Thread.sleep(10); // waiting for other threads to reach the gate; nothing to join on
-        }
-    }
 }

@@ -30,6 +30,17 @@ public class GatedModelSource implements ModelSource {
     static final Set<String> MODEL_THREADS = ConcurrentHashMap.newKeySet();
     static final Set<String> MODEL_INPUTS = ConcurrentHashMap.newKeySet();
 
+    /** Waits (up to 30 s) until {@code count} predictors are held at {@link #GATE}. */
+    static void awaitWaiting(int count) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+        while (WAITING.get() < count) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("predictors never reached the gate: " + WAITING.get() + " of " + count);
+            }
+            Thread.sleep(10); // other threads are on their way to the gate; nothing to join on
+        }
+    }
+
     @Override
     public boolean accepts(String reference) {
         return reference.equals("gated:") || reference.equals("gated-load:") || reference.equals("gated-fragile:");

@@ -111,7 +111,7 @@ class ReadinessAndOverloadTest {
                     .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString(oip("wait " + i))).build(), HttpResponse.BodyHandlers.ofString()));
             if (i == 1) {
-                awaitWaiting(2);
+                GatedModelSource.awaitWaiting(2);
             }
         }
         awaitQueueFull();
@@ -133,15 +133,6 @@ class ReadinessAndOverloadTest {
                 "serval_requests_total{api=\"oip\",deployment=\"gated\",outcome=\"rejected\"} 1.0"));
     }
 
-    private static void awaitWaiting(int count) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (GatedModelSource.WAITING.get() < count) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("predictors never reached the gate");
-            }
-            Thread.sleep(10); // waiting for other threads to reach the gate; nothing to join on
-        }
-    }
 
     /** Waits until one more text would not fit: probing with a request the gated model answers at once. */
     private static void awaitQueueFull() throws InterruptedException {

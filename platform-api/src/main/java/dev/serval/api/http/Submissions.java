@@ -47,6 +47,7 @@ final class Submissions {
             ToLongFunction<R> timeoutMicros, BiFunction<R, List<Embedding>, Response> encode) {
         DeploymentMeters meters = served.meters();
         R request;
+        List<String> inputs;
         CompletableFuture<List<Embedding>> result;
         long timeoutMillis;
         try {
@@ -55,24 +56,25 @@ final class Submissions {
             if (timeoutMillis <= 0) {
                 throw new DeadlineExceeded("the request's deadline of 0 ms passed before it could be queued");
             }
-            result = served.deployment().submit(texts.apply(request));
+            inputs = texts.apply(request);
+            result = served.deployment().submit(inputs);
         } catch (RuntimeException e) {
             meters.record(api, Outcome.of(e), startNanos, 0);
             throw e;
         }
         long timer = startTimer(result, timeoutMillis);
         Uni<Response> response = resumeHere(result).map(embeddings -> encode.apply(request, embeddings));
-        int inputs = texts.apply(request).size();
+        int inputCount = inputs.size();
         return response
                 .onItemOrFailure().invoke((item, failure) -> {
                     cancelTimer(timer);
                     meters.record(api, failure == null ? Outcome.OK : Outcome.of(ErrorResponses.unwrap(failure)),
-                            startNanos, inputs);
+                            startNanos, inputCount);
                 })
                 .onCancellation().invoke(() -> {
                     cancelTimer(timer);
                     result.cancel(false);
-                    meters.record(api, Outcome.CANCELLED, startNanos, inputs);
+                    meters.record(api, Outcome.CANCELLED, startNanos, inputCount);
                 });
     }
 

@@ -221,7 +221,7 @@ public final class ReplicaMemoryBenchmark {
             System.out.printf("served %d requests%n", served);
             for (int i = 0; i < 3; i++) {
                 System.gc();
-                Thread.sleep(200);
+                Thread.sleep(200); // let the collector and the allocator return memory before reading RSS
             }
             Map<String, Long> status = procStatus();
             long heapUsed = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
@@ -245,7 +245,7 @@ public final class ReplicaMemoryBenchmark {
                         + deployment.status().running() + " of " + replicas + " replicas RUNNING after "
                         + READY_TIMEOUT + "; status " + deployment.status());
             }
-            Thread.sleep(20);
+            Thread.sleep(20); // waiting for launcher threads to start replicas: nothing to join on
         }
     }
 

@@ -168,6 +168,7 @@ public final class HttpBatchingBenchmark {
             long[] cpuAtStart = new long[2];
             Thread cpuProbe = Thread.ofVirtual().start(() -> {
                 try {
+                    // sleeps until the measurement window opens, to read the CPU counters at its start
                     Thread.sleep(Duration.ofNanos(Math.max(0, measureFrom - System.nanoTime())));
                     cpuAtStart[0] = clientCpuNanos();
                     cpuAtStart[1] = processCpuNanos(server.pid());

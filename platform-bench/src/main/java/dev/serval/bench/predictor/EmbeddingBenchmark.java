@@ -123,7 +123,7 @@ public class EmbeddingBenchmark extends BenchmarkBase {
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("deployment still loading after " + READY_TIMEOUT);
                 }
-                Thread.sleep(20);
+                Thread.sleep(20); // setup only: waiting for the model to load
             }
             if (deployment.state() != Deployment.State.READY) {
                 throw new IllegalStateException("deployment is " + deployment.state() + ": "
