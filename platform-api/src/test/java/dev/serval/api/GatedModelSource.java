@@ -54,6 +54,11 @@ public class GatedModelSource implements ModelSource {
         boolean fragile = reference.equals("gated-fragile:");
         return new Model<>() {
             @Override
+            public dev.serval.tensor.TensorIO<String, Embedding> io() {
+                return dev.serval.predictor.EmbeddingIO.instance();
+            }
+
+            @Override
             public ModelSignature signature() {
                 return new ModelSignature("test", List.of(new TensorSignature("text", "BYTES", List.of(-1L))),
                         List.of(new TensorSignature("embedding", "FP32", List.of(-1L, 4L))));

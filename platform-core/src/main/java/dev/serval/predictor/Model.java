@@ -14,6 +14,9 @@ public interface Model<I, O> extends AutoCloseable {
     /** What the model takes and returns, for metadata endpoints. */
     ModelSignature signature();
 
+    /** How Open Inference Protocol tensors map to this model's inputs, and its outputs back. */
+    dev.serval.tensor.TensorIO<I, O> io();
+
     /** A new predictor sharing this model's weights, for the calling thread to own. */
     Predictor<I, O> newPredictor();
 

@@ -233,6 +233,11 @@ public final class TextEmbeddingModel implements Model<String, Embedding> {
     }
 
     @Override
+    public dev.serval.tensor.TensorIO<String, Embedding> io() {
+        return EmbeddingIO.instance();
+    }
+
+    @Override
     public ModelSignature signature() {
         return signature;
     }

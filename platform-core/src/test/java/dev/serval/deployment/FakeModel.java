@@ -31,6 +31,22 @@ final class FakeModel implements Model<String, String> {
     volatile boolean closed;
 
     @Override
+    public dev.serval.tensor.TensorIO<String, String> io() {
+        return new dev.serval.tensor.TensorIO<>() {
+            @Override
+            public List<String> inputs(dev.serval.tensor.Tensors request) {
+                return dev.serval.tensor.TextIO.texts(request);
+            }
+
+            @Override
+            public dev.serval.tensor.Tensors outputs(List<String> outputs) {
+                return new dev.serval.tensor.Tensors(List.of(dev.serval.tensor.Tensor.of("upper",
+                        outputs.toArray(String[]::new), outputs.size())));
+            }
+        };
+    }
+
+    @Override
     public ModelSignature signature() {
         return new ModelSignature("fake",
                 List.of(new TensorSignature("text", "BYTES", List.of(-1L))),

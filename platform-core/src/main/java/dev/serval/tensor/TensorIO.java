@@ -1,0 +1,26 @@
+package dev.serval.tensor;
+
+import dev.serval.error.InvalidInput;
+import java.util.List;
+
+/**
+ * How a model kind maps Open Inference Protocol tensors to the inputs its predictors take, and its outputs back.
+ * A text model takes one {@code BYTES [n]} tensor as n inputs; a tensor model takes a whole request as one input.
+ * Runs on request threads (the event loop): cheap, allocation-light, never blocking. Thread-safe.
+ *
+ * @param <I> the model's input type
+ * @param <O> the model's output type
+ */
+public interface TensorIO<I, O> {
+
+    /**
+     * The inputs of one request.
+     *
+     * @throws InvalidInput naming the tensor and field when the request does not fit the model (unknown or missing
+     *                      tensor, wrong datatype, wrong shape)
+     */
+    List<I> inputs(Tensors request);
+
+    /** The output tensors for one request's outputs, in the order of {@code inputs}. */
+    Tensors outputs(List<O> outputs);
+}
