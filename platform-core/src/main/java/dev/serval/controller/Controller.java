@@ -285,6 +285,10 @@ public final class Controller {
             if (active < desired) {
                 if (now >= nextStartNanos) {
                     start = desired - active;
+                    if (!outdated.isEmpty() && !removed) {
+                        // A rolling update: a batch of new replicas at a time; outdated ones stop as these run.
+                        start = Math.min(start, Math.max(0, spec.rollingUpdateBatch() - starting.size()));
+                    }
                 } else {
                     deferred = true;
                 }

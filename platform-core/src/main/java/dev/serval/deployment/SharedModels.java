@@ -51,9 +51,9 @@ final class SharedModels<I, O> {
         }
     }
 
-    /** What identifies one loaded model: the version, and whether it was loaded to be batch invariant. */
+    /** What identifies one loaded model: the model reference, the version, and whether it is batch invariant. */
     static String key(DeploymentSpec spec) {
-        return spec.version() + (spec.batchInvariance() ? "" : "/not-invariant");
+        return spec.model() + "@" + spec.version() + (spec.batchInvariance() ? "" : "/not-invariant");
     }
 
     /** Gives back one reference (by {@link #key}); the last one closes the model. */

@@ -25,6 +25,9 @@ import java.util.regex.Pattern;
  * @param maxBatchSize                inputs one inference may take when the model batches; default 32
  * @param batchWaitTimeout            how long a predictor may wait to fill a batch while another predictor of its
  *                                    replica is busy (an idle replica never waits); default 2 ms
+ * @param rollingUpdateFraction       during a rolling update (new model or version), the share of
+ *                                    {@code numReplicas} started at a time (at least one replica); old replicas stop
+ *                                    as new ones run; in (0, 1], default 0.25
  */
 public record DeploymentSpec(
         String name,
@@ -41,7 +44,8 @@ public record DeploymentSpec(
         Duration gracefulShutdownTimeout,
         boolean batchInvariance,
         int maxBatchSize,
-        Duration batchWaitTimeout) {
+        Duration batchWaitTimeout,
+        double rollingUpdateFraction) {
 
     private static final Pattern NAME = Pattern.compile("[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?");
 
@@ -71,6 +75,10 @@ public record DeploymentSpec(
             throw new IllegalArgumentException("deployment '" + name + "': batch-wait-timeout must be between 0 and 1s, was "
                     + batchWaitTimeout);
         }
+        if (!(rollingUpdateFraction > 0 && rollingUpdateFraction <= 1)) {
+            throw new IllegalArgumentException("deployment '" + name + "': rolling-update-fraction must be in (0, 1], was "
+                    + rollingUpdateFraction);
+        }
         if (healthCheckPeriod.compareTo(Duration.ofMillis(10)) < 0) {
             throw new IllegalArgumentException("deployment '" + name + "': health-check-period must be >= 10ms, was "
                     + healthCheckPeriod);
@@ -79,6 +87,16 @@ public record DeploymentSpec(
             throw new IllegalArgumentException("deployment '" + name + "': graceful-shutdown-timeout must be >= 0, was "
                     + gracefulShutdownTimeout);
         }
+    }
+
+    /** A spec that rolls updates a quarter of its replicas at a time (the default). */
+    public DeploymentSpec(String name, String model, String version, int numReplicas, int maxOngoingRequests,
+            int maxQueuedRequests, int predictorThreads, int intraOpThreads, int maxInputsPerRequest,
+            Duration healthCheckPeriod, int healthCheckFailureThreshold, Duration gracefulShutdownTimeout,
+            boolean batchInvariance, int maxBatchSize, Duration batchWaitTimeout) {
+        this(name, model, version, numReplicas, maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads,
+                maxInputsPerRequest, healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout,
+                batchInvariance, maxBatchSize, batchWaitTimeout, 0.25);
     }
 
     /** A spec with batch invariance on, batches of up to 32 and a 2 ms batch wait (the defaults). */
@@ -99,52 +117,64 @@ public record DeploymentSpec(
     public DeploymentSpec withNumReplicas(int replicas) {
         return replicas == numReplicas ? this : new DeploymentSpec(name, model, version, replicas, maxOngoingRequests,
                 maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest, healthCheckPeriod,
-                healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout);
+                healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout, rollingUpdateFraction);
     }
 
     public DeploymentSpec withVersion(String newVersion) {
         return newVersion.equals(version) ? this : new DeploymentSpec(name, model, newVersion, numReplicas,
                 maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout);
+                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout, rollingUpdateFraction);
     }
 
     public DeploymentSpec withAdmission(int ongoing, int queued) {
         return ongoing == maxOngoingRequests && queued == maxQueuedRequests ? this : new DeploymentSpec(name, model,
                 version, numReplicas, ongoing, queued, predictorThreads, intraOpThreads, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout);
+                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout, rollingUpdateFraction);
     }
 
     public DeploymentSpec withPredictors(int threads, int intraOp) {
         return threads == predictorThreads && intraOp == intraOpThreads ? this : new DeploymentSpec(name, model,
                 version, numReplicas, maxOngoingRequests, maxQueuedRequests, threads, intraOp, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout);
+                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout, rollingUpdateFraction);
     }
 
     public DeploymentSpec withHealthCheck(Duration period, int failureThreshold) {
         return period.equals(healthCheckPeriod) && failureThreshold == healthCheckFailureThreshold ? this
                 : new DeploymentSpec(name, model, version, numReplicas, maxOngoingRequests, maxQueuedRequests,
                         predictorThreads, intraOpThreads, maxInputsPerRequest, period, failureThreshold,
-                        gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout);
+                        gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout, rollingUpdateFraction);
     }
 
     public DeploymentSpec withGracefulShutdownTimeout(Duration timeout) {
         return timeout.equals(gracefulShutdownTimeout) ? this : new DeploymentSpec(name, model, version, numReplicas,
                 maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, timeout, batchInvariance, maxBatchSize, batchWaitTimeout);
+                healthCheckPeriod, healthCheckFailureThreshold, timeout, batchInvariance, maxBatchSize, batchWaitTimeout, rollingUpdateFraction);
     }
 
     public DeploymentSpec withBatching(boolean invariance, int batchSize) {
         return invariance == batchInvariance && batchSize == maxBatchSize ? this : new DeploymentSpec(name, model,
                 version, numReplicas, maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads,
                 maxInputsPerRequest, healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, invariance,
-                batchSize, batchWaitTimeout);
+                batchSize, batchWaitTimeout, rollingUpdateFraction);
     }
 
     public DeploymentSpec withBatchWait(Duration wait) {
         return wait.equals(batchWaitTimeout) ? this : new DeploymentSpec(name, model, version, numReplicas,
                 maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest,
                 healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize,
-                wait);
+                wait, rollingUpdateFraction);
+    }
+
+    public DeploymentSpec withRollingUpdateFraction(double fraction) {
+        return fraction == rollingUpdateFraction ? this : new DeploymentSpec(name, model, version, numReplicas,
+                maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest,
+                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize,
+                batchWaitTimeout, fraction);
+    }
+
+    /** Replicas a rolling update starts at a time: {@code rollingUpdateFraction} of {@code numReplicas}, at least 1. */
+    public int rollingUpdateBatch() {
+        return Math.max(1, (int) Math.ceil(rollingUpdateFraction * numReplicas));
     }
 
     /**

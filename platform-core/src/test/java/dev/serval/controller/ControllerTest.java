@@ -220,7 +220,7 @@ class ControllerTest {
     @Test
     void aNewVersionRollsOverWithoutEverRoutingToFewerReplicasThanDesired() {
         runningReplicas(2);
-        apply(spec.withVersion("2"));
+        apply(spec.withRollingUpdateFraction(1.0).withVersion("2"));
 
         assertEquals(2, replicas(ReplicaState.UPDATING).size(), "old replicas keep serving as UPDATING");
         assertEquals(2, router.snapshot().size());
@@ -278,5 +278,32 @@ class ControllerTest {
         controller.tick();
         assertTrue(removed.get());
         assertFalse(controller.manages("d"));
+    }
+
+    @Test
+    void aRollingUpdateReplacesAFractionOfTheReplicasAtATime() {
+        runningReplicas(4);
+        apply(spec.withRollingUpdateFraction(0.5).withVersion("2"));
+
+        for (int round = 0; round < 2; round++) {
+            List<ReplicaRecord> fresh = launcher.starts.subList(4 + 2 * round, launcher.starts.size());
+            assertEquals(2, fresh.size(), "half of 4 replicas start at a time (round " + round + ")");
+            assertEquals(4, router.snapshot().size(), "old replicas serve while new ones start");
+            for (ReplicaRecord record : List.copyOf(fresh)) {
+                launcher.start(record.id());
+            }
+            controller.tick();
+            assertEquals(2 * (round + 1), launcher.stops.size(), "as many old replicas stop as new ones run");
+            assertEquals(4, router.snapshot().size());
+            checkInvariants();
+        }
+        assertEquals(8, launcher.starts.size());
+        assertTrue(router.snapshot().replicas().stream().allMatch(r -> r.id() >= 4), "only version 2 routes");
+        assertTrue(launcher.stops.stream().allMatch(r -> r.version().equals("1")));
+        for (ReplicaRecord stopped : List.copyOf(launcher.stops)) {
+            launcher.stopped(stopped.id());
+        }
+        controller.tick();
+        assertEquals(4, controller.replicas("d").size());
     }
 }
