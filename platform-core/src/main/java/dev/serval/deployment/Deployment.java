@@ -168,6 +168,19 @@ public final class Deployment<I, O> implements AutoCloseable {
         return model == null ? Optional.empty() : Optional.of(model.signature());
     }
 
+    /**
+     * How request tensors map to the model's inputs and its outputs back, for the model the newest replicas run.
+     *
+     * @throws NotReady when no replica has loaded the model yet
+     */
+    public dev.serval.tensor.TensorIO<I, O> io() {
+        Model<I, O> model = launcher.latestModel();
+        if (model == null) {
+            throw notReady(state());
+        }
+        return model.io();
+    }
+
     /** How the model runs its inputs (single or batched, invariant or not, and why), once a replica has loaded it. */
     public Optional<dev.serval.predictor.Batching> batching() {
         Model<I, O> model = launcher.latestModel();

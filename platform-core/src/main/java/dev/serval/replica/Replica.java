@@ -35,6 +35,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
 
     private final String deployment;
     private final long id;
+    private final String version;
     private final Slots slots;
     private final int failureThreshold;
     private final PredictorPool<I, O> pool;
@@ -50,6 +51,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
             Consumer<String> onUnhealthy) {
         this.deployment = deployment;
         this.id = id;
+        this.version = spec.version();
         this.slots = new Slots(spec.maxOngoingRequests());
         this.failureThreshold = spec.healthCheckFailureThreshold();
         this.pool = pool;
@@ -82,6 +84,11 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     @Override
     public long id() {
         return id;
+    }
+
+    @Override
+    public String version() {
+        return version;
     }
 
     @Override

@@ -15,6 +15,11 @@ public interface RoutableReplica<I, O> {
     /** Unique within the deployment. */
     long id();
 
+    /** The model version this replica serves. */
+    default String version() {
+        return "";
+    }
+
     /** Requests admitted and not yet finished. Read without synchronisation, for choosing between replicas. */
     int inFlight();
 

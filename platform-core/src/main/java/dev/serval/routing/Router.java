@@ -107,8 +107,18 @@ public final class Router<I, O> {
             return result;
         }
         result.upstream = run;
+        result.version = replica.version();
         run.whenComplete(new Completion<>(this, replica, result));
         return result;
+    }
+
+    /**
+     * The model version of the replica that took a request, given the future {@link #submit} returned; empty while
+     * the request waits in the queue or when it never reached a replica.
+     */
+    public static java.util.Optional<String> servedVersion(CompletableFuture<?> result) {
+        return result instanceof Routed<?> routed ? java.util.Optional.ofNullable(routed.version)
+                : java.util.Optional.empty();
     }
 
     /** Dispatches queued requests while some replica has a free slot. */
@@ -203,6 +213,7 @@ public final class Router<I, O> {
      */
     private static final class Routed<O> extends CompletableFuture<List<O>> {
         private volatile CompletableFuture<List<O>> upstream;
+        private volatile String version;
 
         @Override
         public boolean cancel(boolean mayInterruptIfRunning) {
