@@ -39,21 +39,12 @@ class BatchInvarianceHttpTest {
     public static class TinyModel implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            Path dir = Path.of("target", "tiny-fp32-encoder");
-            try {
-                Files.createDirectories(dir);
-                Files.copy(Path.of("..", "platform-core", "src", "test", "resources", "models", "tiny-fp32-encoder", "model.onnx"),
-                        dir.resolve("model.onnx"), StandardCopyOption.REPLACE_EXISTING);
-                Files.copy(ModelFiles.extract(TinyModel.class.getClassLoader(), "all-minilm-l6-v2-q-tokenizer.json",
-                        Path.of("target", "serval-models")), dir.resolve("tokenizer.json"), StandardCopyOption.REPLACE_EXISTING);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
+            TestRepository.install();
             return Map.of(
-                    "serval.deployments.tiny.model", dir.toAbsolutePath().toString(),
+                    "serval.deployments.tiny.model", "tiny-encoder",
                     "serval.deployments.tiny.predictor-threads", "1",
                     "serval.deployments.tiny.max-batch-size", "8",
-                    "serval.deployments.tiny-chunked.model", dir.toAbsolutePath().toString(),
+                    "serval.deployments.tiny-chunked.model", "tiny-encoder",
                     "serval.deployments.tiny-chunked.max-length", "16",
                     "serval.deployments.tiny-chunked.long-inputs", "chunk",
                     "serval.deployments.tiny-chunked.chunk-overlap", "4");

@@ -1,6 +1,7 @@
 package dev.serval.api;
 
-import dev.serval.api.config.ServalConfig;
+import dev.serval.api.config.DeploymentConfig;
+import dev.serval.api.repository.ModelKind;
 import dev.serval.api.serving.ModelSource;
 import dev.serval.predictor.Embedding;
 import dev.serval.predictor.Model;
@@ -47,7 +48,13 @@ public class GatedModelSource implements ModelSource {
     }
 
     @Override
-    public Model<String, Embedding> load(String reference, ServalConfig.Deployment settings) throws InterruptedException {
+    public ModelKind kind(DeploymentConfig config) {
+        return ModelKind.TEXT_EMBEDDING;
+    }
+
+    @Override
+    public Model<String, Embedding> load(DeploymentConfig config) throws InterruptedException {
+        String reference = config.model();
         if (reference.equals("gated-load:")) {
             LOAD_GATE.acquire();
         }

@@ -28,11 +28,16 @@ public final class ModelFiles {
      * @throws UncheckedIOException     when the directory or the file cannot be written
      */
     public static Path extract(ClassLoader classLoader, String name, Path directory) {
+        return extract(classLoader, name, directory, name);
+    }
+
+    /** {@link #extract(ClassLoader, String, Path)} into {@code directory/fileName}. */
+    public static Path extract(ClassLoader classLoader, String name, Path directory, String fileName) {
         URL resource = classLoader.getResource(name);
         if (resource == null) {
             throw new IllegalArgumentException("no resource '" + name + "' on the class path");
         }
-        Path target = directory.resolve(name);
+        Path target = directory.resolve(fileName);
         try {
             URLConnection connection = resource.openConnection();
             connection.setUseCaches(false);
@@ -41,7 +46,7 @@ public final class ModelFiles {
                 return target;
             }
             Files.createDirectories(directory);
-            Path partial = Files.createTempFile(directory, name, ".partial");
+            Path partial = Files.createTempFile(directory, fileName, ".partial");
             try (InputStream in = connection.getInputStream()) {
                 Files.copy(in, partial, StandardCopyOption.REPLACE_EXISTING);
                 Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);

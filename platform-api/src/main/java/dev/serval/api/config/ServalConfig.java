@@ -1,6 +1,5 @@
 package dev.serval.api.config;
 
-import dev.serval.spec.DeploymentSpec;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
@@ -16,10 +15,40 @@ import java.util.Map;
 @ConfigMapping(prefix = "serval")
 public interface ServalConfig {
 
-    /** Where bundled model files are extracted once; must be writable. */
-    @WithName("model-dir")
-    @WithDefault("${user.home}/.cache/serval/models")
-    Path modelDir();
+    Repository repository();
+
+    /**
+     * A YAML file of deployments ({@code deployments: [...]}, see docs/configuration.md). When set, its deployments
+     * replace the {@code serval.deployments.*} properties.
+     */
+    @WithName("config-file")
+    java.util.Optional<Path> configFile();
+
+    /**
+     * A writable directory where Serval keeps the last applied deployments config ({@code applied-config.yaml}),
+     * re-applied after a restart in place of the config file and properties. Unset: changes made through the
+     * management API last until the process stops.
+     */
+    @WithName("state-dir")
+    java.util.Optional<Path> stateDir();
+
+    Api api();
+
+    interface Repository {
+
+        /** The model repository: one folder per model, one subfolder per version. Created at startup if missing. */
+        @WithDefault("${user.home}/.cache/serval/repository")
+        Path path();
+    }
+
+    interface Api {
+
+        /**
+         * When set, management calls ({@code /api/*}, {@code /v2/repository/*}) need
+         * {@code Authorization: Bearer <token>}; others get 401.
+         */
+        java.util.Optional<String> token();
+    }
 
     Http http();
 
@@ -75,18 +104,15 @@ public interface ServalConfig {
 
     interface Deployment {
 
-        /**
-         * The model: {@code bundled:all-minilm-l6-v2-q} for the model shipped with Serval, or a directory
-         * holding {@code model.onnx} and {@code tokenizer.json}.
-         */
+        /** The model's name in the model repository, e.g. {@code all-minilm-l6-v2}. */
         String model();
 
-        /** Tokens kept per text, special tokens included; longer texts are truncated. */
+        /** Tokens kept per text, special tokens included; 0 takes the model descriptor's {@code max_length}. */
         @WithName("max-length")
-        @WithDefault("256")
+        @WithDefault("0")
         int maxLength();
 
-        /** The model version; changing it (at run time, through a future management API) rolls the replicas. */
+        /** The model version (a folder of the model in the repository); changing it rolls the replicas. */
         @WithDefault("1")
         String version();
 
@@ -120,10 +146,15 @@ public interface ServalConfig {
         @WithDefault("32")
         int chunkOverlap();
 
-        default dev.serval.predictor.LongInputs toLongInputs() {
-            return longInputs() == LongInputPolicy.CHUNK ? dev.serval.predictor.LongInputs.chunk(chunkOverlap())
-                    : dev.serval.predictor.LongInputs.truncate();
-        }
+        /** How a classifier combines the scores of a chunked text: {@code mean} or {@code max}. */
+        @WithName("chunk-reduction")
+        @WithDefault("mean")
+        String chunkReduction();
+
+        /** The share of the replicas a rolling update (new model or version) replaces at a time. */
+        @WithName("rolling-update-fraction")
+        @WithDefault("0.25")
+        double rollingUpdateFraction();
 
         @WithName("predictor-threads")
         @WithDefault("2")
@@ -172,12 +203,32 @@ public interface ServalConfig {
         @WithDefault("2ms")
         Duration batchWaitTimeout();
 
-        /** The core spec for the deployment called {@code name}; validates every field. */
-        default DeploymentSpec toSpec(String name) {
-            return new DeploymentSpec(name, model(), version(), numReplicas(), maxOngoingRequests(), maxQueuedRequests(),
-                    predictorThreads(), intraOpThreads(), maxInputsPerRequest(), healthCheckPeriod(),
-                    healthCheckFailureThreshold(), gracefulShutdownTimeout(), batchInvariance(), maxBatchSize(),
-                    batchWaitTimeout());
+        /** The deployment called {@code name}, checked like a config file's entry (field names in snake_case). */
+        default DeploymentConfig toConfig(String name) {
+            java.util.Map<String, Object> fields = new java.util.LinkedHashMap<>();
+            fields.put("model", model());
+            fields.put("version", version());
+            fields.put("max_length", maxLength());
+            fields.put("long_inputs", longInputs().name().toLowerCase(java.util.Locale.ROOT));
+            fields.put("chunk_overlap", chunkOverlap());
+            fields.put("chunk_reduction", chunkReduction());
+            fields.put("num_replicas", numReplicas());
+            fields.put("min_ready_replicas", minReadyReplicas());
+            fields.put("max_ongoing_requests", maxOngoingRequests());
+            fields.put("max_queued_requests", maxQueuedRequests());
+            fields.put("predictor_threads", predictorThreads());
+            fields.put("intra_op_threads", intraOpThreads());
+            fields.put("max_inputs_per_request", maxInputsPerRequest());
+            fields.put("health_check_period", healthCheckPeriod().toString());
+            fields.put("health_check_failure_threshold", healthCheckFailureThreshold());
+            fields.put("graceful_shutdown_timeout", gracefulShutdownTimeout().toString());
+            fields.put("request_timeout", requestTimeout().toString());
+            fields.put("batch_invariance", batchInvariance());
+            fields.put("max_batch_size", maxBatchSize());
+            fields.put("batch_wait_timeout", batchWaitTimeout().toString());
+            fields.put("rolling_update_fraction", rollingUpdateFraction());
+            return ConfigParser.deployment(name, new com.fasterxml.jackson.databind.ObjectMapper().valueToTree(fields),
+                    "serval.deployments." + name);
         }
     }
 }

@@ -25,6 +25,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Base64;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.ExampleObject;
@@ -68,15 +69,19 @@ public class EmbeddingsResource {
         byte[] checked = bodies.checkSize(body);
         EmbeddingsRequest request = EmbeddingsRequest.from(json.readObject(checked, 0, checked.length));
         ServedDeployment served = deployments.get(request.model());
-        return Submissions.embed(served, DeploymentMeters.Api.OPENAI, start, timeout,
+        return Submissions.submit(served, DeploymentMeters.Api.OPENAI, start, timeout,
                 () -> checkDimensions(served, request),
-                EmbeddingsRequest::texts,
                 ignored -> -1,
-                this::encode);
+                accepted -> {
+                    CompletableFuture<List<Embedding>> result = served.embeddings().submit(accepted.texts());
+                    return new Submissions.Submitted<>(result, accepted.texts().size(), result);
+                },
+                (accepted, result) -> encode(accepted, result.join()));
     }
 
     /** {@code dimensions}, when given, must be the model's own: Serval does not shorten embeddings. */
     private static EmbeddingsRequest checkDimensions(ServedDeployment served, EmbeddingsRequest request) {
+        served.embeddings(); // refuses models of other kinds
         served.deployment().signature().ifPresent(signature -> {
             long dimension = signature.outputs().getFirst().shape().get(1);
             if (request.dimensions() != 0 && request.dimensions() != dimension) {

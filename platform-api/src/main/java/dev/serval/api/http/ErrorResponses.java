@@ -72,6 +72,7 @@ final class ErrorResponses {
     private static int status(Throwable error, boolean openAi) {
         return switch (error) {
             case InvalidInput ignored -> 400;
+            case dev.serval.api.config.InvalidConfig ignored -> 400;
             case UnknownDeployment ignored -> 404;
             case Overloaded ignored -> openAi ? 429 : 503;
             case NotReady ignored -> 503;
@@ -89,7 +90,8 @@ final class ErrorResponses {
             LOG.warnf("request failed on the server: %s", error.getMessage());
             return error.getMessage();
         }
-        if (error instanceof ServalException || error instanceof ApiError) {
+        if (error instanceof ServalException || error instanceof ApiError
+                || error instanceof dev.serval.api.config.InvalidConfig) {
             return error.getMessage();
         }
         if (error instanceof WebApplicationException web && web.getResponse().getStatus() < 500) {

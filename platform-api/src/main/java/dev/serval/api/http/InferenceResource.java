@@ -3,6 +3,12 @@ package dev.serval.api.http;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.serval.api.serving.DeploymentMeters;
 import dev.serval.api.serving.Deployments;
+import dev.serval.api.serving.ServedDeployment;
+import dev.serval.routing.Router;
+import dev.serval.tensor.TensorIO;
+import dev.serval.tensor.Tensors;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 import dev.serval.deployment.Deployment;
 import dev.serval.error.NotReady;
 import dev.serval.predictor.ModelSignature;
@@ -86,7 +92,7 @@ public class InferenceResource {
                 .orElseThrow(() -> new NotReady("model '" + name + "' is " + stateText(deployment)));
         Map<String, Object> metadata = new LinkedHashMap<>();
         metadata.put("name", name);
-        metadata.put("versions", List.of("1"));
+        metadata.put("versions", List.of(deployment.spec().version()));
         metadata.put("platform", signature.platform());
         metadata.put("inputs", signature.inputs().stream().map(InferenceResource::tensor).toList());
         metadata.put("outputs", signature.outputs().stream().map(InferenceResource::tensor).toList());
@@ -105,7 +111,8 @@ public class InferenceResource {
     @POST
     @Path("/models/{name}/infer")
     @Consumes(MediaType.WILDCARD)
-    @Operation(summary = "Inference: input 'text' (BYTES [n]) to output 'embedding' (FP32 [n, dim])")
+    @Operation(summary = "Inference: input tensors to output tensors, as the model's kind maps them (text models: input"
+            + " 'text' BYTES [n]; embedders return 'embedding' FP32 [n, dim], classifiers 'scores' and 'label')")
     public Uni<Response> infer(
             @PathParam("name") String name,
             @HeaderParam(HttpHeaders.CONTENT_TYPE) String contentType,
@@ -119,14 +126,29 @@ public class InferenceResource {
                 @Content(mediaType = MediaType.APPLICATION_OCTET_STREAM)})
             byte[] body) {
         long start = System.nanoTime();
-        return Submissions.embed(deployments.get(name), DeploymentMeters.Api.OIP, start, timeout,
+        ServedDeployment served = deployments.get(name);
+        return Submissions.submit(served, DeploymentMeters.Api.OIP, start, timeout,
                 () -> {
                     RequestBodies.checkContentType(contentType, true);
                     return decoder.decode(bodies.checkSize(body), headerLength);
                 },
-                OipRequest::texts,
                 OipRequest::timeoutMicros,
-                (request, embeddings) -> encoder.encode(name, request, embeddings));
+                request -> submit(served.deployment(), request),
+                (request, call) -> encoder.encode(name, call.version().get(), request, call.outputs().get()));
+    }
+
+    /** What the encoder needs of a submitted request once its result is in. */
+    private record Call(Supplier<Tensors> outputs, Supplier<String> version) {
+    }
+
+    /** Maps the request's tensors to the model's inputs (its kind decides how) and submits them. */
+    private static <I, O> Submissions.Submitted<Call> submit(Deployment<I, O> deployment, OipRequest request) {
+        TensorIO<I, O> io = deployment.io();
+        deployment.signature().ifPresent(signature -> OipResponseEncoder.checkRequestedOutputs(request, signature));
+        List<I> inputs = io.inputs(request.inputs());
+        CompletableFuture<List<O>> result = deployment.submit(inputs);
+        return new Submissions.Submitted<>(result, inputs.size(), new Call(() -> io.outputs(result.join()),
+                () -> Router.servedVersion(result).orElse(deployment.spec().version())));
     }
 
     private static Map<String, Object> tensor(TensorSignature tensor) {

@@ -2,26 +2,30 @@ package dev.serval.api.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.serval.error.InvalidInput;
+import dev.serval.tensor.DataType;
+import dev.serval.tensor.Tensor;
+import dev.serval.tensor.Tensors;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
 /**
- * Decodes {@code POST /v2/models/{name}/infer} bodies for text models: one input named {@code text}, datatype
- * {@code BYTES}, shape {@code [n]} (or {@code [n, 1]}), given as JSON data (flat or nested) or, with the
- * binary tensor data extension, as length-prefixed bytes after a JSON header of
- * {@code Inference-Header-Content-Length} bytes. Every error names the field and the offending value.
- * Stateless and thread-safe; runs on the event loop, so it only walks the parsed body once.
+ * Decodes {@code POST /v2/models/{name}/infer} bodies into named tensors: each input has a name, a datatype (BOOL,
+ * INT32, INT64, FP32, FP64 or BYTES), a shape and its data, given as JSON (flat or nested, row-major) or, with the
+ * binary tensor data extension, as bytes after a JSON header of {@code Inference-Header-Content-Length} bytes
+ * (little-endian numbers; BYTES elements each prefixed by a 4-byte little-endian length). Whether the tensors fit
+ * the model is the model kind's business ({@link dev.serval.tensor.TensorIO}); here the body must only be a
+ * well-formed request. Every error names the field and the offending value. Stateless and thread-safe; runs on the
+ * event loop, so it walks the parsed body once.
  */
 final class OipRequestDecoder {
-
-    static final String INPUT = "text";
-    static final String OUTPUT = "embedding";
 
     private static final Set<String> REQUEST_FIELDS = Set.of("id", "parameters", "inputs", "outputs");
     private static final Set<String> INPUT_FIELDS = Set.of("name", "shape", "datatype", "parameters", "data");
@@ -46,16 +50,29 @@ final class OipRequestDecoder {
 
         JsonNode inputs = request.get("inputs");
         if (inputs == null || !inputs.isArray()) {
-            throw new InvalidInput("inputs", "'inputs' must be an array holding the input '" + INPUT + "'"
+            throw new InvalidInput("inputs", "'inputs' must be an array of input tensors"
                     + (inputs == null ? "" : ", not " + Json.describe(inputs)));
         }
-        if (inputs.size() != 1) {
-            throw new InvalidInput("inputs", "'inputs' must hold exactly one input, '" + INPUT + "'; it holds "
-                    + inputs.size());
+        List<Tensor> tensors = new ArrayList<>(inputs.size());
+        Set<String> names = new HashSet<>();
+        int binaryOffset = jsonLength;
+        for (int i = 0; i < inputs.size(); i++) {
+            Decoded decoded = decodeInput(inputs.get(i), i, body, binaryOffset);
+            if (!names.add(decoded.tensor.name())) {
+                throw new InvalidInput("inputs[" + i + "].name", "input '" + decoded.tensor.name() + "' appears twice");
+            }
+            tensors.add(decoded.tensor);
+            binaryOffset += decoded.binaryBytes;
         }
-        List<String> texts = decodeInput(inputs.get(0), body, jsonLength);
-        binaryOutput = decodeOutputs(request.get("outputs"), binaryOutput);
-        return new OipRequest(id, texts, binaryOutput, timeoutMicros);
+        if (binaryOffset != body.length) {
+            throw new InvalidInput("inputs", "the body has " + (body.length - jsonLength) + " bytes after the JSON "
+                    + "header but the inputs declare " + (binaryOffset - jsonLength) + " in parameters.binary_data_size");
+        }
+        List<OipRequest.Output> outputs = decodeOutputs(request.get("outputs"), binaryOutput);
+        return new OipRequest(id, new Tensors(tensors), binaryOutput, outputs, timeoutMicros);
+    }
+
+    private record Decoded(Tensor tensor, int binaryBytes) {
     }
 
     private static int jsonLength(byte[] body, String headerLength) {
@@ -76,104 +93,222 @@ final class OipRequestDecoder {
         return length;
     }
 
-    private List<String> decodeInput(JsonNode input, byte[] body, int jsonLength) {
+    private Decoded decodeInput(JsonNode input, int index, byte[] body, int binaryOffset) {
+        String where = "inputs[" + index + "]";
         if (!input.isObject()) {
-            throw new InvalidInput("inputs[0]", "inputs[0] must be an object, not " + Json.describe(input));
+            throw new InvalidInput(where, where + " must be an object, not " + Json.describe(input));
         }
-        Json.rejectUnknownFields(input, INPUT_FIELDS, "inputs[0].");
-        String name = requiredString(input, "name", "inputs[0].name");
-        if (!name.equals(INPUT)) {
-            throw new InvalidInput("inputs[0].name", "unknown input '" + name + "'; this model takes one input, '"
-                    + INPUT + "'");
+        Json.rejectUnknownFields(input, INPUT_FIELDS, where + ".");
+        String name = requiredString(input, "name", where + ".name");
+        String datatypeName = requiredString(input, "datatype", where + ".datatype");
+        DataType datatype = DataType.of(datatypeName).orElseThrow(() -> new InvalidInput(where + ".datatype",
+                "input '" + name + "' has datatype " + datatypeName + "; Serval takes "
+                        + Arrays.toString(DataType.values())));
+        long[] shape = shape(input.get("shape"), name, where);
+        long elements = Tensor.elementCount(shape);
+        if (elements > Integer.MAX_VALUE - 8) {
+            throw new InvalidInput(where + ".shape", "input '" + name + "' has shape " + Arrays.toString(shape)
+                    + ", too many elements");
         }
-        String datatype = requiredString(input, "datatype", "inputs[0].datatype");
-        if (!datatype.equals("BYTES")) {
-            throw new InvalidInput("inputs[0].datatype", "input '" + INPUT + "' has datatype " + datatype
-                    + "; this model takes BYTES");
-        }
-        int count = elementCount(input.get("shape"));
+        int count = (int) elements;
         JsonNode parameters = input.get("parameters");
         JsonNode binarySize = parameters == null ? null : parameters.get("binary_data_size");
-        List<String> texts;
         if (binarySize != null) {
             if (input.has("data")) {
-                throw new InvalidInput("inputs[0].data", "input '" + INPUT
+                throw new InvalidInput(where + ".data", "input '" + name
                         + "' has both 'data' and parameters.binary_data_size; send one");
             }
             if (!binarySize.canConvertToInt() || binarySize.asInt() < 0) {
-                throw new InvalidInput("inputs[0].parameters.binary_data_size",
+                throw new InvalidInput(where + ".parameters.binary_data_size",
                         "binary_data_size must be a non-negative integer, not " + binarySize);
             }
             int size = binarySize.asInt();
-            if (body.length - jsonLength != size) {
-                throw new InvalidInput("inputs[0].parameters.binary_data_size", "binary_data_size is " + size
-                        + " but the body holds " + (body.length - jsonLength) + " bytes after the JSON header");
+            if (size > body.length - binaryOffset) {
+                throw new InvalidInput(where + ".parameters.binary_data_size", "binary_data_size is " + size
+                        + " but the body holds " + (body.length - binaryOffset) + " bytes after the JSON header"
+                        + " and the inputs before this one");
             }
-            texts = decodeBinaryStrings(body, jsonLength, size);
-        } else {
-            if (jsonLength != body.length) {
-                throw new InvalidInput("inputs[0].parameters.binary_data_size", "the body has "
-                        + (body.length - jsonLength) + " bytes after the JSON header but no input declares "
-                        + "parameters.binary_data_size");
-            }
-            JsonNode data = input.get("data");
-            if (data == null) {
-                throw new InvalidInput("inputs[0].data", "input '" + INPUT + "' has no 'data'");
-            }
-            texts = new ArrayList<>(Math.max(count, 1));
-            flatten(data, texts, "inputs[0].data");
+            Object data = binaryData(datatype, body, binaryOffset, size, count, name, where);
+            return new Decoded(tensor(name, datatype, shape, data, where), size);
         }
-        if (texts.size() != count) {
-            throw new InvalidInput("inputs[0].shape", "input '" + INPUT + "' has shape of " + count
-                    + " elements but " + texts.size() + " data elements");
+        JsonNode data = input.get("data");
+        if (data == null) {
+            throw new InvalidInput(where + ".data", "input '" + name + "' has no 'data'");
         }
-        if (count == 0) {
-            throw new InvalidInput("inputs[0].data", "input '" + INPUT + "' is empty; send at least one text");
-        }
-        return texts;
+        return new Decoded(tensor(name, datatype, shape, jsonData(datatype, data, count, name, where), where), 0);
     }
 
-    /** The number of elements of a {@code [n]} or {@code [n, 1]} shape. */
-    private static int elementCount(JsonNode shape) {
+    private static Tensor tensor(String name, DataType datatype, long[] shape, Object data, String where) {
+        int length = java.lang.reflect.Array.getLength(data);
+        if (length != Tensor.elementCount(shape)) {
+            throw new InvalidInput(where + ".shape", "input '" + name + "' has shape of " + Tensor.elementCount(shape)
+                    + " elements but " + length + " data elements");
+        }
+        return new Tensor(name, datatype, shape, data);
+    }
+
+    private static long[] shape(JsonNode shape, String name, String where) {
         if (shape == null || !shape.isArray()) {
-            throw new InvalidInput("inputs[0].shape", "input '" + INPUT + "' needs 'shape', an array such as [2]"
+            throw new InvalidInput(where + ".shape", "input '" + name + "' needs 'shape', an array such as [2]"
                     + (shape == null ? "" : ", not " + Json.describe(shape)));
         }
         long[] dims = new long[shape.size()];
         for (int i = 0; i < dims.length; i++) {
             JsonNode dim = shape.get(i);
-            if (!dim.isIntegralNumber() || dim.asLong() < 0) {
-                throw new InvalidInput("inputs[0].shape", "shape " + shape + " must hold non-negative integers");
+            if (!dim.isIntegralNumber() || dim.asLong() < 0 || !dim.canConvertToLong()) {
+                throw new InvalidInput(where + ".shape", "shape " + shape + " must hold non-negative integers");
             }
             dims[i] = dim.asLong();
         }
-        boolean vector = dims.length == 1;
-        boolean column = dims.length == 2 && dims[1] == 1;
-        if (!vector && !column) {
-            throw new InvalidInput("inputs[0].shape", "input '" + INPUT + "' has shape " + shape
-                    + "; this model takes [n] (or [n, 1])");
+        try {
+            Tensor.elementCount(dims);
+        } catch (ArithmeticException e) {
+            throw new InvalidInput(where + ".shape", "shape " + shape + " is too large");
         }
-        if (dims[0] > Integer.MAX_VALUE) {
-            throw new InvalidInput("inputs[0].shape", "shape " + shape + " is too large");
-        }
-        return (int) dims[0];
+        return dims;
     }
 
-    private static void flatten(JsonNode data, List<String> into, String where) {
+    // --- JSON data -------------------------------------------------------------------------------------------------
+
+    /** The elements of {@code data} (flat or nested arrays, row-major) as the datatype's array. */
+    private static Object jsonData(DataType datatype, JsonNode data, int count, String name, String where) {
+        List<JsonNode> elements = new ArrayList<>(Math.max(count, 1));
+        flatten(data, elements);
+        int n = elements.size();
+        String field = where + ".data";
+        switch (datatype) {
+            case BYTES -> {
+                String[] out = new String[n];
+                for (int i = 0; i < n; i++) {
+                    JsonNode e = elements.get(i);
+                    if (!e.isTextual()) {
+                        throw wrongElement(name, i, e, "BYTES data must be strings", field);
+                    }
+                    out[i] = e.textValue();
+                }
+                return out;
+            }
+            case BOOL -> {
+                boolean[] out = new boolean[n];
+                for (int i = 0; i < n; i++) {
+                    JsonNode e = elements.get(i);
+                    if (!e.isBoolean()) {
+                        throw wrongElement(name, i, e, "BOOL data must be true or false", field);
+                    }
+                    out[i] = e.booleanValue();
+                }
+                return out;
+            }
+            case INT32 -> {
+                int[] out = new int[n];
+                for (int i = 0; i < n; i++) {
+                    JsonNode e = elements.get(i);
+                    if (!e.isIntegralNumber() || !e.canConvertToInt()) {
+                        throw wrongElement(name, i, e, "INT32 data must be integers in the 32-bit range", field);
+                    }
+                    out[i] = e.intValue();
+                }
+                return out;
+            }
+            case INT64 -> {
+                long[] out = new long[n];
+                for (int i = 0; i < n; i++) {
+                    JsonNode e = elements.get(i);
+                    if (!e.isIntegralNumber() || !e.canConvertToLong()) {
+                        throw wrongElement(name, i, e, "INT64 data must be integers in the 64-bit range", field);
+                    }
+                    out[i] = e.longValue();
+                }
+                return out;
+            }
+            case FP32 -> {
+                float[] out = new float[n];
+                for (int i = 0; i < n; i++) {
+                    JsonNode e = elements.get(i);
+                    if (!e.isNumber()) {
+                        throw wrongElement(name, i, e, "FP32 data must be numbers", field);
+                    }
+                    out[i] = e.floatValue();
+                }
+                return out;
+            }
+            case FP64 -> {
+                double[] out = new double[n];
+                for (int i = 0; i < n; i++) {
+                    JsonNode e = elements.get(i);
+                    if (!e.isNumber()) {
+                        throw wrongElement(name, i, e, "FP64 data must be numbers", field);
+                    }
+                    out[i] = e.doubleValue();
+                }
+                return out;
+            }
+        }
+        throw new AssertionError(datatype);
+    }
+
+    private static InvalidInput wrongElement(String name, int index, JsonNode element, String rule, String field) {
+        return new InvalidInput(field, "input '" + name + "' element " + index + " is " + Json.describe(element) + "; "
+                + rule);
+    }
+
+    private static void flatten(JsonNode data, List<JsonNode> into) {
         if (data.isArray()) {
             for (int i = 0; i < data.size(); i++) {
-                flatten(data.get(i), into, where);
+                flatten(data.get(i), into);
             }
-        } else if (data.isTextual()) {
-            into.add(data.textValue());
         } else {
-            throw new InvalidInput(where, "input '" + INPUT + "' element " + into.size() + " is "
-                    + Json.describe(data) + "; BYTES data must be strings");
+            into.add(data);
         }
+    }
+
+    // --- binary data -----------------------------------------------------------------------------------------------
+
+    private static Object binaryData(DataType datatype, byte[] body, int offset, int size, int count, String name,
+            String where) {
+        if (datatype == DataType.BYTES) {
+            return binaryStrings(body, offset, size, name, where);
+        }
+        long expected = (long) count * datatype.byteSize();
+        if (size != expected) {
+            throw new InvalidInput(where + ".parameters.binary_data_size", "binary_data_size is " + size + " but "
+                    + count + " " + datatype + " elements of input '" + name + "' take " + expected + " bytes");
+        }
+        ByteBuffer buffer = ByteBuffer.wrap(body, offset, size).order(ByteOrder.LITTLE_ENDIAN);
+        return switch (datatype) {
+            case BOOL -> {
+                boolean[] out = new boolean[count];
+                for (int i = 0; i < count; i++) {
+                    out[i] = buffer.get() != 0;
+                }
+                yield out;
+            }
+            case INT32 -> {
+                int[] out = new int[count];
+                buffer.asIntBuffer().get(out);
+                yield out;
+            }
+            case INT64 -> {
+                long[] out = new long[count];
+                buffer.asLongBuffer().get(out);
+                yield out;
+            }
+            case FP32 -> {
+                float[] out = new float[count];
+                buffer.asFloatBuffer().get(out);
+                yield out;
+            }
+            case FP64 -> {
+                double[] out = new double[count];
+                buffer.asDoubleBuffer().get(out);
+                yield out;
+            }
+            case BYTES -> throw new AssertionError();
+        };
     }
 
     /** BYTES in the binary extension: each element is a 4-byte little-endian length, then that many bytes. */
-    private static List<String> decodeBinaryStrings(byte[] body, int offset, int size) {
+    private static String[] binaryStrings(byte[] body, int offset, int size, String name, String where) {
         ByteBuffer buffer = ByteBuffer.wrap(body, offset, size).order(ByteOrder.LITTLE_ENDIAN);
         List<String> texts = new ArrayList<>();
         var decoder = StandardCharsets.UTF_8.newDecoder()
@@ -181,13 +316,13 @@ final class OipRequestDecoder {
                 .onUnmappableCharacter(CodingErrorAction.REPORT);
         while (buffer.hasRemaining()) {
             if (buffer.remaining() < 4) {
-                throw new InvalidInput("inputs[0].parameters.binary_data_size", "binary data for '" + INPUT
+                throw new InvalidInput(where + ".parameters.binary_data_size", "binary data for '" + name
                         + "' ends inside the length prefix of element " + texts.size());
             }
             int length = buffer.getInt();
             if (length < 0 || length > buffer.remaining()) {
-                throw new InvalidInput("inputs[0].parameters.binary_data_size", "binary element " + texts.size()
-                        + " of '" + INPUT + "' declares " + Integer.toUnsignedString(length) + " bytes but "
+                throw new InvalidInput(where + ".parameters.binary_data_size", "binary element " + texts.size()
+                        + " of '" + name + "' declares " + Integer.toUnsignedString(length) + " bytes but "
                         + buffer.remaining() + " remain");
             }
             ByteBuffer element = buffer.slice(buffer.position(), length);
@@ -195,21 +330,23 @@ final class OipRequestDecoder {
             try {
                 texts.add(decoder.decode(element).toString());
             } catch (CharacterCodingException e) {
-                throw new InvalidInput("inputs[0]", "binary element " + texts.size() + " of '" + INPUT
+                throw new InvalidInput(where, "binary element " + texts.size() + " of '" + name
                         + "' is not valid UTF-8");
             }
         }
-        return texts;
+        return texts.toArray(String[]::new);
     }
 
-    private static boolean decodeOutputs(JsonNode outputs, boolean binaryByDefault) {
+    // --- outputs and parameters ------------------------------------------------------------------------------------
+
+    private static List<OipRequest.Output> decodeOutputs(JsonNode outputs, boolean binaryByDefault) {
         if (outputs == null) {
-            return binaryByDefault;
+            return null;
         }
         if (!outputs.isArray()) {
             throw new InvalidInput("outputs", "'outputs' must be an array, not " + Json.describe(outputs));
         }
-        boolean binary = binaryByDefault;
+        List<OipRequest.Output> requested = new ArrayList<>(outputs.size());
         for (int i = 0; i < outputs.size(); i++) {
             JsonNode output = outputs.get(i);
             String where = "outputs[" + i + "]";
@@ -218,16 +355,12 @@ final class OipRequestDecoder {
             }
             Json.rejectUnknownFields(output, OUTPUT_FIELDS, where + ".");
             String name = requiredString(output, "name", where + ".name");
-            if (!name.equals(OUTPUT)) {
-                throw new InvalidInput(where + ".name", "unknown output '" + name + "'; this model has one output, '"
-                        + OUTPUT + "'");
-            }
             JsonNode parameters = output.get("parameters");
-            if (parameters != null && parameters.has("binary_data")) {
-                binary = booleanParameter(parameters, "binary_data", where + ".parameters");
-            }
+            boolean binary = parameters != null && parameters.has("binary_data")
+                    ? booleanParameter(parameters, "binary_data", where + ".parameters") : binaryByDefault;
+            requested.add(new OipRequest.Output(name, binary));
         }
-        return binary;
+        return requested;
     }
 
     /** {@code parameters.timeout}: microseconds the client gives the request (Triton's convention), or -1. */

@@ -49,7 +49,8 @@ public class StatusResource {
             replicas.put("recovering", status.recovering());
             Map<String, Object> entry = new LinkedHashMap<>();
             entry.put("name", deployment.name());
-            entry.put("model", deployment.spec().model());
+            entry.put("model", served.config().model());
+            entry.put("kind", served.kind().id());
             entry.put("version", status.version());
             entry.put("state", deployment.state().name());
             entry.put("ready", served.ready());

@@ -5,12 +5,10 @@ import dev.serval.api.serving.Outcome;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.InvalidInput;
-import dev.serval.predictor.Embedding;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import jakarta.ws.rs.core.Response;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BiFunction;
@@ -38,17 +36,25 @@ final class Submissions {
     }
 
     /**
-     * @param decode turns the body into a request; throws {@code InvalidInput} or {@code ApiError} on bad input
-     * @param texts  the texts of a decoded request
-     * @param encode the HTTP response for the request and its embeddings (runs on the request's event loop)
+     * A request handed to a deployment.
+     *
+     * @param result the deployment's future (cancelling or failing it drops the request's unstarted work)
+     * @param inputs how many inputs the request carries, for the meters
      */
-    static <R> Uni<Response> embed(ServedDeployment served, DeploymentMeters.Api api, long startNanos,
-            String timeoutHeader, Supplier<R> decode, Function<R, List<String>> texts,
-            ToLongFunction<R> timeoutMicros, BiFunction<R, List<Embedding>, Response> encode) {
+    record Submitted<C>(CompletableFuture<?> result, int inputs, C call) {
+    }
+
+    /**
+     * @param decode turns the body into a request; throws {@code InvalidInput} or {@code ApiError} on bad input
+     * @param submit hands a decoded request to the deployment (never blocking)
+     * @param encode the HTTP response for the request once its result is in (runs on the request's event loop)
+     */
+    static <R, C> Uni<Response> submit(ServedDeployment served, DeploymentMeters.Api api, long startNanos,
+            String timeoutHeader, Supplier<R> decode, ToLongFunction<R> timeoutMicros,
+            Function<R, Submitted<C>> submit, BiFunction<R, C, Response> encode) {
         DeploymentMeters meters = served.meters();
         R request;
-        List<String> inputs;
-        CompletableFuture<List<Embedding>> result;
+        Submitted<C> submitted;
         long timeoutMillis;
         try {
             request = decode.get();
@@ -56,15 +62,15 @@ final class Submissions {
             if (timeoutMillis <= 0) {
                 throw new DeadlineExceeded("the request's deadline of 0 ms passed before it could be queued");
             }
-            inputs = texts.apply(request);
-            result = served.deployment().submit(inputs);
+            submitted = submit.apply(request);
         } catch (RuntimeException e) {
             meters.record(api, Outcome.of(e), startNanos, 0);
             throw e;
         }
+        CompletableFuture<?> result = submitted.result();
         long timer = startTimer(result, timeoutMillis);
-        Uni<Response> response = resumeHere(result).map(embeddings -> encode.apply(request, embeddings));
-        int inputCount = inputs.size();
+        Uni<Response> response = resumeHere(result).map(ignored -> encode.apply(request, submitted.call()));
+        int inputCount = submitted.inputs();
         return response
                 .onItemOrFailure().invoke((item, failure) -> {
                     cancelTimer(timer);
@@ -100,7 +106,7 @@ final class Submissions {
         return millis;
     }
 
-    private static long startTimer(CompletableFuture<List<Embedding>> result, long millis) {
+    private static long startTimer(CompletableFuture<?> result, long millis) {
         Context context = Vertx.currentContext();
         if (context == null) {
             return -1;

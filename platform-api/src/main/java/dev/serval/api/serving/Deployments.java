@@ -1,34 +1,61 @@
 package dev.serval.api.serving;
 
+import dev.serval.api.config.ConfigParser;
+import dev.serval.api.config.DeploymentConfig;
+import dev.serval.api.config.InvalidConfig;
 import dev.serval.api.config.ServalConfig;
+import dev.serval.api.repository.ModelKind;
 import dev.serval.deployment.Deployment;
+import dev.serval.deployment.ModelLoader;
 import dev.serval.deployment.ServingEngine;
-import dev.serval.spec.DeploymentSpec;
 import dev.serval.error.UnknownDeployment;
-import dev.serval.predictor.Embedding;
+import dev.serval.health.FailureMonitor;
+import dev.serval.predictor.Model;
+import dev.serval.spec.DeploymentSpec;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Singleton;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jboss.logging.Logger;
 
 /**
- * The configured deployments. Built once at startup: every spec is validated first (a bad setting stops the
- * start with a message naming the deployment and field), then every deployment starts loading in the
- * background, so HTTP and liveness answer while models load and readiness turns UP when they are warm.
- * The name-to-deployment map is immutable after startup; request threads read it without locks.
- * On shutdown every replica drains its admitted requests (up to the graceful-shutdown timeout) and stops.
+ * The deployments this server runs, and every change to them.
+ *
+ * <p>At startup the deployments come from, in this order of precedence: the state directory's last applied config
+ * (a restart resumes what the management API set), the YAML config file ({@code serval.config-file}), the
+ * {@code serval.deployments.*} properties. Every config is checked first (fields, and that its model exists in the
+ * repository with a valid descriptor); a bad one stops the start with a message naming the source, deployment and
+ * field. Models then load in the background: HTTP and liveness answer while they do.
+ *
+ * <p>At run time the management API creates, changes and deletes deployments, or applies a whole config (Ray's
+ * {@code serve deploy}: deployments not in it are deleted). A change is checked completely before anything is
+ * touched, so a refused change leaves every deployment as it was. A change of replica count, admission limits or
+ * batching applies in place; a change of model, version or loader options rolls the replicas without dropping
+ * requests. Changes are serialised (one at a time); request threads read an immutable name-to-deployment map
+ * without locks.
  */
 @Singleton
 public class Deployments {
 
     private static final Logger LOG = Logger.getLogger(Deployments.class);
+    /** The state directory's file. */
+    static final String STATE_FILE = "applied-config.yaml";
 
     private final ServalConfig config;
     private final Instance<ModelSource> sources;
@@ -43,36 +70,33 @@ public class Deployments {
     }
 
     void start(@Observes StartupEvent event) {
-        Map<String, DeploymentSpec> specs = new LinkedHashMap<>();
-        config.deployments().forEach((name, settings) -> specs.put(name, settings.toSpec(name)));
-        if (specs.isEmpty()) {
-            LOG.warn("no deployments configured (serval.deployments.*): Serval serves nothing");
+        List<DeploymentConfig> initial = initialConfigs();
+        initial.forEach(this::check);
+        if (initial.isEmpty()) {
+            LOG.warn("no deployments configured: Serval serves nothing until the management API adds some");
         }
-        Map<String, ServedDeployment> started = new LinkedHashMap<>();
-        engine = new ServingEngine(Duration.ofSeconds(1), System::nanoTime, java.time.InstantSource.system(), registry,
+        engine = new ServingEngine(Duration.ofSeconds(1), System::nanoTime, InstantSource.system(), registry,
                 config.failureMonitor().toSettings());
-        specs.forEach((name, spec) -> {
-            ServalConfig.Deployment settings = config.deployments().get(name);
-            ModelSource source = sourceFor(name, settings.model());
-            Deployment<String, Embedding> deployment =
-                    engine.deploy(spec, current -> source.load(current.model(), settings));
-            started.put(name, new ServedDeployment(deployment, new DeploymentMeters(deployment, registry),
-                    settings.minReadyReplicas(), settings.requestTimeout()));
-            LOG.infof("deployment '%s': starting %d replica(s) of %s (version %s), each %d predictor threads x %d "
-                    + "intra-op threads", name, spec.numReplicas(), spec.model(), spec.version(),
-                    spec.predictorThreads(), spec.intraOpThreads());
-        });
-        byName = Map.copyOf(started);
+        synchronized (this) {
+            Map<String, ServedDeployment> started = new LinkedHashMap<>();
+            initial.forEach(c -> started.put(c.name(), create(c)));
+            byName = Map.copyOf(started);
+        }
     }
 
-    private ModelSource sourceFor(String deployment, String reference) {
-        for (ModelSource source : sources) {
-            if (source.accepts(reference)) {
-                return source;
-            }
+    private List<DeploymentConfig> initialConfigs() {
+        Optional<Path> state = config.stateDir().map(dir -> dir.resolve(STATE_FILE)).filter(Files::isRegularFile);
+        if (state.isPresent()) {
+            LOG.infof("deployments from the last applied config %s", state.get());
+            return ConfigParser.readFile(state.get());
         }
-        throw new IllegalArgumentException("deployment '" + deployment + "': model '" + reference
-                + "' is neither bundled:NAME nor a directory path");
+        if (config.configFile().isPresent()) {
+            LOG.infof("deployments from the config file %s", config.configFile().get());
+            return ConfigParser.readFile(config.configFile().get());
+        }
+        List<DeploymentConfig> configs = new ArrayList<>();
+        config.deployments().forEach((name, settings) -> configs.add(settings.toConfig(name)));
+        return configs;
     }
 
     void stop(@Observes ShutdownEvent event) {
@@ -80,6 +104,165 @@ public class Deployments {
             engine.close();
         }
     }
+
+    // --- changes ---------------------------------------------------------------------------------------------------
+
+    /**
+     * Creates the deployment, or changes it to {@code next}.
+     *
+     * @return true when it was created
+     * @throws InvalidConfig when the config cannot be applied; nothing changed then
+     */
+    public synchronized boolean put(DeploymentConfig next, String source) {
+        checkWith(next, source);
+        ServedDeployment current = byName.get(next.name());
+        Map<String, ServedDeployment> changed = new LinkedHashMap<>(byName);
+        if (current == null) {
+            changed.put(next.name(), create(next));
+        } else {
+            update(current, next);
+        }
+        byName = Map.copyOf(changed);
+        persist();
+        return current == null;
+    }
+
+    /**
+     * Makes the deployments exactly {@code configs}: creates, changes, and deletes those not listed.
+     *
+     * @throws InvalidConfig when any config cannot be applied; nothing changed then
+     */
+    public synchronized void apply(List<DeploymentConfig> configs, String source) {
+        configs.forEach(c -> checkWith(c, source));
+        Map<String, ServedDeployment> changed = new LinkedHashMap<>();
+        for (DeploymentConfig next : configs) {
+            ServedDeployment current = byName.get(next.name());
+            if (current == null) {
+                changed.put(next.name(), create(next));
+            } else {
+                update(current, next);
+                changed.put(next.name(), current);
+            }
+        }
+        List<ServedDeployment> removed = byName.values().stream().filter(s -> !changed.containsKey(s.name())).toList();
+        byName = Map.copyOf(changed);
+        persist();
+        removed.forEach(this::close);
+    }
+
+    /**
+     * Deletes a deployment: new requests get 404 at once; admitted ones finish (graceful-shutdown timeout); returns
+     * when its replicas stopped.
+     *
+     * @throws UnknownDeployment when there is none of that name
+     */
+    public void delete(String name) {
+        ServedDeployment removed;
+        synchronized (this) {
+            removed = get(name);
+            Map<String, ServedDeployment> changed = new LinkedHashMap<>(byName);
+            changed.remove(name);
+            byName = Map.copyOf(changed);
+            persist();
+        }
+        close(removed);
+    }
+
+    private void close(ServedDeployment served) {
+        LOG.infof("deployment '%s': deleting (draining admitted requests)", served.name());
+        served.deployment().close();
+    }
+
+    private void check(DeploymentConfig next) {
+        checkWith(next, "serval.deployments." + next.name());
+    }
+
+    /** Everything that could make {@code next} fail to apply, checked before anything changes. */
+    private void checkWith(DeploymentConfig next, String source) {
+        try {
+            next.toSpec();
+        } catch (IllegalArgumentException e) {
+            throw new InvalidConfig(source, next.name(), null, e.getMessage());
+        }
+        ModelKind kind = kindOf(next, source);
+        ServedDeployment current = byName.get(next.name());
+        if (current != null && current.kind() != kind) {
+            throw new InvalidConfig(source, next.name(), "model", "'" + next.model() + "' is a " + kind.id()
+                    + " model but the deployment serves a " + current.kind().id() + " model; delete the deployment "
+                    + "and create it again to change its kind");
+        }
+    }
+
+    private ModelKind kindOf(DeploymentConfig next, String source) {
+        try {
+            return sourceFor(next, source).kind(next);
+        } catch (IllegalArgumentException e) {
+            throw new InvalidConfig(source, next.name(), "model", e.getMessage());
+        }
+    }
+
+    private ModelSource sourceFor(DeploymentConfig next, String source) {
+        for (ModelSource candidate : sources) {
+            if (candidate.accepts(next.model())) {
+                return candidate;
+            }
+        }
+        throw new InvalidConfig(source, next.name(), "model", "'" + next.model()
+                + "' is not a model name of the repository");
+    }
+
+    @SuppressWarnings("unchecked")
+    private ServedDeployment create(DeploymentConfig initial) {
+        ModelSource source = sourceFor(initial, "serval");
+        ModelKind kind = source.kind(initial);
+        AtomicReference<DeploymentConfig> current = new AtomicReference<>(initial);
+        ModelLoader<Object, Object> loader = spec -> (Model<Object, Object>) source.load(current.get());
+        DeploymentSpec spec = initial.toSpec();
+        Deployment<Object, Object> deployment;
+        try {
+            deployment = engine.deploy(spec, loader);
+        } catch (IllegalArgumentException e) {
+            throw new dev.serval.api.http.ApiError(409, "deployment '" + initial.name()
+                    + "' is still shutting down after a delete; try again when it is gone");
+        }
+        ServedDeployment served = new ServedDeployment(deployment, new DeploymentMeters(deployment, registry), kind,
+                initial, current);
+        LOG.infof("deployment '%s': starting %d replica(s) of %s version %s (%s), each %d predictor threads x %d "
+                + "intra-op threads", initial.name(), spec.numReplicas(), initial.model(), spec.version(), kind.id(),
+                spec.predictorThreads(), spec.intraOpThreads());
+        return served;
+    }
+
+    private static void update(ServedDeployment served, DeploymentConfig next) {
+        DeploymentSpec before = served.deployment().spec();
+        DeploymentSpec after = next.toSpec();
+        served.config(next);
+        served.deployment().update(after);
+        LOG.infof("deployment '%s': %s", next.name(), before.sameReplicaShape(after)
+                ? "changed in place (" + after.numReplicas() + " replica(s))"
+                : "rolling to " + next.model() + " version " + next.version() + ", "
+                        + after.rollingUpdateBatch() + " replica(s) at a time");
+    }
+
+    /** Writes the current configs to the state directory (atomically), when one is configured. */
+    private void persist() {
+        Optional<Path> dir = config.stateDir();
+        if (dir.isEmpty()) {
+            return;
+        }
+        List<DeploymentConfig> configs = byName.values().stream().map(ServedDeployment::config).toList();
+        try {
+            Files.createDirectories(dir.get());
+            Path partial = Files.createTempFile(dir.get(), STATE_FILE, ".partial");
+            Files.writeString(partial, ConfigParser.toYaml(configs));
+            Files.move(partial, dir.get().resolve(STATE_FILE), StandardCopyOption.REPLACE_EXISTING,
+                    StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the applied config into " + dir.get(), e);
+        }
+    }
+
+    // --- reads -----------------------------------------------------------------------------------------------------
 
     /**
      * The deployment serving model {@code name}.
@@ -92,6 +275,10 @@ public class Deployments {
             throw new UnknownDeployment(name);
         }
         return served;
+    }
+
+    public Optional<ServedDeployment> find(String name) {
+        return Optional.ofNullable(byName.get(name));
     }
 
     public Collection<ServedDeployment> all() {
@@ -127,7 +314,7 @@ public class Deployments {
     }
 
     /** The engine's failure monitor, for liveness. */
-    public dev.serval.health.FailureMonitor failureMonitor() {
+    public FailureMonitor failureMonitor() {
         return engine.failureMonitor();
     }
 }

@@ -1,17 +1,26 @@
 package dev.serval.api.serving;
 
-import dev.serval.api.config.ServalConfig;
-import dev.serval.predictor.Embedding;
+import dev.serval.api.config.DeploymentConfig;
+import dev.serval.api.repository.ModelKind;
 import dev.serval.predictor.Model;
 
 /**
- * Turns a deployment's {@code model} reference into a loaded text-embedding model. CDI beans implementing
- * this are consulted in turn; the first that {@linkplain #accepts accepts} the reference loads it.
- * {@link #load} runs on the deployment's loader thread, never on an HTTP thread.
+ * Turns a deployment's {@code model} and {@code version} into a loaded model. CDI beans implementing this are
+ * consulted in turn; the first that {@linkplain #accepts accepts} the model name serves it. Serval's own source is
+ * the model repository ({@link RepositoryModelSource}); tests add sources of fake models.
  */
 public interface ModelSource {
 
-    boolean accepts(String reference);
+    boolean accepts(String model);
 
-    Model<String, Embedding> load(String reference, ServalConfig.Deployment settings) throws Exception;
+    /**
+     * The kind of the model a config names, checked before the config is applied (so a missing model or a bad
+     * descriptor refuses the config instead of failing replicas later).
+     *
+     * @throws IllegalArgumentException naming the model and the problem
+     */
+    ModelKind kind(DeploymentConfig config);
+
+    /** Loads the model; runs on a launcher thread, never on an HTTP thread. */
+    Model<?, ?> load(DeploymentConfig config) throws Exception;
 }

@@ -1,22 +1,79 @@
 package dev.serval.api.serving;
 
+import dev.serval.api.config.DeploymentConfig;
+import dev.serval.api.repository.ModelKind;
 import dev.serval.deployment.Deployment;
 import dev.serval.predictor.Embedding;
+import dev.serval.error.InvalidInput;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * A running deployment together with its meters and readiness minimum: what a request needs, found with one
- * map lookup.
+ * A running deployment with what the edge needs beside it: its meters, its kind and its current config (replaced
+ * in place when the config changes). Found with one map lookup per request.
  */
-public record ServedDeployment(Deployment<String, Embedding> deployment, DeploymentMeters meters, int minReadyReplicas,
-        java.time.Duration requestTimeout) {
+public final class ServedDeployment {
+
+    private final Deployment<?, ?> deployment;
+    private final DeploymentMeters meters;
+    private final ModelKind kind;
+    /** The current config; shared with the deployment's model loader, which loads what it says. */
+    private final AtomicReference<DeploymentConfig> config;
+
+    ServedDeployment(Deployment<?, ?> deployment, DeploymentMeters meters, ModelKind kind, DeploymentConfig initial,
+            AtomicReference<DeploymentConfig> config) {
+        this.deployment = deployment;
+        this.meters = meters;
+        this.kind = kind;
+        this.config = config;
+        config.set(initial);
+    }
 
     public String name() {
         return deployment.name();
     }
 
-    /** Whether at least {@code minReadyReplicas} replicas are routable. */
+    public Deployment<?, ?> deployment() {
+        return deployment;
+    }
+
+    public DeploymentMeters meters() {
+        return meters;
+    }
+
+    public ModelKind kind() {
+        return kind;
+    }
+
+    public DeploymentConfig config() {
+        return config.get();
+    }
+
+    void config(DeploymentConfig next) {
+        config.set(next);
+    }
+
+    public Duration requestTimeout() {
+        return config.get().requestTimeout();
+    }
+
+    /**
+     * The deployment as a text-embedding model, for the OpenAI embeddings API.
+     *
+     * @throws InvalidInput when the model is of another kind
+     */
+    @SuppressWarnings("unchecked")
+    public Deployment<String, Embedding> embeddings() {
+        if (kind != ModelKind.TEXT_EMBEDDING) {
+            throw new InvalidInput("model", "model '" + name() + "' is a " + kind.id() + " model; /v1/embeddings "
+                    + "serves text-embedding models (use /v2/models/" + name() + "/infer)");
+        }
+        return (Deployment<String, Embedding>) deployment;
+    }
+
+    /** Whether at least {@code min_ready_replicas} replicas are routable. */
     public boolean ready() {
         return deployment.state() == Deployment.State.READY
-                && deployment.router().routableReplicas() >= minReadyReplicas;
+                && deployment.router().routableReplicas() >= config.get().minReadyReplicas();
     }
 }

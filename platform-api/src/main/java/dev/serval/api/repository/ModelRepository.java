@@ -1,0 +1,301 @@
+package dev.serval.api.repository;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * The model repository: a directory with one folder per model and one subfolder per version, each holding a
+ * {@code model.yaml} descriptor and the files it names:
+ *
+ * <pre>
+ * repository/
+ *   all-minilm-l6-v2/1/{model.yaml, model.onnx, tokenizer.json}
+ *   noop/1/model.yaml
+ * </pre>
+ *
+ * Nothing read through the repository lies outside it: model names and versions are plain names (letters, digits,
+ * {@code . _ -}, never {@code ..}), descriptor paths are relative and stay inside their version folder, and a
+ * symbolic link that leads out of the repository is refused. Thread-safe (it reads the file system each time).
+ */
+public final class ModelRepository {
+
+    /** The descriptor's file name in each version folder. */
+    public static final String DESCRIPTOR = "model.yaml";
+
+    private static final Pattern PLAIN_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+    private static final Set<String> DESCRIPTOR_FIELDS =
+            Set.of("kind", "file", "tokenizer", "max_length", "labels", "engine", "description");
+    private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+
+    private final Path root;
+
+    /** @param root the repository directory; created if missing */
+    public ModelRepository(Path root) {
+        try {
+            Files.createDirectories(root);
+            this.root = root.toRealPath();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the model repository " + root.toAbsolutePath(), e);
+        }
+    }
+
+    public Path root() {
+        return root;
+    }
+
+    /** One model version found in the repository, its folder and its descriptor. */
+    public record ModelVersion(String name, String version, Path directory, ModelDescriptor descriptor) {
+
+        /** The descriptor's {@code file}, inside the version folder. */
+        public Path file() {
+            return directory.resolve(descriptor.file());
+        }
+
+        /** The descriptor's {@code tokenizer}, inside the version folder. */
+        public Path tokenizer() {
+            return directory.resolve(descriptor.tokenizer());
+        }
+    }
+
+    /**
+     * Finds {@code name}/{@code version} and reads its descriptor.
+     *
+     * @throws IllegalArgumentException with a message naming the model, version and problem: a name that is not a
+     *                                  plain name, a missing model or version, a bad descriptor, a path leaving the
+     *                                  repository, a missing file
+     */
+    public ModelVersion resolve(String name, String version) {
+        checkPlain("model name", name);
+        checkPlain("version", version);
+        Path modelDir = inside(root.resolve(name), "model '" + name + "'");
+        if (!Files.isDirectory(modelDir)) {
+            throw new IllegalArgumentException("model '" + name + "' is not in the repository " + root
+                    + (models().isEmpty() ? "" : "; it holds " + String.join(", ", models().keySet())));
+        }
+        Path versionDir = inside(modelDir.resolve(version), "model '" + name + "' version '" + version + "'");
+        if (!Files.isDirectory(versionDir)) {
+            throw new IllegalArgumentException("model '" + name + "' has no version '" + version + "' in the repository;"
+                    + " it has " + versions(modelDir));
+        }
+        String where = "model '" + name + "' version '" + version + "': " + DESCRIPTOR;
+        ModelDescriptor descriptor = readDescriptor(versionDir, where);
+        if (descriptor.kind() != ModelKind.NOOP) {
+            requireFile(versionDir, descriptor.file(), where, "file");
+        }
+        if (descriptor.kind().text()) {
+            requireFile(versionDir, descriptor.tokenizer(), where, "tokenizer");
+        }
+        return new ModelVersion(name, version, versionDir, descriptor);
+    }
+
+    /** Every model and its versions, sorted by name (the OIP repository index). */
+    public Map<String, List<String>> models() {
+        Map<String, List<String>> models = new LinkedHashMap<>();
+        try (Stream<Path> entries = Files.list(root)) {
+            entries.filter(Files::isDirectory).map(p -> p.getFileName().toString())
+                    .filter(n -> PLAIN_NAME.matcher(n).matches()).sorted()
+                    .forEach(n -> models.put(n, versions(root.resolve(n))));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list the model repository " + root, e);
+        }
+        return models;
+    }
+
+    private static List<String> versions(Path modelDir) {
+        try (Stream<Path> entries = Files.list(modelDir)) {
+            return entries.filter(p -> Files.isRegularFile(p.resolve(DESCRIPTOR)))
+                    .map(p -> p.getFileName().toString()).filter(n -> PLAIN_NAME.matcher(n).matches()).sorted()
+                    .toList();
+        } catch (IOException e) {
+            return List.of();
+        }
+    }
+
+    private static void checkPlain(String what, String value) {
+        if (value == null || !PLAIN_NAME.matcher(value).matches() || value.contains("..")) {
+            throw new IllegalArgumentException(what + " '" + value + "' must be a plain name: letters, digits, "
+                    + "'.', '_' and '-', starting with a letter or digit, without '..' (it names a folder of the "
+                    + "repository)");
+        }
+    }
+
+    /** {@code path} if it exists inside the repository (after following links), or if it does not exist. */
+    private Path inside(Path path, String what) {
+        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
+            return path;
+        }
+        try {
+            Path real = path.toRealPath();
+            if (!real.startsWith(root)) {
+                throw new IllegalArgumentException(what + " leads out of the repository (a link to " + real
+                        + "); Serval reads models only inside " + root);
+            }
+            return real;
+        } catch (IOException e) {
+            throw new IllegalArgumentException(what + " cannot be read: " + e.getMessage());
+        }
+    }
+
+    private void requireFile(Path versionDir, String relative, String where, String field) {
+        Path file = inside(versionDir.resolve(relative), where + " field '" + field + "' (" + relative + ")");
+        if (!file.startsWith(versionDir)) {
+            throw new IllegalArgumentException(where + ": field '" + field + "' (" + relative
+                    + ") leads out of the model's folder");
+        }
+        if (!Files.isRegularFile(file)) {
+            throw new IllegalArgumentException(where + ": field '" + field + "': " + relative + " does not exist in "
+                    + versionDir);
+        }
+    }
+
+    private static ModelDescriptor readDescriptor(Path versionDir, String where) {
+        JsonNode node;
+        try {
+            node = YAML.readTree(versionDir.resolve(DESCRIPTOR).toFile());
+        } catch (IOException e) {
+            throw new IllegalArgumentException(where + " cannot be read: "
+                    + (e.getMessage() == null ? e : e.getMessage().lines().findFirst().orElse("")));
+        }
+        return parseDescriptor(node, where);
+    }
+
+    /** Checks and reads a descriptor; {@code where} names it in errors. */
+    static ModelDescriptor parseDescriptor(JsonNode node, String where) {
+        if (node == null || !node.isObject()) {
+            throw new IllegalArgumentException(where + " must be a mapping with at least 'kind'");
+        }
+        for (Iterator<String> names = node.fieldNames(); names.hasNext(); ) {
+            String field = names.next();
+            if (!DESCRIPTOR_FIELDS.contains(field)) {
+                throw new IllegalArgumentException(where + ": unknown field '" + field + "'; known fields: "
+                        + DESCRIPTOR_FIELDS.stream().sorted().toList());
+            }
+        }
+        JsonNode kindNode = node.get("kind");
+        ModelKind kind = kindNode == null || !kindNode.isTextual() ? null : ModelKind.of(kindNode.textValue()).orElse(null);
+        if (kind == null) {
+            throw new IllegalArgumentException(where + ": field 'kind' must be one of " + ModelKind.ids() + ", not "
+                    + kindNode);
+        }
+        String file = relativePath(node, "file", "model.onnx", where);
+        String tokenizer = relativePath(node, "tokenizer", "tokenizer.json", where);
+        JsonNode maxLengthNode = node.get("max_length");
+        int maxLength = 256;
+        if (maxLengthNode != null) {
+            if (!maxLengthNode.canConvertToInt() || !maxLengthNode.isIntegralNumber() || maxLengthNode.intValue() < 2) {
+                throw new IllegalArgumentException(where + ": field 'max_length' must be a whole number >= 2, not "
+                        + maxLengthNode);
+            }
+            maxLength = maxLengthNode.intValue();
+        }
+        List<String> labels = new ArrayList<>();
+        JsonNode labelsNode = node.get("labels");
+        if (labelsNode != null) {
+            if (!labelsNode.isArray()) {
+                throw new IllegalArgumentException(where + ": field 'labels' must be a list of names");
+            }
+            labelsNode.forEach(label -> {
+                if (!label.isTextual() || label.textValue().isBlank()) {
+                    throw new IllegalArgumentException(where + ": field 'labels' must hold non-empty strings, not "
+                            + label);
+                }
+                labels.add(label.textValue());
+            });
+        }
+        if (kind == ModelKind.TEXT_CLASSIFICATION && labels.size() < 2) {
+            throw new IllegalArgumentException(where + ": a text-classification model needs 'labels', at least two "
+                    + "names in the order of its logits");
+        }
+        Map<String, String> engine = new LinkedHashMap<>();
+        JsonNode engineNode = node.get("engine");
+        if (engineNode != null) {
+            if (!engineNode.isObject()) {
+                throw new IllegalArgumentException(where + ": field 'engine' must be a mapping of ONNX Runtime options");
+            }
+            engineNode.fields().forEachRemaining(option -> {
+                if (!option.getValue().isValueNode()) {
+                    throw new IllegalArgumentException(where + ": engine option '" + option.getKey()
+                            + "' must be a single value");
+                }
+                engine.put(option.getKey(), option.getValue().asText());
+            });
+        }
+        JsonNode description = node.get("description");
+        return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, engine,
+                description == null ? "" : description.asText());
+    }
+
+    private static String relativePath(JsonNode node, String field, String fallback, String where) {
+        JsonNode value = node.get(field);
+        if (value == null) {
+            return fallback;
+        }
+        if (!value.isTextual() || value.textValue().isBlank()) {
+            throw new IllegalArgumentException(where + ": field '" + field + "' must be a file name, not " + value);
+        }
+        String path = value.textValue();
+        Path parsed;
+        try {
+            parsed = Path.of(path);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(where + ": field '" + field + "' (" + path + ") is not a valid path");
+        }
+        if (parsed.isAbsolute() || path.startsWith("/") || path.startsWith("\\")) {
+            throw new IllegalArgumentException(where + ": field '" + field + "' (" + path
+                    + ") must be relative to the model's folder, not absolute");
+        }
+        for (Path part : parsed) {
+            if (part.toString().equals("..")) {
+                throw new IllegalArgumentException(where + ": field '" + field + "' (" + path
+                        + ") must not contain '..': it would leave the model's folder");
+            }
+        }
+        return path;
+    }
+
+    /**
+     * Writes a model version's descriptor and files when it is not there yet (the bundled models at startup).
+     *
+     * @param files file name to content writer, each written atomically
+     */
+    public void install(String name, String version, String descriptorYaml, Map<String, FileSource> files) {
+        checkPlain("model name", name);
+        checkPlain("version", version);
+        Path dir = root.resolve(name).resolve(version);
+        try {
+            Files.createDirectories(dir);
+            for (Map.Entry<String, FileSource> file : files.entrySet()) {
+                file.getValue().writeTo(dir, file.getKey());
+            }
+            Path descriptor = dir.resolve(DESCRIPTOR);
+            if (!Files.isRegularFile(descriptor)) {
+                Path partial = Files.createTempFile(dir, DESCRIPTOR, ".partial");
+                Files.writeString(partial, descriptorYaml);
+                Files.move(partial, descriptor, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot install model '" + name + "' version '" + version + "' into "
+                    + dir, e);
+        }
+    }
+
+    /** Writes one file into a version folder (if not already there). */
+    @FunctionalInterface
+    public interface FileSource {
+        void writeTo(Path directory, String fileName) throws IOException;
+    }
+}
