@@ -1,13 +1,12 @@
 package dev.serval.bench.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.serval.bench.predictor.EmbeddingBenchmark;
-import dev.serval.predictor.Embedding;
-import dev.serval.predictor.ModelFiles;
-import dev.serval.predictor.Predictor;
+import dev.serval.bench.load.ChatTexts;
+import dev.serval.bench.load.MachineUsage;
+import dev.serval.bench.load.RawEmbeddingLoop;
+import dev.serval.bench.load.ServalProcess;
 import dev.serval.predictor.TextEmbeddingModel;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -52,7 +51,7 @@ public final class HttpBatchingBenchmark {
         boolean quick = Arrays.asList(args).contains("--quick");
         Duration warmUp = Duration.ofSeconds(quick ? 3 : 8);
         Duration measure = Duration.ofSeconds(quick ? 5 : 15);
-        List<String> texts = texts();
+        List<String> texts = ChatTexts.withLongTexts(ChatTexts.COUNT, ChatTexts.SEED);
         List<Map<String, Object>> rows = new ArrayList<>();
         for (int batch : new int[] {1, 8, 32}) {
             double raw = rawLoop(texts, batch, warmUp, measure);
@@ -82,84 +81,22 @@ public final class HttpBatchingBenchmark {
         System.out.println("written to " + out);
     }
 
-    static List<String> texts() {
-        String[] chat = EmbeddingBenchmark.chatTexts(2000, 20261122L);
-        List<String> texts = new ArrayList<>(Arrays.asList(chat));
-        for (int i = 0; i < texts.size(); i += 100) {
-            StringBuilder long_ = new StringBuilder();
-            for (int k = 0; long_.toString().split(" ").length < 320; k++) {
-                long_.append(chat[(i + k) % chat.length]).append(' ');
-            }
-            texts.set(i, long_.toString().trim());
-        }
-        return texts;
-    }
-
     /** Texts/s of THREADS threads, each with its own predictor, running batches of {@code batch} back to back. */
     static double rawLoop(List<String> texts, int batch, Duration warmUp, Duration measure) throws Exception {
-        Path dir = Path.of(System.getProperty("java.io.tmpdir"), "serval-bench-models");
-        ClassLoader loader = HttpBatchingBenchmark.class.getClassLoader();
-        try (TextEmbeddingModel model = TextEmbeddingModel.load(ModelFiles.extract(loader, "all-minilm-l6-v2-q.onnx", dir),
-                ModelFiles.extract(loader, "all-minilm-l6-v2-q-tokenizer.json", dir), 256, 1, batch == 1)) {
-            AtomicLong done = new AtomicLong();
-            long start = System.nanoTime();
-            long measureFrom = start + warmUp.toNanos();
-            long end = measureFrom + measure.toNanos();
-            List<Thread> threads = new ArrayList<>();
-            for (int t = 0; t < THREADS; t++) {
-                int offset = t * 997;
-                threads.add(Thread.ofPlatform().start(() -> {
-                    try (Predictor<String, Embedding> predictor = model.newPredictor()) {
-                        int next = offset;
-                        while (System.nanoTime() < end) {
-                            List<String> group = new ArrayList<>(batch);
-                            for (int k = 0; k < batch; k++) {
-                                group.add(texts.get(next++ % texts.size()));
-                            }
-                            List<Embedding> out = batch == 1 ? List.of(predictor.predict(group.getFirst()))
-                                    : predictor.predictBatch(group);
-                            if (System.nanoTime() >= measureFrom) {
-                                done.addAndGet(out.size());
-                            }
-                        }
-                    } catch (Exception e) {
-                        throw new IllegalStateException(e);
-                    }
-                }));
-            }
-            for (Thread thread : threads) {
-                thread.join();
-            }
-            return done.get() / (measure.toNanos() / 1e9);
+        try (TextEmbeddingModel model = RawEmbeddingLoop.load(batch == 1)) {
+            return RawEmbeddingLoop.textsPerSecond(model, texts, THREADS, batch, warmUp, measure);
         }
     }
 
     /** Starts Serval for {@code batch}, drives it, stops it. */
     static Map<String, Object> serval(List<String> texts, int batch, Duration warmUp, Duration measure) throws Exception {
-        int port;
-        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            port = socket.getLocalPort();
-        }
         String d = "-Dserval.deployments.all-minilm-l6-v2.";
         Path log = Path.of("platform-bench", "target", "serval-http-" + batch + ".log");
-        Process server = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-Dai.djl.offline=true", "-DOPT_OUT_TRACKING=true",
-                "-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port,
-                d + "batch-invariance=" + (batch == 1), d + "max-batch-size=" + batch,
-                d + "max-ongoing-requests=64", d + "max-queued-requests=1024",
-                "-jar", Path.of("platform-api", "target", "quarkus-app", "quarkus-run.jar").toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        try {
+        try (ServalProcess server = ServalProcess.start(List.of(d + "batch-invariance=" + (batch == 1),
+                d + "max-batch-size=" + batch, d + "max-ongoing-requests=64", d + "max-queued-requests=1024"), log)) {
             HttpClient client = HttpClient.newBuilder().executor(Executors.newVirtualThreadPerTaskExecutor())
                     .connectTimeout(Duration.ofSeconds(5)).build();
-            URI base = URI.create("http://127.0.0.1:" + port);
-            long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-            while (!ready(client, base)) {
-                if (System.nanoTime() > deadline || !server.isAlive()) {
-                    throw new IllegalStateException("Serval did not become ready; see " + log);
-                }
-                Thread.sleep(200); // polling a process we started: nothing else to wait on
-            }
+            URI base = server.uri("");
             AtomicLong ok = new AtomicLong();
             AtomicLong errors = new AtomicLong();
             long start = System.nanoTime();
@@ -170,8 +107,8 @@ public final class HttpBatchingBenchmark {
                 try {
                     // sleeps until the measurement window opens, to read the CPU counters at its start
                     Thread.sleep(Duration.ofNanos(Math.max(0, measureFrom - System.nanoTime())));
-                    cpuAtStart[0] = clientCpuNanos();
-                    cpuAtStart[1] = processCpuNanos(server.pid());
+                    cpuAtStart[0] = MachineUsage.generatorCpu();
+                    cpuAtStart[1] = MachineUsage.processCpu(server.pid());
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
@@ -191,8 +128,8 @@ public final class HttpBatchingBenchmark {
                     });
                 }
             }
-            long clientCpu = clientCpuNanos() - cpuAtStart[0];
-            long serverCpu = processCpuNanos(server.pid()) - cpuAtStart[1];
+            long clientCpu = MachineUsage.generatorCpu() - cpuAtStart[0];
+            long serverCpu = MachineUsage.processCpu(server.pid()) - cpuAtStart[1];
             cpuProbe.join();
             double textsPerSecond = ok.get() / (measure.toNanos() / 1e9);
             double cores = Runtime.getRuntime().availableProcessors() * (double) measure.toNanos();
@@ -212,38 +149,6 @@ public final class HttpBatchingBenchmark {
             result.put("clientCpuShare", Math.round(clientCpu / cores * 1000) / 1000.0);
             result.put("servalCpuShare", Math.round(serverCpu / cores * 1000) / 1000.0);
             return result;
-        } finally {
-            server.destroy();
-            if (!server.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) {
-                server.destroyForcibly();
-            }
-        }
-    }
-
-    /** CPU time of this JVM (the load generator), in nanoseconds. */
-    private static long clientCpuNanos() {
-        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
-                .getProcessCpuTime();
-    }
-
-    /** CPU time of process {@code pid} from /proc (user + system), in nanoseconds; 0 where /proc is missing. */
-    private static long processCpuNanos(long pid) {
-        try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            long ticks = Long.parseLong(fields[11]) + Long.parseLong(fields[12]); // utime, stime
-            return ticks * 10_000_000L; // USER_HZ is 100 on Linux
-        } catch (IOException | RuntimeException e) {
-            return 0;
-        }
-    }
-
-    private static boolean ready(HttpClient client, URI base) {
-        try {
-            return client.send(HttpRequest.newBuilder(base.resolve("/v2/health/ready")).timeout(Duration.ofSeconds(2)).build(),
-                    HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
-        } catch (IOException | InterruptedException e) {
-            return false;
         }
     }
 

@@ -1,0 +1,402 @@
+package dev.serval.bench.load;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+/**
+ * Serval's HTTP load benchmark, with the machine's limits measured in the same run by the same client, so that
+ * every Serval figure is reported as a ratio of what this machine allows:
+ *
+ * <ul>
+ *   <li>{@code noop}: the {@code noop} model (answers its input tensors unchanged) with a small OIP JSON request,
+ *       against the <em>transport limit</em>: a bare Vert.x server ({@link BareServer}) answering the same request
+ *       with the same status, headers and body, captured from Serval.</li>
+ *   <li>{@code minilm-short}: the default model (quantised all-MiniLM-L6-v2), one short chat-like text of 5-30
+ *       words per OIP request, against the <em>compute limit</em>: a raw in-process DJL loop
+ *       ({@link RawEmbeddingLoop}) over the same texts with the same threads (2 predictors of 1 intra-op thread)
+ *       and its best batch size, which Serval is then configured with.</li>
+ *   <li>{@code minilm-mixed}: the same with 1 % of the texts over 300 words.</li>
+ * </ul>
+ *
+ * <p>Each target is driven by {@link LoadGenerator} from this JVM: closed loops over a few connection counts (the
+ * highest throughput is the saturation rate; one connection gives the single-request latency), then open loops at
+ * fixed fractions of Serval's saturation rate, latency measured from each request's intended send time. The noop
+ * workload runs the bare server at the same absolute rates as Serval, alternating with it run by run so that
+ * background noise falls on both. Serval, the bare server and the raw loop each run in their own child JVM; all
+ * traffic is on 127.0.0.1; every phase is bounded in time, and the children are stopped at the end (or if this JVM
+ * is interrupted).
+ *
+ * <p>Output, in {@code platform-bench/target/loadbench/} (or {@code --out DIR}): {@code report.json} with every
+ * figure and the settings, machine and JVM; {@code summary.md}, the goals as ratios and every run in a table; one
+ * PNG per workload, latency percentiles against offered load (XChart).
+ *
+ * <p>Run from the repository root (full: about 15 minutes on two cores; {@code --quick}: under 2 minutes):
+ * <pre>{@code
+ * bin/loadbench [--quick] [--workloads noop,minilm-short,minilm-mixed] [--jfr] [--out DIR] [--serval-opt -Dkey=value]...
+ * }</pre>
+ * which builds if needed and then runs
+ * {@code java -cp platform-bench/target/benchmarks.jar dev.serval.bench.load.LoadBenchmark [options]}.
+ */
+public final class LoadBenchmark {
+
+    static final String NOOP = "noop";
+    static final String MINILM_SHORT = "minilm-short";
+    static final String MINILM_MIXED = "minilm-mixed";
+    static final String SERVAL = "serval";
+    static final String BARE = "bare-vertx";
+    /** The default deployment, serving the default model. */
+    static final String MINILM_DEPLOYMENT = "all-minilm-l6-v2";
+    /** Predictor threads in Serval and in the raw loop, each with one intra-op thread. */
+    static final int THREADS = 2;
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * How long and how wide each phase is.
+     *
+     * @param openFractions fractions of Serval's saturation rate offered in the open-loop runs
+     * @param bareTexts     also run the bare server on the MiniLM short workload (embedding-sized answers)
+     * @param defaultConfig also measure Serval's default (batch-invariant) configuration against the raw loop's
+     *                      batch size 1
+     */
+    record Settings(String mode, Duration preWarm, Duration warmUp, Duration measure, Duration drain,
+            List<Integer> noopConnections, List<Integer> textConnections, List<Double> openFractions,
+            int openMaxConnectionsNoop, int openMaxConnectionsTexts, List<Integer> rawBatchesShort,
+            List<Integer> rawBatchesMixed, Duration rawWarmUp, Duration rawMeasure, boolean bareTexts,
+            boolean defaultConfig) {
+
+        static Settings quick() {
+            return new Settings("quick", Duration.ofSeconds(2), Duration.ofSeconds(1), Duration.ofSeconds(2),
+                    Duration.ofSeconds(5), List.of(1, 32), List.of(1, 64), List.of(0.5, 0.7, 0.9), 64, 256,
+                    List.of(1, 8, 32), List.of(8, 32), Duration.ofSeconds(1), Duration.ofSeconds(2), false, false);
+        }
+
+        static Settings full() {
+            return new Settings("full", Duration.ofSeconds(5), Duration.ofSeconds(3), Duration.ofSeconds(10),
+                    Duration.ofSeconds(10), List.of(1, 4, 16, 64), List.of(1, 16, 64, 128),
+                    List.of(0.1, 0.25, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1), 64, 256, List.of(1, 4, 8, 16, 32),
+                    List.of(1, 8, 16, 32), Duration.ofSeconds(3), Duration.ofSeconds(8), true, true);
+        }
+    }
+
+    private LoadBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        List<String> arguments = Arrays.asList(args);
+        Settings settings = arguments.contains("--quick") ? Settings.quick() : Settings.full();
+        Set<String> workloads = Set.of(option(arguments, "--workloads", NOOP + "," + MINILM_SHORT + "," + MINILM_MIXED)
+                .split(","));
+        Path out = Path.of(option(arguments, "--out", "platform-bench/target/loadbench"));
+        boolean jfr = arguments.contains("--jfr");
+        List<String> servalOptions = new ArrayList<>();
+        for (int i = 0; i < args.length - 1; i++) {
+            if (args[i].equals("--serval-opt")) {
+                servalOptions.add(args[i + 1]);
+            }
+        }
+        Files.createDirectories(out);
+        new LoadBenchmark.Session(settings, workloads, out, jfr, servalOptions).run();
+    }
+
+    private static String option(List<String> arguments, String name, String otherwise) {
+        int at = arguments.indexOf(name);
+        return at >= 0 && at + 1 < arguments.size() ? arguments.get(at + 1) : otherwise;
+    }
+
+    /** One benchmark run: its settings, the processes it started, and the figures so far. Used by one thread. */
+    private static final class Session {
+
+        private final Settings settings;
+        private final Set<String> workloads;
+        private final Path out;
+        private final boolean jfr;
+        private final List<String> servalOptions;
+        private final List<RunResult> runs = new ArrayList<>();
+        private final List<Process> children = new ArrayList<>();
+        private final Map<String, Object> limits = new LinkedHashMap<>();
+        private final Map<String, Object> servalConfig = new LinkedHashMap<>();
+        private final List<String> notes = new ArrayList<>();
+        private final long startedNanos = System.nanoTime();
+
+        Session(Settings settings, Set<String> workloads, Path out, boolean jfr, List<String> servalOptions) {
+            this.settings = settings;
+            this.workloads = workloads;
+            this.out = out;
+            this.jfr = jfr;
+            this.servalOptions = servalOptions;
+        }
+
+        void run() throws Exception {
+            String loadBefore = MachineUsage.loadAverage();
+            Instant started = Instant.now();
+            System.out.printf("Serval load benchmark, %s mode: %s; %d CPUs, load average %s, Java %s%n",
+                    settings.mode(), workloads, Runtime.getRuntime().availableProcessors(), loadBefore,
+                    System.getProperty("java.version"));
+            Thread cleanup = new Thread(() -> children.forEach(Process::destroyForcibly));
+            Runtime.getRuntime().addShutdownHook(cleanup);
+            boolean texts = workloads.contains(MINILM_SHORT) || workloads.contains(MINILM_MIXED);
+            int bestBatch = 1;
+            if (texts) {
+                bestBatch = rawLimits();
+            }
+            List<String> serval = servalArguments(bestBatch, texts);
+            try (LoadGenerator generator = new LoadGenerator();
+                    ServalProcess server = ServalProcess.start(serval, out.resolve("serval.log"))) {
+                System.out.printf("Serval ready on port %d (pid %d; log %s)%n", server.port(), server.pid(), server.log());
+                Map<String, BareServer.Canned> routes = new LinkedHashMap<>();
+                Workload noop = Workload.noop(NOOP);
+                Workload shortTexts = Workload.texts(MINILM_SHORT, MINILM_DEPLOYMENT,
+                        ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED));
+                if (workloads.contains(NOOP)) {
+                    routes.put(noop.path(), capture(server, noop));
+                }
+                if (settings.bareTexts() && workloads.contains(MINILM_SHORT)) {
+                    routes.put(shortTexts.path(), capture(server, shortTexts));
+                }
+                Target bare = routes.isEmpty() ? null : startBare(routes);
+                Target target = new Target(SERVAL, server.port(), server.pid());
+                if (workloads.contains(NOOP)) {
+                    transportWorkload(generator, target, bare, noop, settings.noopConnections(),
+                            settings.openMaxConnectionsNoop());
+                }
+                if (workloads.contains(MINILM_SHORT)) {
+                    computeWorkload(generator, target, settings.bareTexts() ? bare : null, shortTexts);
+                }
+                if (workloads.contains(MINILM_MIXED)) {
+                    computeWorkload(generator, target, null, Workload.texts(MINILM_MIXED, MINILM_DEPLOYMENT,
+                            ChatTexts.withLongTexts(ChatTexts.COUNT, ChatTexts.SEED)));
+                }
+                if (bare != null) {
+                    ChildJvm.stop(bare.process());
+                }
+            }
+            if (settings.defaultConfig() && workloads.contains(MINILM_SHORT) && bestBatch != 1) {
+                defaultConfiguration();
+            }
+            Runtime.getRuntime().removeShutdownHook(cleanup);
+            Map<String, Object> report = new LinkedHashMap<>();
+            report.put("benchmark", "serval-load");
+            report.put("mode", settings.mode());
+            report.put("startedAt", started.toString());
+            report.put("durationSeconds", Math.round((System.nanoTime() - startedNanos) / 1e9));
+            report.put("machine", Map.of("cpus", Runtime.getRuntime().availableProcessors(),
+                    "loadAverageBefore", loadBefore, "loadAverageAfter", MachineUsage.loadAverage(),
+                    "os", System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
+                            + System.getProperty("os.arch")));
+            report.put("jvm", Map.of("version", System.getProperty("java.version"),
+                    "vendor", System.getProperty("java.vendor"), "vm", System.getProperty("java.vm.name"),
+                    "home", System.getProperty("java.home")));
+            report.put("settings", settings);
+            report.put("workloads", workloads.stream().sorted().toList());
+            report.put("serval", servalConfig);
+            report.put("limits", limits);
+            report.put("runs", runs);
+            report.put("notes", notes);
+            LoadReport.write(out, report, runs, limits);
+            System.out.println("Report: " + out.resolve("summary.md") + ", " + out.resolve("report.json") + " and "
+                    + out + "/*.png (" + Math.round((System.nanoTime() - startedNanos) / 1e9) + " s)");
+        }
+
+        /** Measures the raw loop in a child JVM; returns the best batch size on the short texts. */
+        private int rawLimits() throws Exception {
+            System.out.println("Compute limit: raw DJL loop, " + THREADS + " threads x 1 intra-op thread, batch sizes "
+                    + settings.rawBatchesShort() + " (short texts), " + settings.rawBatchesMixed() + " (mixed)");
+            Process child = ChildJvm.start(RawEmbeddingLoop.class, List.of(),
+                    List.of(Integer.toString(THREADS), Long.toString(settings.rawWarmUp().toMillis()),
+                            Long.toString(settings.rawMeasure().toMillis()),
+                            "short=" + join(settings.rawBatchesShort()),
+                            (workloads.contains(MINILM_MIXED) ? "mixed=" + join(settings.rawBatchesMixed()) : "")));
+            children.add(child);
+            Map<String, Object> raw = JSON.readValue(ChildJvm.awaitLine(child, RawEmbeddingLoop.RESULT),
+                    new TypeReference<LinkedHashMap<String, Object>>() { });
+            child.waitFor();
+            limits.put("rawLoop", raw);
+            @SuppressWarnings("unchecked")
+            Map<String, Double> shortRates = (Map<String, Double>) raw.get("short");
+            int best = Integer.parseInt(shortRates.entrySet().stream().max(Map.Entry.comparingByValue())
+                    .orElseThrow().getKey());
+            limits.put("bestBatchShort", best);
+            System.out.println("  raw loop: " + raw);
+            return best;
+        }
+
+        private List<String> servalArguments(int batch, boolean texts) {
+            String minilm = "-Dserval.deployments." + MINILM_DEPLOYMENT + ".";
+            String noop = "-Dserval.deployments." + NOOP + ".";
+            List<String> arguments = new ArrayList<>();
+            if (workloads.contains(NOOP)) {
+                arguments.addAll(List.of(noop + "model=noop", noop + "max-ongoing-requests=64",
+                        noop + "max-queued-requests=1024"));
+            }
+            if (texts) {
+                arguments.addAll(List.of(minilm + "batch-invariance=" + (batch == 1), minilm + "max-batch-size=" + batch,
+                        minilm + "max-ongoing-requests=64", minilm + "max-queued-requests=1024"));
+            }
+            if (jfr) {
+                arguments.add("-XX:StartFlightRecording=filename=" + out.toAbsolutePath().resolve("serval.jfr")
+                        + ",settings=profile,dumponexit=true");
+            }
+            arguments.addAll(servalOptions);
+            servalConfig.put("arguments", arguments);
+            return arguments;
+        }
+
+        /** POSTs the workload's first body to Serval and returns its answer, for the bare server to replay. */
+        private BareServer.Canned capture(ServalProcess server, Workload workload) throws IOException, InterruptedException {
+            HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            HttpResponse<String> response = client.send(HttpRequest.newBuilder(server.uri(workload.path()))
+                    .header("Content-Type", "application/json").timeout(Duration.ofSeconds(30))
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(workload.body(0).getBytes())).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            if (response.statusCode() != 200) {
+                throw new IllegalStateException("Serval answered " + response.statusCode() + " to the " + workload.name()
+                        + " request: " + response.body());
+            }
+            Map<String, String> headers = new TreeMap<>();
+            response.headers().map().forEach((name, values) -> {
+                if (!Set.of("content-length", "transfer-encoding", "connection", "keep-alive").contains(name.toLowerCase())) {
+                    headers.put(name, String.join(",", values));
+                }
+            });
+            servalConfig.put("response:" + workload.name(), Map.of("status", response.statusCode(), "headers", headers,
+                    "bodyBytes", response.body().getBytes(java.nio.charset.StandardCharsets.UTF_8).length));
+            return new BareServer.Canned(response.statusCode(), headers, response.body());
+        }
+
+        private Target startBare(Map<String, BareServer.Canned> routes) throws Exception {
+            Path file = out.resolve("bare-routes.json");
+            JSON.writeValue(file.toFile(), routes);
+            int port = ServalProcess.freeLoopbackPort();
+            Process child = ChildJvm.start(BareServer.class, List.of(), List.of(Integer.toString(port), file.toString()));
+            children.add(child);
+            ChildJvm.awaitLine(child, BareServer.READY);
+            System.out.printf("Bare Vert.x server ready on port %d (pid %d)%n", port, child.pid());
+            return new Target(BARE, port, child.pid(), child);
+        }
+
+        /**
+         * Closed loops on Serval and the bare server alternately, then open loops at fractions of Serval's
+         * saturation rate, the bare server at the same absolute rates.
+         */
+        private void transportWorkload(LoadGenerator generator, Target serval, Target bare, Workload workload,
+                List<Integer> connections, int openMax) throws InterruptedException {
+            System.out.println("Workload " + workload.name() + " (" + workload.path() + ")");
+            preWarm(generator, bare, workload);
+            preWarm(generator, serval, workload);
+            for (int c : connections) {
+                record(generator.closedLoop(BARE, bare.port(), bare.pid(), workload, c, settings.warmUp(),
+                        settings.measure(), settings.drain()));
+                record(generator.closedLoop(SERVAL, serval.port(), serval.pid(), workload, c, settings.warmUp(),
+                        settings.measure(), settings.drain()));
+            }
+            double saturation = saturation(SERVAL, workload.name());
+            for (double fraction : settings.openFractions()) {
+                double rate = Math.max(1, fraction * saturation);
+                record(generator.openLoop(BARE, bare.port(), bare.pid(), workload, rate, openMax, settings.warmUp(),
+                        settings.measure(), settings.drain()));
+                record(generator.openLoop(SERVAL, serval.port(), serval.pid(), workload, rate, openMax,
+                        settings.warmUp(), settings.measure(), settings.drain()));
+            }
+        }
+
+        /** Closed loops on Serval (and the bare server at the most connections), then open loops on Serval. */
+        private void computeWorkload(LoadGenerator generator, Target serval, Target bare, Workload workload)
+                throws InterruptedException {
+            System.out.println("Workload " + workload.name() + " (" + workload.path() + ", "
+                    + workload.bodies().size() + " texts)");
+            preWarm(generator, serval, workload);
+            for (int c : settings.textConnections()) {
+                record(generator.closedLoop(SERVAL, serval.port(), serval.pid(), workload, c, settings.warmUp(),
+                        settings.measure(), settings.drain()));
+            }
+            if (bare != null) {
+                int most = settings.textConnections().getLast();
+                record(generator.closedLoop(BARE, bare.port(), bare.pid(), workload, most, settings.warmUp(),
+                        settings.measure(), settings.drain()));
+            }
+            double saturation = saturation(SERVAL, workload.name());
+            for (double fraction : settings.openFractions()) {
+                record(generator.openLoop(SERVAL, serval.port(), serval.pid(), workload, Math.max(1, fraction * saturation),
+                        settings.openMaxConnectionsTexts(), settings.warmUp(), settings.measure(), settings.drain()));
+            }
+        }
+
+        /** Serval as shipped (batch-invariant: every text alone) on the short texts, against raw batch size 1. */
+        private void defaultConfiguration() throws Exception {
+            System.out.println("Serval's default configuration (batch-invariant) on " + MINILM_SHORT);
+            Workload workload = Workload.texts(MINILM_SHORT + "-default", MINILM_DEPLOYMENT,
+                    ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED));
+            List<String> arguments = new ArrayList<>(List.of("-Dserval.deployments." + MINILM_DEPLOYMENT
+                    + ".max-queued-requests=1024"));
+            arguments.addAll(servalOptions);
+            servalConfig.put("defaultConfigurationArguments", arguments);
+            try (LoadGenerator generator = new LoadGenerator();
+                    ServalProcess server = ServalProcess.start(arguments, out.resolve("serval-default.log"))) {
+                Target serval = new Target(SERVAL, server.port(), server.pid());
+                preWarm(generator, serval, workload);
+                for (int c : List.of(1, settings.textConnections().getLast())) {
+                    record(generator.closedLoop(SERVAL, serval.port(), serval.pid(), workload, c, settings.warmUp(),
+                            settings.measure(), settings.drain()));
+                }
+                double saturation = saturation(SERVAL, workload.name());
+                for (double fraction : List.of(0.5, 0.7)) {
+                    record(generator.openLoop(SERVAL, serval.port(), serval.pid(), workload, fraction * saturation,
+                            settings.openMaxConnectionsTexts(), settings.warmUp(), settings.measure(), settings.drain()));
+                }
+            }
+        }
+
+        /** An unrecorded closed loop, so that the first measured run does not pay for JIT compilation. */
+        private void preWarm(LoadGenerator generator, Target target, Workload workload) throws InterruptedException {
+            RunResult warm = generator.closedLoop(target.name(), target.port(), target.pid(), workload, 16,
+                    Duration.ofMillis(100), settings.preWarm(), settings.drain());
+            System.out.printf("  pre-warm %-10s %8.0f req/s, %d errors%n", target.name(), warm.throughput(),
+                    warm.errorCount());
+        }
+
+        private void record(RunResult run) {
+            runs.add(run);
+            System.out.printf("  %-10s %-14s %-12s %9.1f req/s  p50 %7.3f  p90 %7.3f  p99 %7.3f  p99.9 %7.3f ms"
+                            + "  errors %s  cpu gen/server/other %.2f/%.2f/%.2f%n", run.target(), run.workload(),
+                    run.shape(), run.throughput(), run.p50(), run.p90(), run.p99(), run.p999(),
+                    run.errors().isEmpty() ? "0" : run.errors(), run.cpu().generator(), run.cpu().server(),
+                    run.cpu().other());
+        }
+
+        /** The highest closed-loop throughput of {@code target} on {@code workload}. */
+        private double saturation(String target, String workload) {
+            return runs.stream().filter(r -> r.target().equals(target) && r.workload().equals(workload)
+                            && r.mode().equals("closed"))
+                    .max(Comparator.comparingDouble(RunResult::throughput)).orElseThrow().throughput();
+        }
+
+        private static String join(List<Integer> values) {
+            return values.stream().map(String::valueOf).collect(Collectors.joining(","));
+        }
+    }
+
+    /** A server under load: its name in the report, its port and process (for CPU readings). */
+    record Target(String name, int port, long pid, Process process) {
+        Target(String name, int port, long pid) {
+            this(name, port, pid, null);
+        }
+    }
+}

@@ -1,0 +1,253 @@
+package dev.serval.bench.load;
+
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.http.RequestOptions;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The HTTP load generator: a Vert.x HTTP/1.1 client on a single event loop, sending a {@link Workload} to one
+ * server on 127.0.0.1 in one of two shapes, with latencies in HdrHistograms ({@link LatencyRecorder}).
+ *
+ * <ul>
+ *   <li>{@link #closedLoop}: {@code connections} connections, each sending its next request as soon as the
+ *       previous one is answered. Its throughput with enough connections is the server's saturation rate; with one
+ *       connection, its latency is the single-request latency.</li>
+ *   <li>{@link #openLoop}: requests at a fixed arrival rate, whatever the server does: a scheduler thread wakes at
+ *       each request's intended time ({@link OpenLoopSchedule}) and hands every request then due to the event
+ *       loop, which sends it on a free connection (opening up to {@code maxConnections}) or queues it until one
+ *       frees. Latency runs from the intended time, so neither a slow server nor a late generator can hide delay
+ *       (no coordinated omission); how late the generator itself was is recorded apart, as the send lag.</li>
+ * </ul>
+ *
+ * <p>Every run opens a new client (so no connection outlives its run), warms up for {@code warmUp}, measures for
+ * {@code measure}, then stops sending and waits at most {@code drain} for answers; it ends by itself. Each request
+ * has an idle timeout of a minute.
+ *
+ * <p>Threading: the event loop owns the client, each run's state ({@code Run}) and its recorder; the calling thread
+ * only starts a run and blocks until its result; the open-loop scheduler thread only computes times and submits
+ * tasks to the loop. Runs are sequential: one at a time per generator.
+ */
+public final class LoadGenerator implements AutoCloseable {
+
+    private static final String HOST = "127.0.0.1";
+    private static final long REQUEST_IDLE_TIMEOUT_MILLIS = Duration.ofMinutes(1).toMillis();
+
+    private final Vertx vertx;
+    /** The one event loop every run's client and callbacks live on. */
+    private final Context loop;
+
+    public LoadGenerator() {
+        vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1)
+                .setInternalBlockingPoolSize(1).setPreferNativeTransport(false));
+        loop = vertx.getOrCreateContext();
+    }
+
+    /** {@code connections} connections, each sending its next request when the previous one ends. */
+    public RunResult closedLoop(String target, int port, long serverPid, Workload workload, int connections,
+            Duration warmUp, Duration measure, Duration drain) throws InterruptedException {
+        long start = System.nanoTime();
+        Run run = new Run(port, workload, connections, start + warmUp.toNanos(), measure,
+                LatencyRecorder.Window.COMPLETION);
+        loop.runOnContext(v -> {
+            for (int c = 0; c < connections; c++) {
+                run.active++;
+                run.sendClosed(c * 61L); // each connection starts at its own place in the workload's bodies
+            }
+        });
+        return run.finish(target, "closed", Double.NaN, serverPid, drain);
+    }
+
+    /** Requests at {@code rate} per second, on up to {@code maxConnections} connections. */
+    public RunResult openLoop(String target, int port, long serverPid, Workload workload, double rate,
+            int maxConnections, Duration warmUp, Duration measure, Duration drain) throws InterruptedException {
+        long start = System.nanoTime() + Duration.ofMillis(10).toNanos();
+        OpenLoopSchedule schedule = new OpenLoopSchedule(start, rate);
+        Run run = new Run(port, workload, maxConnections, start + warmUp.toNanos(), measure,
+                LatencyRecorder.Window.INTENDED_START);
+        Thread scheduler = Thread.ofPlatform().name("open-loop-scheduler").daemon().start(() -> {
+            long next = 0;
+            while (true) {
+                long due = schedule.intendedNanos(next);
+                if (due >= run.endNanos) {
+                    break;
+                }
+                long now = System.nanoTime();
+                if (due > now) {
+                    LockSupport.parkNanos(due - now);
+                    continue;
+                }
+                long from = next;
+                long to = Math.min(schedule.firstNotDue(next, now), schedule.firstNotDue(next, run.endNanos - 1));
+                next = to;
+                loop.runOnContext(v -> {
+                    for (long k = from; k < to; k++) {
+                        run.sendOpen(schedule.intendedNanos(k), k);
+                    }
+                });
+            }
+            loop.runOnContext(v -> run.schedulingEnded());
+        });
+        RunResult result = run.finish(target, "open", rate, serverPid, drain);
+        scheduler.join();
+        return result;
+    }
+
+    @Override
+    public void close() throws InterruptedException, ExecutionException, TimeoutException {
+        vertx.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    }
+
+    /**
+     * One run's state; every field but the immutable ones is touched on the event loop only (the caller thread
+     * reads the outcome through {@link #finished} and {@link #snapshot}).
+     */
+    private final class Run {
+
+        private final HttpClient client;
+        private final Workload workload;
+        private final RequestOptions options;
+        private final LatencyRecorder recorder;
+        private final long measureFromNanos;
+        private final long endNanos;
+        private final int connections;
+        private final CompletableFuture<Void> finished = new CompletableFuture<>();
+        /** Loop only: closed loop: connections still sending; open loop: requests sent and not yet answered. */
+        private int active;
+        /** Loop only: open loop: the scheduler has handed over its last request. */
+        private boolean schedulingDone;
+        /** Loop only: the result was taken; later answers are ignored. */
+        private boolean closed;
+
+        Run(int port, Workload workload, int connections, long measureFromNanos, Duration measure,
+                LatencyRecorder.Window window) {
+            this.client = vertx.createHttpClient(new HttpClientOptions().setDefaultHost(HOST).setDefaultPort(port)
+                    .setKeepAlive(true).setPipelining(false).setTcpNoDelay(true).setConnectTimeout(5_000),
+                    new PoolOptions().setHttp1MaxSize(connections).setMaxWaitQueueSize(-1));
+            this.workload = workload;
+            this.options = new RequestOptions().setMethod(HttpMethod.POST).setURI(workload.path())
+                    .setIdleTimeout(REQUEST_IDLE_TIMEOUT_MILLIS)
+                    .putHeader(HttpHeaders.CONTENT_TYPE, HttpHeaders.createOptimized("application/json"));
+            this.measureFromNanos = measureFromNanos;
+            this.connections = connections;
+            this.endNanos = measureFromNanos + measure.toNanos();
+            this.recorder = new LatencyRecorder(measureFromNanos, endNanos, window);
+        }
+
+        /** Loop: one closed-loop connection sends request {@code index}, and its successor when it is answered. */
+        void sendClosed(long index) {
+            long sent = System.nanoTime();
+            if (sent >= endNanos || closed) {
+                if (--active == 0 && !closed) {
+                    finished.complete(null);
+                }
+                return;
+            }
+            exchange(sent, index, () -> sendClosed(index + 1));
+        }
+
+        /** Loop: sends open-loop request {@code index}, intended at {@code intendedNanos}. */
+        void sendOpen(long intendedNanos, long index) {
+            if (closed) {
+                return;
+            }
+            recorder.sent(intendedNanos, System.nanoTime());
+            active++;
+            exchange(intendedNanos, index, () -> {
+                if (--active == 0 && schedulingDone) {
+                    finished.complete(null);
+                }
+            });
+        }
+
+        /** Loop: the scheduler has sent its last request. */
+        void schedulingEnded() {
+            schedulingDone = true;
+            if (active == 0) {
+                finished.complete(null);
+            }
+        }
+
+        private void exchange(long intendedNanos, long index, Runnable then) {
+            client.request(options)
+                    .compose(request -> request.send(workload.body(index)))
+                    .compose(response -> response.body().map(body -> response.statusCode()))
+                    .onComplete(outcome -> {
+                        if (closed) {
+                            return;
+                        }
+                        long now = System.nanoTime();
+                        if (outcome.succeeded() && outcome.result() == 200) {
+                            recorder.success(intendedNanos, now);
+                        } else {
+                            recorder.failure(intendedNanos, now, outcome.succeeded() ? "HTTP " + outcome.result()
+                                    : outcome.cause().getClass().getSimpleName());
+                        }
+                        then.run();
+                    });
+        }
+
+        /** Caller thread: waits for the run (at most {@code drain} past its end), then takes its figures. */
+        RunResult finish(String target, String mode, double offeredRate, long serverPid, Duration drain)
+                throws InterruptedException {
+            String loadAverage = MachineUsage.loadAverage();
+            long untilMeasure = measureFromNanos - System.nanoTime();
+            if (untilMeasure > 0) {
+                Thread.sleep(Duration.ofNanos(untilMeasure)); // the warm-up: nothing to do but wait
+            }
+            MachineUsage.Sample before = MachineUsage.sample(serverPid);
+            long untilEnd = endNanos - System.nanoTime();
+            if (untilEnd > 0) {
+                Thread.sleep(Duration.ofNanos(untilEnd)); // the measurement runs on the event loop
+            }
+            MachineUsage.Shares cpu = MachineUsage.sample(serverPid).sharesSince(before);
+            try {
+                finished.get(drain.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                // still answers outstanding: counted as unfinished below
+            } catch (ExecutionException e) {
+                throw new IllegalStateException(e.getCause());
+            }
+            CompletableFuture<Taken> taken = new CompletableFuture<>();
+            loop.runOnContext(v -> {
+                closed = true;
+                taken.complete(new Taken(recorder.snapshot(), mode.equals("open") ? active : 0));
+            });
+            Taken result;
+            try {
+                result = taken.get(30, TimeUnit.SECONDS);
+                client.close().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                throw new IllegalStateException("the load generator's event loop is stuck", e);
+            }
+            LatencyRecorder.Recorded recorded = result.recorded();
+            Map<String, Long> errors = new HashMap<>(recorded.errors());
+            if (result.unfinished() > 0) {
+                errors.put("unfinished", (long) result.unfinished());
+            }
+            boolean open = mode.equals("open");
+            return new RunResult(target, workload.name(), mode, connections, offeredRate,
+                    recorded.throughput(), recorded.successes(), errors, recorded.latencyMillis(50),
+                    recorded.latencyMillis(90), recorded.latencyMillis(99), recorded.latencyMillis(99.9),
+                    recorded.latencyMillis(100), recorded.successes() == 0 ? Double.NaN : recorded.latency().getMean() / 1e6,
+                    open ? recorded.sendLag().getValueAtPercentile(50) / 1e6 : Double.NaN,
+                    open ? recorded.sendLag().getValueAtPercentile(99) / 1e6 : Double.NaN, cpu, loadAverage);
+        }
+    }
+
+    private record Taken(LatencyRecorder.Recorded recorded, int unfinished) {
+    }
+}

@@ -1,0 +1,202 @@
+package dev.serval.bench.load;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonSerializer;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializerProvider;
+import com.fasterxml.jackson.databind.module.SimpleModule;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.Styler;
+import org.knowm.xchart.style.lines.SeriesLines;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+
+/**
+ * Writes a load benchmark's results: {@code report.json} (everything, NaN as null), {@code summary.md} (the goals
+ * with each Serval figure as a ratio of its limit, then every run) and {@code latency-<workload>.png} (latency
+ * percentiles against offered load, XChart). Stateless.
+ */
+final class LoadReport {
+
+    private LoadReport() {
+    }
+
+    static void write(Path out, Map<String, Object> report, List<RunResult> runs, Map<String, Object> limits)
+            throws IOException {
+        List<Goals.Goal> goals = Goals.evaluate(runs, limits);
+        report.put("goals", goals);
+        json().writerWithDefaultPrettyPrinter().writeValue(out.resolve("report.json").toFile(), report);
+        List<String> plots = plot(out, runs);
+        Files.writeString(out.resolve("summary.md"), markdown(report, goals, runs, limits, plots));
+        System.out.println();
+        System.out.println(goalsTable(goals));
+    }
+
+    /** Jackson with NaN and infinities written as null (so that the file stays valid JSON), durations in seconds. */
+    static ObjectMapper json() {
+        SimpleModule nanAsNull = new SimpleModule();
+        JsonSerializer<Double> serializer = new JsonSerializer<>() {
+            @Override
+            public void serialize(Double value, JsonGenerator generator, SerializerProvider provider) throws IOException {
+                if (value == null || value.isNaN() || value.isInfinite()) {
+                    generator.writeNull();
+                } else {
+                    generator.writeNumber(value);
+                }
+            }
+        };
+        nanAsNull.addSerializer(Double.class, serializer);
+        nanAsNull.addSerializer(double.class, serializer);
+        nanAsNull.addSerializer(Duration.class, new JsonSerializer<>() {
+            @Override
+            public void serialize(Duration value, JsonGenerator generator, SerializerProvider provider) throws IOException {
+                generator.writeNumber(value.toMillis() / 1e3); // in seconds
+            }
+        });
+        return new ObjectMapper().registerModule(nanAsNull);
+    }
+
+    private static String markdown(Map<String, Object> report, List<Goals.Goal> goals, List<RunResult> runs,
+            Map<String, Object> limits, List<String> plots) {
+        StringBuilder md = new StringBuilder();
+        @SuppressWarnings("unchecked")
+        Map<String, Object> machine = (Map<String, Object>) report.get("machine");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> jvm = (Map<String, Object>) report.get("jvm");
+        md.append("# Serval load benchmark (").append(report.get("mode")).append(" mode)\n\n");
+        md.append(String.format("%s; %s CPUs, %s; Java %s (%s); load average %s before, %s after; %s s.%n%n",
+                report.get("startedAt"), machine.get("cpus"), machine.get("os"), jvm.get("version"), jvm.get("vm"),
+                machine.get("loadAverageBefore"), machine.get("loadAverageAfter"), report.get("durationSeconds")));
+        md.append("Every Serval figure next to its limit, measured in the same run with the same client (a Vert.x "
+                + "HTTP/1.1 client on one event loop, in its own JVM). Latencies are from each request's intended "
+                + "send time. The load generator, the server and anything else running share the same cores: see the "
+                + "CPU columns below.\n\n");
+        md.append(goalsTable(goals)).append('\n');
+        Object raw = limits.get("rawLoop");
+        if (raw != null) {
+            md.append("Compute limit (raw DJL loop, texts/s by batch size): `").append(raw).append("`\n\n");
+        }
+        md.append("## Runs\n\n");
+        md.append("| target | workload | load | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors "
+                + "| send lag p99 ms | CPU generator / server / other |\n");
+        md.append("|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|\n");
+        for (RunResult run : runs) {
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.2f / %.2f / %.2f |%n",
+                    run.target(), run.workload(), run.shape(), run.throughput(), ms(run.p50()), ms(run.p90()),
+                    ms(run.p99()), ms(run.p999()), ms(run.max()), run.errors().isEmpty() ? "0" : run.errors(),
+                    ms(run.sendLagP99()), run.cpu().generator(), run.cpu().server(), run.cpu().other()));
+        }
+        md.append('\n');
+        for (String plot : plots) {
+            md.append("![").append(plot).append("](").append(plot).append(")\n\n");
+        }
+        md.append("Settings, Serval's arguments, the captured responses and every figure: `report.json`.\n");
+        return md.toString();
+    }
+
+    static String goalsTable(List<Goals.Goal> goals) {
+        StringBuilder md = new StringBuilder();
+        md.append("| workload | figure | Serval | limit | limit value | Serval vs limit | goal | met |\n");
+        md.append("|---|---|---:|---|---:|---:|---|---|\n");
+        for (Goals.Goal goal : goals) {
+            String value = switch (goal.relation()) {
+                case "ratio" -> String.format(Locale.ROOT, "%.3f x", goal.value());
+                case "overhead ms" -> String.format(Locale.ROOT, "%+.3f ms", goal.value());
+                default -> String.format(Locale.ROOT, "%.0f", goal.value());
+            };
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |%n", goal.workload(),
+                    goal.figure(), number(goal.serval()), goal.limitName(), goal.limitName().isEmpty() ? ""
+                            : number(goal.limit()), value, goal.goal(),
+                    goal.met() == null ? "" : goal.met() ? "yes" : "**no**"));
+        }
+        return md.toString();
+    }
+
+    private static String number(double value) {
+        if (Double.isNaN(value)) {
+            return "n/a";
+        }
+        return value >= 100 ? String.format(Locale.ROOT, "%.0f", value) : String.format(Locale.ROOT, "%.3f", value);
+    }
+
+    private static String ms(double value) {
+        return Double.isNaN(value) ? "" : String.format(Locale.ROOT, "%.3f", value);
+    }
+
+    /** One PNG per workload with open-loop runs; returns the file names. */
+    private static List<String> plot(Path out, List<RunResult> runs) throws IOException {
+        System.setProperty("java.awt.headless", "true");
+        Set<String> workloads = new LinkedHashSet<>();
+        runs.stream().filter(r -> r.mode().equals("open")).forEach(r -> workloads.add(r.workload()));
+        List<String> files = new ArrayList<>();
+        for (String workload : workloads) {
+            XYChart chart = new XYChartBuilder().width(960).height(600)
+                    .title("Latency vs offered load: " + workload + " (open loop, from intended send time)")
+                    .xAxisTitle("offered load (requests/s)").yAxisTitle("latency (ms, log scale)").build();
+            chart.getStyler().setYAxisLogarithmic(true);
+            chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+            chart.getStyler().setMarkerSize(7);
+            chart.getStyler().setChartBackgroundColor(java.awt.Color.WHITE);
+            chart.getStyler().setXAxisMin(0.0);
+            double low = Double.MAX_VALUE;
+            double high = 0;
+            for (String target : List.of(LoadBenchmark.SERVAL, LoadBenchmark.BARE)) {
+                List<RunResult> open = runs.stream().filter(r -> r.target().equals(target)
+                        && r.workload().equals(workload) && r.mode().equals("open")).toList();
+                if (open.isEmpty()) {
+                    continue;
+                }
+                String[] names = {"p50", "p90", "p99", "p99.9"};
+                for (int p = 0; p < names.length; p++) {
+                    List<Double> x = new ArrayList<>();
+                    List<Double> y = new ArrayList<>();
+                    for (RunResult run : open) {
+                        double value = switch (p) {
+                            case 0 -> run.p50();
+                            case 1 -> run.p90();
+                            case 2 -> run.p99();
+                            default -> run.p999();
+                        };
+                        if (!Double.isNaN(value) && value > 0) {
+                            x.add(run.offeredRate());
+                            y.add(value);
+                            low = Math.min(low, value);
+                            high = Math.max(high, value);
+                        }
+                    }
+                    if (x.isEmpty() || (target.equals(LoadBenchmark.BARE) && p % 2 == 1)) {
+                        continue; // the bare server's p50 and p99 are enough to read the overhead from
+                    }
+                    XYSeries series = chart.addSeries(target + " " + names[p], x, y);
+                    if (target.equals(LoadBenchmark.BARE)) {
+                        series.setLineStyle(SeriesLines.DASH_DASH);
+                        series.setMarker(SeriesMarkers.NONE);
+                    }
+                }
+            }
+            double saturation = Goals.saturation(runs, LoadBenchmark.SERVAL, workload);
+            if (!Double.isNaN(saturation) && high > 0) {
+                XYSeries line = chart.addSeries("Serval saturation (closed loop)", new double[] {saturation, saturation},
+                        new double[] {low, high});
+                line.setLineStyle(SeriesLines.DOT_DOT);
+                line.setMarker(SeriesMarkers.NONE);
+            }
+            String file = "latency-" + workload + ".png";
+            BitmapEncoder.saveBitmap(chart, out.resolve(file).toString(), BitmapEncoder.BitmapFormat.PNG);
+            files.add(file);
+        }
+        return files;
+    }
+}

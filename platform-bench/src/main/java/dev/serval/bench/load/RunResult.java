@@ -1,0 +1,43 @@
+package dev.serval.bench.load;
+
+import java.util.Map;
+
+/**
+ * The figures of one run: one target (Serval or the bare server), one workload, one load shape. Latencies are in
+ * milliseconds from the intended start (see {@link LatencyRecorder}); NaN when no request succeeded. Written to the
+ * JSON report as it is.
+ *
+ * @param target        {@code serval} or {@code bare-vertx}
+ * @param workload      the workload's name
+ * @param mode          {@code closed} (a fixed number of connections, each sending its next request when the
+ *                      previous one ends) or {@code open} (a fixed arrival rate)
+ * @param connections   closed loop: the connections; open loop: the most the client may open
+ * @param offeredRate   open loop: requests per second sent; closed loop: NaN
+ * @param throughput    successful requests per second inside the measurement window
+ * @param successes     successful requests inside the window
+ * @param errors        failed requests inside the window, by kind ({@code HTTP 503}, an exception's class, or
+ *                      {@code unfinished} for open-loop requests still unanswered when the run stopped waiting)
+ * @param sendLagP50    open loop: how late the generator sent the median request, in ms (its own jitter, part of
+ *                      every latency); closed loop: NaN
+ * @param sendLagP99    the same at the 99th percentile
+ * @param cpu           shares of all cores over the window: the generator's JVM, the server's process, the rest
+ * @param loadAverage   /proc/loadavg's 1/5/15-minute averages when the run started
+ */
+public record RunResult(String target, String workload, String mode, int connections, double offeredRate,
+        double throughput, long successes, Map<String, Long> errors, double p50, double p90, double p99, double p999,
+        double max, double mean, double sendLagP50, double sendLagP99, MachineUsage.Shares cpu, String loadAverage) {
+
+    public RunResult {
+        errors = Map.copyOf(errors);
+    }
+
+    /** All failed requests inside the window. */
+    public long errorCount() {
+        return errors.values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    /** A short human label: "closed 64" or "open 1500/s". */
+    public String shape() {
+        return mode.equals("closed") ? "closed " + connections : String.format("open %.0f/s", offeredRate);
+    }
+}

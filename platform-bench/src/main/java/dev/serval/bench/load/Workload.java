@@ -1,0 +1,55 @@
+package dev.serval.bench.load;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.vertx.core.buffer.Buffer;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a run sends: {@code POST path} with one of {@code bodies} (request {@code i} sends body
+ * {@code i mod size}), each an Open Inference Protocol v2 JSON request. Every body carries one item (one tensor or
+ * one text), so requests/s is also items/s. Immutable; the buffers are only ever read.
+ *
+ * @param name   the workload's name in the report ({@code noop}, {@code minilm-short}, {@code minilm-mixed})
+ * @param path   the request path
+ * @param bodies the request bodies, at least one
+ */
+public record Workload(String name, String path, List<Buffer> bodies) {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    public Workload {
+        bodies = List.copyOf(bodies);
+        if (bodies.isEmpty()) {
+            throw new IllegalArgumentException("workload " + name + " has no request body");
+        }
+    }
+
+    /** The no-op model: one small FP32 tensor, which the {@code noop} model answers unchanged. */
+    public static Workload noop(String deployment) {
+        String body = "{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1,4],\"data\":[1,2,3,4]}]}";
+        return new Workload("noop", "/v2/models/" + deployment + "/infer", List.of(Buffer.buffer(body)));
+    }
+
+    /** One text per request, cycling through {@code texts}, to an embedding deployment's OIP endpoint. */
+    public static Workload texts(String name, String deployment, List<String> texts) {
+        return new Workload(name, "/v2/models/" + deployment + "/infer",
+                texts.stream().map(text -> Buffer.buffer(oipText(text))).toList());
+    }
+
+    /** {@code {"inputs":[{"name":"text","datatype":"BYTES","shape":[1],"data":[text]}]}}. */
+    static String oipText(String text) {
+        try {
+            return JSON.writeValueAsString(Map.of("inputs", List.of(Map.of("name", "text", "datatype", "BYTES",
+                    "shape", List.of(1), "data", List.of(text)))));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The body of request {@code index}. */
+    Buffer body(long index) {
+        return bodies.get((int) (index % bodies.size()));
+    }
+}
