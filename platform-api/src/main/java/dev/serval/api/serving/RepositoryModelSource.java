@@ -8,6 +8,7 @@ import dev.serval.predictor.LongInputs;
 import dev.serval.predictor.Model;
 import dev.serval.predictor.ModelFiles;
 import dev.serval.predictor.NoopModel;
+import dev.serval.predictor.TensorModel;
 import dev.serval.predictor.TextEmbeddingModel;
 import jakarta.inject.Singleton;
 import java.util.Map;
@@ -72,8 +73,9 @@ public class RepositoryModelSource implements ModelSource {
         return switch (found.descriptor().kind()) {
             case TEXT_EMBEDDING -> TextEmbeddingModel.load(found.file(), found.tokenizer(), maxLength,
                     config.intraOpThreads(), config.batchInvariance(), longInputs);
+            case TENSOR -> TensorModel.load(found.file(), config.intraOpThreads());
             case NOOP -> new NoopModel();
-            case TEXT_CLASSIFICATION, TENSOR -> throw new UnsupportedOperationException("TODO");
+            case TEXT_CLASSIFICATION -> throw new UnsupportedOperationException("TODO");
         };
     }
 }

@@ -1,0 +1,15 @@
+package dev.serval.api.http;
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+/** Small JSON tree helpers. */
+final class JsonNodes {
+
+    private JsonNodes() {
+    }
+
+    static ObjectNode object() {
+        return JsonNodeFactory.instance.objectNode();
+    }
+}

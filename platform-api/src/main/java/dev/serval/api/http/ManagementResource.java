@@ -1,0 +1,144 @@
+package dev.serval.api.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.serval.api.config.ConfigParser;
+import dev.serval.api.config.DeploymentConfig;
+import dev.serval.api.serving.Deployments;
+import dev.serval.api.serving.ServedDeployment;
+import dev.serval.controller.DeploymentStatus;
+import dev.serval.deployment.Deployment;
+import io.smallrye.common.annotation.Blocking;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.DELETE;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.PATCH;
+import jakarta.ws.rs.PUT;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+
+/**
+ * The management API: deployments as resources, and a whole config applied at once (Ray Serve's {@code serve deploy}).
+ * Bodies are YAML or JSON with the config file's snake_case fields (docs/configuration.md). A change is checked in
+ * full before anything happens; a refused change (400, message naming the field) leaves the deployments as they
+ * were. Runs on worker threads: a delete waits for the deployment's replicas to drain. When
+ * {@code serval.api.token} is set, every call needs it ({@link ApiToken}).
+ */
+@Path("/api")
+@Blocking
+@Produces(MediaType.APPLICATION_JSON)
+@Tag(name = "Management")
+public class ManagementResource {
+
+    private final Deployments deployments;
+    private final RequestBodies bodies;
+
+    ManagementResource(Deployments deployments, RequestBodies bodies) {
+        this.deployments = deployments;
+        this.bodies = bodies;
+    }
+
+    @GET
+    @Path("/deployments")
+    @Operation(summary = "Every deployment: its config and status (replicas per state, version, last error)")
+    public Map<String, Object> list() {
+        return Map.of("deployments", deployments.all().stream().map(ManagementResource::describe).toList());
+    }
+
+    @GET
+    @Path("/deployments/{name}")
+    @Operation(summary = "One deployment: config and status; 404 if unknown")
+    public Map<String, Object> get(@PathParam("name") String name) {
+        return describe(deployments.get(name));
+    }
+
+    @PUT
+    @Path("/deployments/{name}")
+    @Consumes(MediaType.WILDCARD)
+    @Operation(summary = "Create (201) or replace (200) a deployment; fields not given take their defaults. A new "
+            + "model or version rolls the replicas; replica counts and batching change in place")
+    public Response put(@PathParam("name") String name, byte[] body) {
+        String source = "PUT /api/deployments/" + name;
+        DeploymentConfig config = ConfigParser.deployment(name, read(body, source), source);
+        boolean created = deployments.put(config, source);
+        return Response.status(created ? 201 : 200).entity(describe(deployments.get(name))).build();
+    }
+
+    @PATCH
+    @Path("/deployments/{name}")
+    @Consumes(MediaType.WILDCARD)
+    @Operation(summary = "Change some fields of a deployment (e.g. {\"num_replicas\": 3}); the others keep their values")
+    public Map<String, Object> patch(@PathParam("name") String name, byte[] body) {
+        String source = "PATCH /api/deployments/" + name;
+        ServedDeployment current = deployments.get(name);
+        deployments.put(ConfigParser.merge(current.config(), read(body, source), source), source);
+        return describe(deployments.get(name));
+    }
+
+    @DELETE
+    @Path("/deployments/{name}")
+    @Operation(summary = "Delete a deployment: new requests get 404 at once, admitted ones finish; returns once its "
+            + "replicas stopped")
+    public Map<String, Object> delete(@PathParam("name") String name) {
+        deployments.delete(name);
+        return Map.of("deleted", name);
+    }
+
+    @GET
+    @Path("/config")
+    @Operation(summary = "The whole config now applied, as PUT /api/config takes it")
+    public Map<String, Object> config() {
+        return Map.of("deployments", deployments.all().stream().map(s -> s.config().toMap()).toList());
+    }
+
+    @PUT
+    @Path("/config")
+    @Consumes(MediaType.WILDCARD)
+    @Operation(summary = "Apply a whole config (YAML or JSON, like the config file): creates, changes, and deletes the "
+            + "deployments it does not list. All or nothing")
+    public Map<String, Object> apply(byte[] body) {
+        String source = "PUT /api/config";
+        List<DeploymentConfig> configs = ConfigParser.deployments(read(body, source), source);
+        deployments.apply(configs, source);
+        return list();
+    }
+
+    private JsonNode read(byte[] body, String source) {
+        byte[] checked = bodies.checkSize(body);
+        if (checked.length == 0) {
+            throw new ApiError(400, source + ": the request body is empty; send the deployment's fields as JSON or YAML");
+        }
+        return ConfigParser.read(new String(checked, StandardCharsets.UTF_8), source);
+    }
+
+    /** Config and status of one deployment. */
+    static Map<String, Object> describe(ServedDeployment served) {
+        Deployment<?, ?> deployment = served.deployment();
+        DeploymentStatus status = deployment.status();
+        Map<String, Object> replicas = new LinkedHashMap<>();
+        replicas.put("desired", status.desired());
+        replicas.put("starting", status.starting());
+        replicas.put("running", status.running());
+        replicas.put("updating", status.updating());
+        replicas.put("stopping", status.stopping());
+        replicas.put("recovering", status.recovering());
+        Map<String, Object> view = new LinkedHashMap<>();
+        view.put("name", served.name());
+        view.put("kind", served.kind().id());
+        view.put("state", deployment.state().name());
+        view.put("ready", served.ready());
+        view.put("version", status.version());
+        view.put("replicas", replicas);
+        view.put("last_error", status.lastError());
+        view.put("config", served.config().toMap());
+        return view;
+    }
+}

@@ -1,0 +1,115 @@
+package dev.serval.api.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.serval.api.config.ConfigParser;
+import dev.serval.api.serving.Deployments;
+import dev.serval.api.serving.RepositoryModelSource;
+import dev.serval.api.serving.ServedDeployment;
+import dev.serval.error.UnknownDeployment;
+import io.smallrye.common.annotation.Blocking;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+
+/**
+ * The Open Inference Protocol model repository extension: list the repository, load a model (deploy it under its own
+ * name), unload it (delete the deployment). Loading takes optional {@code parameters} with the config file's fields
+ * (e.g. {@code {"parameters": {"version": "2", "num_replicas": 2}}}); without a version it deploys the model's highest
+ * version. Protected by the management token like {@code /api}.
+ */
+@Path("/v2/repository")
+@Blocking
+@Produces(MediaType.APPLICATION_JSON)
+@Tag(name = "Management")
+public class RepositoryResource {
+
+    private final Deployments deployments;
+    private final RepositoryModelSource repository;
+    private final RequestBodies bodies;
+
+    RepositoryResource(Deployments deployments, RepositoryModelSource repository, RequestBodies bodies) {
+        this.deployments = deployments;
+        this.repository = repository;
+        this.bodies = bodies;
+    }
+
+    @POST
+    @Path("/index")
+    @Consumes(MediaType.WILDCARD)
+    @Operation(summary = "Every model version in the repository, with its state: READY, LOADING or UNAVAILABLE")
+    public List<Map<String, Object>> index() {
+        List<Map<String, Object>> index = new ArrayList<>();
+        repository.repository().models().forEach((name, versions) -> {
+            ServedDeployment served = deployments.find(name).orElse(null);
+            for (String version : versions) {
+                Map<String, Object> entry = new LinkedHashMap<>();
+                entry.put("name", name);
+                entry.put("version", version);
+                boolean deployed = served != null && served.config().model().equals(name)
+                        && served.config().version().equals(version);
+                entry.put("state", !deployed ? "UNAVAILABLE" : served.ready() ? "READY" : "LOADING");
+                entry.put("reason", !deployed ? "not deployed" : served.deployment().failure().orElse(""));
+                index.add(entry);
+            }
+        });
+        return index;
+    }
+
+    @POST
+    @Path("/models/{name}/load")
+    @Consumes(MediaType.WILDCARD)
+    @Operation(summary = "Deploy model {name} under its own name (or change its deployment), with optional parameters")
+    public Map<String, Object> load(@PathParam("name") String name, byte[] body) {
+        String source = "POST /v2/repository/models/" + name + "/load";
+        ObjectNode fields = JsonNodes.object();
+        byte[] checked = bodies.checkSize(body);
+        if (checked.length > 0) {
+            JsonNode request = ConfigParser.read(new String(checked, StandardCharsets.UTF_8), source);
+            JsonNode parameters = request.get("parameters");
+            if (parameters != null && parameters.isObject()) {
+                fields.setAll((ObjectNode) parameters);
+            } else if (parameters != null) {
+                throw new ApiError(400, source + ": 'parameters' must be an object of deployment fields");
+            }
+        }
+        fields.put("model", name);
+        if (!fields.has("version")) {
+            fields.put("version", highestVersion(name, source));
+        }
+        ServedDeployment current = deployments.find(name).orElse(null);
+        var config = current == null ? ConfigParser.deployment(name, fields, source)
+                : ConfigParser.merge(current.config(), fields, source);
+        deployments.put(config, source);
+        return ManagementResource.describe(deployments.get(name));
+    }
+
+    @POST
+    @Path("/models/{name}/unload")
+    @Consumes(MediaType.WILDCARD)
+    @Operation(summary = "Delete the deployment of model {name}; admitted requests finish first")
+    public Map<String, Object> unload(@PathParam("name") String name) {
+        deployments.delete(name);
+        return Map.of("unloaded", name);
+    }
+
+    private String highestVersion(String name, String source) {
+        List<String> versions = repository.repository().models().get(name);
+        if (versions == null || versions.isEmpty()) {
+            throw new UnknownDeployment(name);
+        }
+        return versions.stream().max(Comparator.comparing((String v) -> v.matches("\\d{1,18}") ? Long.parseLong(v) : -1)
+                .thenComparing(Comparator.naturalOrder())).orElseThrow();
+    }
+}
