@@ -4,8 +4,9 @@ package dev.serval.predictor;
  * What a text model does with a text longer than its maximum length.
  *
  * @param chunk         false: truncate at the maximum (sentence-transformers' behaviour, the default); true: split
- *                      into overlapping windows of the maximum length, embed each, and combine them (mean of the
- *                      window embeddings, renormalised)
+ *                      into overlapping windows of the maximum length, run each, and combine them as the model kind
+ *                      says (text embeddings: the mean of the window embeddings, renormalised; text classifiers: the
+ *                      {@link ChunkReduction} of the windows' probabilities)
  * @param overlapTokens tokens each window shares with the previous one, when chunking
  */
 public record LongInputs(boolean chunk, int overlapTokens) {

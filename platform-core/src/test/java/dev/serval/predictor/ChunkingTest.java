@@ -46,13 +46,13 @@ class ChunkingTest {
     @Test
     void aLongTextsEmbeddingIsTheRenormalisedMeanOfItsWindows() throws Exception {
         try (TextEmbeddingModel model = load(LongInputs.chunk(4));
-                TextEmbeddingModel.TextPredictor predictor = (TextEmbeddingModel.TextPredictor) model.newPredictor()) {
+                TextModel<Embedding>.TextPredictor predictor = (TextModel<Embedding>.TextPredictor) model.newPredictor()) {
             List<Encoding> windows = model.windows(LONG);
             Embedding[] parts = new Embedding[windows.size()];
             double[] mean = new double[16];
             int tokens = 0;
             for (int i = 0; i < parts.length; i++) {
-                parts[i] = predictor.embed(windows.get(i));
+                parts[i] = predictor.run(windows.get(i));
                 tokens += parts[i].tokens();
                 for (int d = 0; d < 16; d++) {
                     mean[d] += parts[i].vector()[d] / parts.length;

@@ -1,0 +1,97 @@
+package dev.serval.predictor;
+
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.types.Shape;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Sentence embeddings from an encoder, as sentence-transformers makes them: masked mean pooling over
+ * {@code last_hidden_state} [batch, seq, dim], then L2 normalisation; a long text's windows are averaged and
+ * renormalised. Pooling runs in Java on the predictor thread. Stateless.
+ */
+final class MeanPoolingHead implements TextHead<Embedding> {
+
+    @Override
+    public List<Embedding> rows(NDList output, long[][] masks) {
+        NDArray hidden = output.get("last_hidden_state");
+        if (hidden == null) {
+            hidden = output.head();
+        }
+        Shape shape = hidden.getShape();
+        int rows = masks.length;
+        int width = masks[0].length;
+        if (shape.dimension() != 3 || shape.get(0) != rows || shape.get(1) != width) {
+            throw new IllegalStateException("expected last_hidden_state [" + rows + ", " + width + ", dim], got " + shape);
+        }
+        int dimension = (int) shape.get(2);
+        float[] all = hidden.toFloatArray();
+        List<Embedding> embeddings = new ArrayList<>(rows);
+        int rowSize = width * dimension;
+        for (int r = 0; r < rows; r++) {
+            float[] row = new float[rowSize];
+            System.arraycopy(all, r * rowSize, row, 0, rowSize);
+            embeddings.add(new Embedding(meanPoolAndNormalise(row, masks[r], dimension), TextHead.tokens(masks[r])));
+        }
+        return embeddings;
+    }
+
+    /** The mean of the window embeddings, renormalised; tokens are those of all windows. */
+    @Override
+    public Embedding combine(List<Embedding> windows) {
+        int dimension = windows.getFirst().vector().length;
+        double[] sum = new double[dimension];
+        int tokens = 0;
+        for (Embedding window : windows) {
+            tokens += window.tokens();
+            float[] vector = window.vector();
+            for (int d = 0; d < dimension; d++) {
+                sum[d] += vector[d];
+            }
+        }
+        double norm = 0;
+        for (double value : sum) {
+            norm += value * value;
+        }
+        norm = Math.max(Math.sqrt(norm), 1e-12);
+        float[] combined = new float[dimension];
+        for (int d = 0; d < dimension; d++) {
+            combined[d] = (float) (sum[d] / norm);
+        }
+        return new Embedding(combined, tokens);
+    }
+
+    @Override
+    public double difference(Embedding a, Embedding b) {
+        return TextHead.maxDifference(a.vector(), b.vector());
+    }
+
+    /** Masked mean over the sequence axis of a [seq, dim] row-major matrix, then L2 normalisation. */
+    static float[] meanPoolAndNormalise(float[] hidden, long[] mask, int dimension) {
+        double[] sum = new double[dimension];
+        int counted = 0;
+        for (int position = 0; position < mask.length; position++) {
+            if (mask[position] == 0) {
+                continue;
+            }
+            counted++;
+            int offset = position * dimension;
+            for (int d = 0; d < dimension; d++) {
+                sum[d] += hidden[offset + d];
+            }
+        }
+        double divisor = Math.max(counted, 1e-9);
+        double norm = 0;
+        for (int d = 0; d < dimension; d++) {
+            sum[d] /= divisor;
+            norm += sum[d] * sum[d];
+        }
+        norm = Math.max(Math.sqrt(norm), 1e-12);
+        float[] vector = new float[dimension];
+        for (int d = 0; d < dimension; d++) {
+            vector[d] = (float) (sum[d] / norm);
+        }
+        return vector;
+    }
+}

@@ -1,0 +1,311 @@
+package dev.serval.predictor;
+
+import ai.djl.huggingface.tokenizers.Encoding;
+import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import ai.djl.ndarray.NDList;
+import ai.djl.repository.zoo.ZooModel;
+import dev.serval.error.InvalidInput;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * What every text model kind shares: a Hugging Face tokenizer, an ONNX graph taking {@code input_ids},
+ * {@code attention_mask} and, if it has it, {@code token_type_ids}, run by ONNX Runtime through DJL, and a
+ * {@link TextHead} that makes one result per text of the graph's outputs. The session and the tokenizer are loaded once
+ * and shared by all predictors.
+ *
+ * <p>Batch invariance. A text's result must not depend on what else is being served. When the model loads, Serval
+ * decides how to honour that ({@link #batching()}): it reads the graph for operators that couple the rows of a
+ * batch (per-tensor dynamic quantisation: {@code DynamicQuantizeLinear} and its fused forms, whose scale is taken
+ * over the whole batch) and confirms with a probe, one text alone against the same text padded inside a batch.
+ * Row-coupled models run every text alone, and get concurrency from parallel predictors; models with independent
+ * rows run several texts per inference, grouped by token length so that padding stays small. A deployment may
+ * switch invariance off; then even a row-coupled model batches, and says so.
+ *
+ * <p>Long texts ({@link LongInputs}) are truncated at the maximum length, or split into overlapping windows whose
+ * results the head combines. A text within the maximum costs one tokenisation either way.
+ *
+ * <p>Thread-safe. Predictors from {@link #newPredictor()} are not (see {@link Predictor}).
+ *
+ * @param <O> the result of one text
+ */
+abstract class TextModel<O> implements Model<String, O> {
+
+    private static final String PROBE = "Serval warm-up probe.";
+    private static final String PROBE_PARTNER =
+            "A longer companion text for the batch-invariance probe, so that the probe is padded inside its batch.";
+    /** Operators whose result for one batch row depends on the other rows. */
+    static final Set<String> ROW_COUPLING = Set.of("DynamicQuantizeLinear", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM");
+    /** Largest per-element difference between a text alone and in a batch that still counts as the same. */
+    static final double INVARIANCE_TOLERANCE = 1e-5;
+
+    /**
+     * A loaded text model's parts, handed from {@link #load} to the kind's constructor.
+     *
+     * @param chunker     splits long texts into overlapping windows; null when long texts are truncated
+     * @param probeResult the probe text's result, alone
+     */
+    record Parts<O>(ZooModel<NDList, NDList> model, HuggingFaceTokenizer tokenizer, HuggingFaceTokenizer chunker,
+            EncodingBatchTranslator<O> translator, TextHead<O> head, Batching batching, O probeResult) {
+    }
+
+    private final ZooModel<NDList, NDList> model;
+    private final HuggingFaceTokenizer tokenizer;
+    /** Splits long texts into overlapping windows; null when long texts are truncated. */
+    private final HuggingFaceTokenizer chunker;
+    private final EncodingBatchTranslator<O> translator;
+    private final TextHead<O> head;
+    private final Batching batching;
+
+    TextModel(Parts<O> parts) {
+        this.model = parts.model();
+        this.tokenizer = parts.tokenizer();
+        this.chunker = parts.chunker();
+        this.translator = parts.translator();
+        this.head = parts.head();
+        this.batching = parts.batching();
+    }
+
+    /**
+     * Loads the tokenizer and the graph, runs the probe text alone and inside a batch, and decides how to batch.
+     *
+     * @param modelFile       the ONNX file; its graph takes {@code input_ids} and {@code attention_mask} (int64
+     *                        [batch, seq]) and optionally {@code token_type_ids}
+     * @param tokenizerFile   a Hugging Face {@code tokenizer.json}; its own truncation and padding are replaced
+     * @param maxLength       tokens kept per text (per window when chunking), special tokens included
+     * @param intraOpThreads  ONNX Runtime intra-op threads per inference
+     * @param batchInvariance whether a text's result must not depend on what it runs with; when false, texts are
+     *                        batched even if the model couples batch rows
+     * @param head            what the kind makes of the graph's outputs
+     * @throws IllegalArgumentException when a number is out of range or the overlap exceeds half the maximum length
+     * @throws IOException              when a file is missing or unreadable, the graph lacks a text input, or the
+     *                                  probe fails
+     */
+    static <O> Parts<O> load(Path modelFile, Path tokenizerFile, int maxLength, int intraOpThreads,
+            boolean batchInvariance, LongInputs longInputs, TextHead<O> head) throws IOException {
+        if (longInputs.chunk() && longInputs.overlapTokens() > maxLength / 2) {
+            throw new IllegalArgumentException("chunk-overlap (" + longInputs.overlapTokens()
+                    + ") must be at most half of max-length (" + maxLength + ")");
+        }
+        if (maxLength < 2) {
+            throw new IllegalArgumentException("maxLength must be >= 2 ([CLS] and [SEP]), was " + maxLength);
+        }
+        if (intraOpThreads < 1) {
+            throw new IllegalArgumentException("intraOpThreads must be >= 1, was " + intraOpThreads);
+        }
+        if (!Files.isRegularFile(modelFile)) {
+            throw new IOException("model file " + modelFile + " does not exist");
+        }
+        if (!Files.isRegularFile(tokenizerFile)) {
+            throw new IOException("tokenizer file " + tokenizerFile + " does not exist");
+        }
+        OnnxGraph.Interface graph = OnnxGraph.inputsAndOutputs(modelFile);
+        if (!graph.takes("input_ids") || !graph.takes("attention_mask")) {
+            throw new IOException("model " + modelFile + " takes " + graph.inputs().stream().map(OnnxGraph.Value::name)
+                    .toList() + "; a text model takes input_ids, attention_mask and optionally token_type_ids");
+        }
+        EncodingBatchTranslator<O> translator = new EncodingBatchTranslator<>(head, graph.takes("token_type_ids"));
+        DjlSettings.ensureOffline();
+        HuggingFaceTokenizer tokenizer = tokenizer(tokenizerFile, maxLength, null);
+        ZooModel<NDList, NDList> model;
+        try {
+            model = OnnxSessions.open(modelFile, intraOpThreads);
+        } catch (IOException | RuntimeException e) {
+            tokenizer.close();
+            throw e;
+        }
+        try (ai.djl.inference.Predictor<Encoding[], List<O>> predictor = model.newPredictor(translator)) {
+            O alone = predictor.predict(new Encoding[] {tokenizer.encode(PROBE)}).getFirst();
+            O together = predictor.predict(new Encoding[] {tokenizer.encode(PROBE), tokenizer.encode(PROBE_PARTNER)})
+                    .getFirst();
+            Batching batching = decide(modelFile, batchInvariance, head.difference(alone, together));
+            System.getLogger(TextModel.class.getName()).log(System.Logger.Level.INFO,
+                    "model {0}: {1} batching, batch invariant: {2} ({3})", modelFile.getFileName(), batching.mode(),
+                    batching.batchInvariant(), batching.reason());
+            HuggingFaceTokenizer chunker = longInputs.chunk() ? tokenizer(tokenizerFile, maxLength, longInputs) : null;
+            return new Parts<>(model, tokenizer, chunker, translator, head, batching, alone);
+        } catch (Exception e) {
+            model.close();
+            tokenizer.close();
+            throw new IOException("model " + modelFile + " failed its first inference: " + e.getMessage(), e);
+        }
+    }
+
+    /** A tokenizer truncating at {@code maxLength}, unpadded; with overflowing windows when {@code chunking}. */
+    private static HuggingFaceTokenizer tokenizer(Path file, int maxLength, LongInputs chunking) throws IOException {
+        HuggingFaceTokenizer.Builder builder = HuggingFaceTokenizer.builder()
+                .optTokenizerPath(file)
+                .optAddSpecialTokens(true)
+                .optTruncation(true)
+                .optMaxLength(maxLength)
+                .optPadding(false);
+        if (chunking != null) {
+            builder.optStride(chunking.overlapTokens()).optWithOverflowingTokens(true);
+        }
+        return builder.build();
+    }
+
+    private static Batching decide(Path modelFile, boolean invariance, double probeDifference) throws IOException {
+        Set<String> coupling = new TreeSet<>(OnnxGraph.operatorTypes(modelFile));
+        coupling.retainAll(ROW_COUPLING);
+        String probe = String.format("the probe text alone and padded in a batch differ by up to %.2e", probeDifference);
+        String evidence;
+        if (!coupling.isEmpty()) {
+            evidence = "the graph couples batch rows (" + String.join(", ", coupling) + "); " + probe;
+        } else if (probeDifference > INVARIANCE_TOLERANCE) {
+            evidence = "no row-coupling operator, but " + probe;
+        } else {
+            return new Batching(true, true, "no row-coupling operator; " + probe);
+        }
+        return invariance ? Batching.single(evidence + ": every text runs alone")
+                : new Batching(true, false, evidence + "; batch invariance is off, so texts are batched anyway");
+    }
+
+    /** The windows a long text is split into (tests and diagnostics); one window for a text within the maximum. */
+    List<Encoding> windows(String text) {
+        Encoding whole = chunker.encode(text);
+        List<Encoding> windows = new ArrayList<>();
+        windows.add(whole);
+        if (whole.getOverflowing() != null) {
+            windows.addAll(Arrays.asList(whole.getOverflowing()));
+        }
+        return windows;
+    }
+
+    @Override
+    public Batching batching() {
+        return batching;
+    }
+
+    @Override
+    public Predictor<String, O> newPredictor() {
+        return newPredictor(BatchObserver.NONE);
+    }
+
+    @Override
+    public Predictor<String, O> newPredictor(BatchObserver observer) {
+        return new TextPredictor(observer);
+    }
+
+    /**
+     * One thread's DJL predictor. A batch is tokenised once, sorted by token count and cut into groups whose lengths
+     * differ by at most a quarter (plus two tokens), so that a short text is not padded to a long one; each group is
+     * one inference. Under chunking, texts run one at a time, and a long text's windows run together when the model
+     * batches, or one by one when it does not.
+     */
+    final class TextPredictor implements Predictor<String, O> {
+        private final ai.djl.inference.Predictor<Encoding[], List<O>> predictor = model.newPredictor(translator);
+        private final BatchObserver observer;
+
+        TextPredictor(BatchObserver observer) {
+            this.observer = observer;
+        }
+
+        @Override
+        public O predict(String input) throws Exception {
+            if (chunker == null) {
+                return run(tokenizer.encode(input));
+            }
+            Encoding whole = chunker.encode(input);
+            Encoding[] rest = whole.getOverflowing();
+            if (rest == null || rest.length == 0) {
+                return run(whole); // within the maximum: no chunking work beyond this one tokenisation
+            }
+            Encoding[] windows = new Encoding[rest.length + 1];
+            windows[0] = whole;
+            System.arraycopy(rest, 0, windows, 1, rest.length);
+            List<O> parts;
+            if (batching.batched()) {
+                parts = predictor.predict(windows);
+            } else {
+                parts = new ArrayList<>(windows.length);
+                for (Encoding window : windows) {
+                    parts.add(run(window)); // the same rule as whole texts: row-coupled models run windows alone
+                }
+            }
+            return head.combine(parts);
+        }
+
+        /** One already-tokenised window or text, alone. */
+        O run(Encoding encoding) throws Exception {
+            return predictor.predict(new Encoding[] {encoding}).getFirst();
+        }
+
+        @Override
+        public List<O> predictBatch(List<String> inputs) throws Exception {
+            if (chunker != null || !batching.batched() || inputs.size() == 1) {
+                return Predictor.super.predictBatch(inputs);
+            }
+            int n = inputs.size();
+            Encoding[] encodings = new Encoding[n];
+            Integer[] order = new Integer[n];
+            for (int i = 0; i < n; i++) {
+                encodings[i] = tokenizer.encode(inputs.get(i));
+                order[i] = i;
+            }
+            Arrays.sort(order, Comparator.comparingInt(i -> encodings[i].getIds().length));
+            List<O> outputs = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                outputs.add(null);
+            }
+            int start = 0;
+            while (start < n) {
+                int shortest = encodings[order[start]].getIds().length;
+                int end = start + 1;
+                while (end < n && encodings[order[end]].getIds().length <= shortest + shortest / 4 + 2) {
+                    end++;
+                }
+                Encoding[] group = new Encoding[end - start];
+                long real = 0;
+                for (int k = start; k < end; k++) {
+                    group[k - start] = encodings[order[k]];
+                    real += group[k - start].getIds().length;
+                }
+                List<O> results = predictor.predict(group);
+                long width = group[group.length - 1].getIds().length;
+                observer.batch(group.length, real, width * group.length - real);
+                for (int k = start; k < end; k++) {
+                    outputs.set(order[k], results.get(k - start));
+                }
+                start = end;
+            }
+            return outputs;
+        }
+
+        @Override
+        public void close() {
+            predictor.close();
+        }
+    }
+
+    @Override
+    public String probeInput() {
+        return PROBE;
+    }
+
+    @Override
+    public void validate(String input, int index) {
+        if (input == null) {
+            throw new InvalidInput("text " + index + " is null");
+        }
+        if (input.isEmpty()) {
+            throw new InvalidInput("text " + index + " is an empty string");
+        }
+    }
+
+    @Override
+    public void close() {
+        model.close();
+        tokenizer.close();
+        if (chunker != null) {
+            chunker.close();
+        }
+    }
+}
