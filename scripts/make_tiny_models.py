@@ -3,7 +3,7 @@
 outputs numpy computes for fixed inputs, which the Java tests compare Serval's answers with.
 
   models/tiny-classifier/  model.onnx + tokenizer.json: a toy sequence classifier with a BERT-style WordPiece
-                           tokenizer of its own (128 entries). Inputs input_ids, attention_mask (int64 [batch, seq]),
+                           tokenizer of its own (125 entries). Inputs input_ids, attention_mask (int64 [batch, seq]),
                            no token_type_ids (like DistilBERT); output logits (float32 [batch, 3]), labels
                            negative, neutral, positive. Per token u = tanh(E[id] @ W1 + b1) @ W2 + S[id], then the mean
                            of u over the unmasked positions, plus b2. S gives sentiment words a push towards their
