@@ -45,11 +45,15 @@ import java.util.stream.Collectors;
  *
  * <p>Output, in {@code platform-bench/target/loadbench/} (or {@code --out DIR}): {@code report.json} with every
  * figure and the settings, machine and JVM; {@code summary.md}, the goals as ratios and every run in a table; one
- * PNG per workload, latency percentiles against offered load (XChart).
+ * PNG per workload, latency percentiles against offered load (XChart). With {@code --profile}, async-profiler CPU
+ * profiles of Serval during the saturation run and the goal's open-loop run of each workload
+ * ({@code profile-*.html} flame graphs and {@code profile-*.collapsed} stacks); with {@code --jfr}, a JFR recording
+ * of Serval's whole life ({@code serval.jfr}).
  *
  * <p>Run from the repository root (full: about 15 minutes on two cores; {@code --quick}: under 2 minutes):
  * <pre>{@code
- * bin/loadbench [--quick] [--workloads noop,minilm-short,minilm-mixed] [--jfr] [--out DIR] [--serval-opt -Dkey=value]...
+ * bin/loadbench [--quick] [--workloads noop,minilm-short,minilm-mixed] [--profile] [--jfr] [--out DIR]
+ *               [--serval-opt -Dkey=value]...
  * }</pre>
  * which builds if needed and then runs
  * {@code java -cp platform-bench/target/benchmarks.jar dev.serval.bench.load.LoadBenchmark [options]}.
@@ -106,6 +110,7 @@ public final class LoadBenchmark {
                 .split(","));
         Path out = Path.of(option(arguments, "--out", "platform-bench/target/loadbench"));
         boolean jfr = arguments.contains("--jfr");
+        boolean profile = arguments.contains("--profile");
         List<String> servalOptions = new ArrayList<>();
         for (int i = 0; i < args.length - 1; i++) {
             if (args[i].equals("--serval-opt")) {
@@ -113,7 +118,7 @@ public final class LoadBenchmark {
             }
         }
         Files.createDirectories(out);
-        new LoadBenchmark.Session(settings, workloads, out, jfr, servalOptions).run();
+        new LoadBenchmark.Session(settings, workloads, out, jfr, profile, servalOptions).run();
     }
 
     private static String option(List<String> arguments, String name, String otherwise) {
@@ -128,7 +133,10 @@ public final class LoadBenchmark {
         private final Set<String> workloads;
         private final Path out;
         private final boolean jfr;
+        private final boolean profile;
         private final List<String> servalOptions;
+        /** Set once Serval runs, when profiling. */
+        private Profiler profiler;
         private final List<RunResult> runs = new ArrayList<>();
         private final List<Process> children = new ArrayList<>();
         private final Map<String, Object> limits = new LinkedHashMap<>();
@@ -136,11 +144,13 @@ public final class LoadBenchmark {
         private final List<String> notes = new ArrayList<>();
         private final long startedNanos = System.nanoTime();
 
-        Session(Settings settings, Set<String> workloads, Path out, boolean jfr, List<String> servalOptions) {
+        Session(Settings settings, Set<String> workloads, Path out, boolean jfr, boolean profile,
+                List<String> servalOptions) {
             this.settings = settings;
             this.workloads = workloads;
             this.out = out;
             this.jfr = jfr;
+            this.profile = profile;
             this.servalOptions = servalOptions;
         }
 
@@ -161,6 +171,9 @@ public final class LoadBenchmark {
             try (LoadGenerator generator = new LoadGenerator();
                     ServalProcess server = ServalProcess.start(serval, out.resolve("serval.log"))) {
                 System.out.printf("Serval ready on port %d (pid %d; log %s)%n", server.port(), server.pid(), server.log());
+                if (profile) {
+                    profiler = Profiler.of(server.pid(), out);
+                }
                 Map<String, BareServer.Canned> routes = new LinkedHashMap<>();
                 Workload noop = Workload.noop(NOOP);
                 Workload shortTexts = Workload.texts(MINILM_SHORT, MINILM_DEPLOYMENT,
@@ -250,6 +263,9 @@ public final class LoadBenchmark {
                 arguments.addAll(List.of(minilm + "batch-invariance=" + (batch == 1), minilm + "max-batch-size=" + batch,
                         minilm + "max-ongoing-requests=64", minilm + "max-queued-requests=1024"));
             }
+            if (profile) {
+                arguments.add("-XX:+EnableDynamicAgentLoading");
+            }
             if (jfr) {
                 arguments.add("-XX:StartFlightRecording=filename=" + out.toAbsolutePath().resolve("serval.jfr")
                         + ",settings=profile,dumponexit=true");
@@ -297,13 +313,14 @@ public final class LoadBenchmark {
          * saturation rate, the bare server at the same absolute rates.
          */
         private void transportWorkload(LoadGenerator generator, Target serval, Target bare, Workload workload,
-                List<Integer> connections, int openMax) throws InterruptedException {
+                List<Integer> connections, int openMax) throws InterruptedException, IOException {
             System.out.println("Workload " + workload.name() + " (" + workload.path() + ")");
             preWarm(generator, bare, workload);
             preWarm(generator, serval, workload);
             for (int c : connections) {
                 record(generator.closedLoop(BARE, bare.port(), bare.pid(), workload, c, settings.warmUp(),
                         settings.measure(), settings.drain()));
+                profileIf(generator, c == connections.getLast(), workload.name() + "-closed" + c);
                 record(generator.closedLoop(SERVAL, serval.port(), serval.pid(), workload, c, settings.warmUp(),
                         settings.measure(), settings.drain()));
             }
@@ -312,6 +329,7 @@ public final class LoadBenchmark {
                 double rate = Math.max(1, fraction * saturation);
                 record(generator.openLoop(BARE, bare.port(), bare.pid(), workload, rate, openMax, settings.warmUp(),
                         settings.measure(), settings.drain()));
+                profileIf(generator, fraction == 0.5, workload.name() + "-open50pct");
                 record(generator.openLoop(SERVAL, serval.port(), serval.pid(), workload, rate, openMax,
                         settings.warmUp(), settings.measure(), settings.drain()));
             }
@@ -319,11 +337,12 @@ public final class LoadBenchmark {
 
         /** Closed loops on Serval (and the bare server at the most connections), then open loops on Serval. */
         private void computeWorkload(LoadGenerator generator, Target serval, Target bare, Workload workload)
-                throws InterruptedException {
+                throws InterruptedException, IOException {
             System.out.println("Workload " + workload.name() + " (" + workload.path() + ", "
                     + workload.bodies().size() + " texts)");
             preWarm(generator, serval, workload);
             for (int c : settings.textConnections()) {
+                profileIf(generator, c == settings.textConnections().getLast(), workload.name() + "-closed" + c);
                 record(generator.closedLoop(SERVAL, serval.port(), serval.pid(), workload, c, settings.warmUp(),
                         settings.measure(), settings.drain()));
             }
@@ -334,6 +353,7 @@ public final class LoadBenchmark {
             }
             double saturation = saturation(SERVAL, workload.name());
             for (double fraction : settings.openFractions()) {
+                profileIf(generator, fraction == 0.7, workload.name() + "-open70pct");
                 record(generator.openLoop(SERVAL, serval.port(), serval.pid(), workload, Math.max(1, fraction * saturation),
                         settings.openMaxConnectionsTexts(), settings.warmUp(), settings.measure(), settings.drain()));
             }
@@ -364,8 +384,15 @@ public final class LoadBenchmark {
             }
         }
 
+        /** With --profile, profiles Serval during the next run if {@code when}, as {@code profile-<name>}. */
+        private void profileIf(LoadGenerator generator, boolean when, String name) {
+            if (profiler != null && when) {
+                generator.profileNextRun(profiler, "profile-" + name);
+            }
+        }
+
         /** An unrecorded closed loop, so that the first measured run does not pay for JIT compilation. */
-        private void preWarm(LoadGenerator generator, Target target, Workload workload) throws InterruptedException {
+        private void preWarm(LoadGenerator generator, Target target, Workload workload) throws InterruptedException, IOException {
             RunResult warm = generator.closedLoop(target.name(), target.port(), target.pid(), workload, 16,
                     Duration.ofMillis(100), settings.preWarm(), settings.drain());
             System.out.printf("  pre-warm %-10s %8.0f req/s, %d errors%n", target.name(), warm.throughput(),

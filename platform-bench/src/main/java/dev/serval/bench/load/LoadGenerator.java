@@ -9,6 +9,7 @@ import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -49,6 +50,9 @@ public final class LoadGenerator implements AutoCloseable {
     private final Vertx vertx;
     /** The one event loop every run's client and callbacks live on. */
     private final Context loop;
+    /** Caller thread only: profile the server during the next run's measurement window, under this name. */
+    private Profiler profiler;
+    private String profileName;
 
     public LoadGenerator() {
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1)
@@ -58,7 +62,7 @@ public final class LoadGenerator implements AutoCloseable {
 
     /** {@code connections} connections, each sending its next request when the previous one ends. */
     public RunResult closedLoop(String target, int port, long serverPid, Workload workload, int connections,
-            Duration warmUp, Duration measure, Duration drain) throws InterruptedException {
+            Duration warmUp, Duration measure, Duration drain) throws InterruptedException, IOException {
         long start = System.nanoTime();
         Run run = new Run(port, workload, connections, start + warmUp.toNanos(), measure,
                 LatencyRecorder.Window.COMPLETION);
@@ -73,7 +77,7 @@ public final class LoadGenerator implements AutoCloseable {
 
     /** Requests at {@code rate} per second, on up to {@code maxConnections} connections. */
     public RunResult openLoop(String target, int port, long serverPid, Workload workload, double rate,
-            int maxConnections, Duration warmUp, Duration measure, Duration drain) throws InterruptedException {
+            int maxConnections, Duration warmUp, Duration measure, Duration drain) throws InterruptedException, IOException {
         long start = System.nanoTime() + Duration.ofMillis(10).toNanos();
         OpenLoopSchedule schedule = new OpenLoopSchedule(start, rate);
         Run run = new Run(port, workload, maxConnections, start + warmUp.toNanos(), measure,
@@ -104,6 +108,15 @@ public final class LoadGenerator implements AutoCloseable {
         RunResult result = run.finish(target, "open", rate, serverPid, drain);
         scheduler.join();
         return result;
+    }
+
+    /**
+     * Profiles the server with {@code profiler} during the next run's measurement window only, writing
+     * {@code name.html} and {@code name.collapsed}.
+     */
+    void profileNextRun(Profiler profiler, String name) {
+        this.profiler = profiler;
+        this.profileName = name;
     }
 
     @Override
@@ -202,11 +215,16 @@ public final class LoadGenerator implements AutoCloseable {
 
         /** Caller thread: waits for the run (at most {@code drain} past its end), then takes its figures. */
         RunResult finish(String target, String mode, double offeredRate, long serverPid, Duration drain)
-                throws InterruptedException {
+                throws InterruptedException, IOException {
             String loadAverage = MachineUsage.loadAverage();
             long untilMeasure = measureFromNanos - System.nanoTime();
             if (untilMeasure > 0) {
                 Thread.sleep(Duration.ofNanos(untilMeasure)); // the warm-up: nothing to do but wait
+            }
+            Profiler profiling = profiler;
+            profiler = null;
+            if (profiling != null) {
+                profiling.start();
             }
             MachineUsage.Sample before = MachineUsage.sample(serverPid);
             long untilEnd = endNanos - System.nanoTime();
@@ -214,6 +232,9 @@ public final class LoadGenerator implements AutoCloseable {
                 Thread.sleep(Duration.ofNanos(untilEnd)); // the measurement runs on the event loop
             }
             MachineUsage.Shares cpu = MachineUsage.sample(serverPid).sharesSince(before);
+            if (profiling != null) {
+                profiling.stop(profileName);
+            }
             try {
                 finished.get(drain.toNanos(), TimeUnit.NANOSECONDS);
             } catch (TimeoutException e) {
