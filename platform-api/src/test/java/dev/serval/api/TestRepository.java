@@ -19,11 +19,54 @@ final class TestRepository {
     private TestRepository() {
     }
 
+    /** The tiny models' files, committed by scripts/make_tiny_models.py. */
+    private static final Path API_MODELS = Path.of("src", "test", "resources", "models");
+
     /**
-     * Installs {@code tiny-encoder/1} (a tiny FP32 text-embedding model whose batch rows are independent, with the
-     * MiniLM tokenizer). Idempotent.
+     * Installs, idempotently: {@code tiny-encoder/1} (a tiny FP32 text-embedding model whose batch rows are
+     * independent, with the MiniLM tokenizer); {@code tiny-mlp/1} and {@code tiny-mlp/2} (a 2-layer MLP, tensor kind,
+     * input FP32 [n, 4], output FP32 [n, 2]; version 2 is the same file under a new version); {@code tiny-dtypes/1}
+     * (tensor kind, one input per datatype); {@code tiny-classifier/1} (text-classification, three labels).
      */
     static synchronized Path install() {
+        tensorModel("tiny-mlp", "1");
+        tensorModel("tiny-mlp", "2");
+        tensorModel("tiny-dtypes", "1");
+        installClassifier();
+        return installEncoder();
+    }
+
+    private static void tensorModel(String name, String version) {
+        Path dir = PATH.resolve(name).resolve(version);
+        try {
+            Files.createDirectories(dir);
+            Files.copy(API_MODELS.resolve(name).resolve("model.onnx"), dir.resolve("model.onnx"),
+                    StandardCopyOption.REPLACE_EXISTING);
+            Files.writeString(dir.resolve("model.yaml"), "kind: tensor\nfile: model.onnx\n");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void installClassifier() {
+        Path dir = PATH.resolve("tiny-classifier").resolve("1");
+        try {
+            Files.createDirectories(dir);
+            for (String file : new String[] {"model.onnx", "tokenizer.json"}) {
+                Files.copy(API_MODELS.resolve("tiny-classifier").resolve(file), dir.resolve(file),
+                        StandardCopyOption.REPLACE_EXISTING);
+            }
+            Files.writeString(dir.resolve("model.yaml"), """
+                    kind: text-classification
+                    max_length: 16
+                    labels: [negative, neutral, positive]
+                    """);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static Path installEncoder() {
         Path version = PATH.resolve("tiny-encoder").resolve("1");
         try {
             Files.createDirectories(version);

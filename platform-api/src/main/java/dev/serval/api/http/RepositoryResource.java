@@ -3,10 +3,10 @@ package dev.serval.api.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.serval.api.config.ConfigParser;
+import dev.serval.api.repository.ModelRepository;
 import dev.serval.api.serving.Deployments;
 import dev.serval.api.serving.RepositoryModelSource;
 import dev.serval.api.serving.ServedDeployment;
-import dev.serval.error.UnknownDeployment;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.POST;
@@ -105,9 +105,14 @@ public class RepositoryResource {
     }
 
     private String highestVersion(String name, String source) {
+        try {
+            ModelRepository.checkPlain("model name", name);
+        } catch (IllegalArgumentException e) {
+            throw new ApiError(400, source + ": " + e.getMessage());
+        }
         List<String> versions = repository.repository().models().get(name);
         if (versions == null || versions.isEmpty()) {
-            throw new UnknownDeployment(name);
+            throw new ApiError(404, source + ": model '" + name + "' is not in the repository");
         }
         return versions.stream().max(Comparator.comparing((String v) -> v.matches("\\d{1,18}") ? Long.parseLong(v) : -1)
                 .thenComparing(Comparator.naturalOrder())).orElseThrow();

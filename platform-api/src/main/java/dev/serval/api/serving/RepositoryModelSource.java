@@ -8,7 +8,9 @@ import dev.serval.predictor.LongInputs;
 import dev.serval.predictor.Model;
 import dev.serval.predictor.ModelFiles;
 import dev.serval.predictor.NoopModel;
+import dev.serval.predictor.ChunkReduction;
 import dev.serval.predictor.TensorModel;
+import dev.serval.predictor.TextClassificationModel;
 import dev.serval.predictor.TextEmbeddingModel;
 import jakarta.inject.Singleton;
 import java.util.Map;
@@ -75,7 +77,9 @@ public class RepositoryModelSource implements ModelSource {
                     config.intraOpThreads(), config.batchInvariance(), longInputs);
             case TENSOR -> TensorModel.load(found.file(), config.intraOpThreads());
             case NOOP -> new NoopModel();
-            case TEXT_CLASSIFICATION -> throw new UnsupportedOperationException("TODO");
+            case TEXT_CLASSIFICATION -> TextClassificationModel.load(found.file(), found.tokenizer(),
+                    found.descriptor().labels(), maxLength, config.intraOpThreads(), config.batchInvariance(),
+                    longInputs, config.chunkReduction().equals("max") ? ChunkReduction.MAX : ChunkReduction.MEAN);
         };
     }
 }
