@@ -37,7 +37,7 @@ public final class ConfigParser {
     public static JsonNode read(String text, String source) {
         try {
             JsonNode node = YAML.readTree(text);
-            return node == null ? YAML.createObjectNode() : node;
+            return node == null || node.isMissingNode() ? YAML.createObjectNode() : node; // empty or only comments
         } catch (IOException e) {
             String detail = e.getMessage() == null ? e.toString() : e.getMessage().lines().findFirst().orElse("");
             throw new InvalidConfig(source, null, null, "not valid YAML or JSON: " + detail);
@@ -205,8 +205,11 @@ public final class ConfigParser {
             if (value == null || value.isNull()) {
                 throw invalid(field, "is required");
             }
-            if (!value.isTextual() && !(value.isNumber() && !required)) {
-                throw invalid(field, "must be a string, not " + value);
+            // an unquoted whole number is taken as its text (version: 2); a fractional one is not, since YAML reads
+            // 1.10 as 1.1 and the text would not be what was written
+            if (!value.isTextual() && !(value.isIntegralNumber() && !required)) {
+                throw invalid(field, "must be a string, not " + value
+                        + (value.isNumber() ? " (write it in quotes)" : ""));
             }
             String text = value.asText();
             if (text.isBlank()) {

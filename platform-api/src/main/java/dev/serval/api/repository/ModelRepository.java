@@ -106,7 +106,7 @@ public final class ModelRepository {
     public Map<String, List<String>> models() {
         Map<String, List<String>> models = new LinkedHashMap<>();
         try (Stream<Path> entries = Files.list(root)) {
-            entries.filter(Files::isDirectory).map(p -> p.getFileName().toString())
+            entries.filter(Files::isDirectory).filter(this::staysInside).map(p -> p.getFileName().toString())
                     .filter(n -> PLAIN_NAME.matcher(n).matches()).sorted()
                     .forEach(n -> models.put(n, versions(root.resolve(n))));
         } catch (IOException e) {
@@ -115,9 +115,9 @@ public final class ModelRepository {
         return models;
     }
 
-    private static List<String> versions(Path modelDir) {
+    private List<String> versions(Path modelDir) {
         try (Stream<Path> entries = Files.list(modelDir)) {
-            return entries.filter(p -> Files.isRegularFile(p.resolve(DESCRIPTOR)))
+            return entries.filter(p -> Files.isRegularFile(p.resolve(DESCRIPTOR))).filter(this::staysInside)
                     .map(p -> p.getFileName().toString()).filter(n -> PLAIN_NAME.matcher(n).matches()).sorted()
                     .toList();
         } catch (IOException e) {
@@ -125,12 +125,7 @@ public final class ModelRepository {
         }
     }
 
-    /**
-     * Refuses a model name or version that is not a plain folder name.
-     *
-     * @throws IllegalArgumentException naming {@code what} and the rule
-     */
-    public static void checkPlain(String what, String value) {
+    private static void checkPlain(String what, String value) {
         if (value == null || !PLAIN_NAME.matcher(value).matches() || value.contains("..")) {
             throw new IllegalArgumentException(what + " '" + value + "' must be a plain name: letters, digits, "
                     + "'.', '_' and '-', starting with a letter or digit, without '..' (it names a folder of the "
@@ -152,6 +147,15 @@ public final class ModelRepository {
             return real;
         } catch (IOException e) {
             throw new IllegalArgumentException(what + " cannot be read: " + e.getMessage());
+        }
+    }
+
+    /** Whether {@code path}, links followed, lies inside the repository (what {@link #resolve} would accept). */
+    private boolean staysInside(Path path) {
+        try {
+            return path.toRealPath().startsWith(root);
+        } catch (IOException e) {
+            return false;
         }
     }
 

@@ -1,0 +1,528 @@
+package dev.serval.api.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@link ConfigParser}: what a valid config turns into, and for every kind of mistake, that the {@link InvalidConfig}
+ * names the source, the deployment, the field and the problem.
+ */
+class ConfigParserTest {
+
+    private static final String SOURCE = "/etc/serval/serval.yaml";
+
+    /** Every field set, none to its default. */
+    private static final String FULL = """
+            # two deployments, the first with every field set
+            deployments:
+              - name: minilm
+                model: all-minilm-l6-v2
+                version: "2"
+                max_length: 128
+                long_inputs: chunk
+                chunk_overlap: 16
+                chunk_reduction: max
+                num_replicas: 3
+                min_ready_replicas: 2
+                max_ongoing_requests: 4
+                max_queued_requests: 100
+                predictor_threads: 1
+                intra_op_threads: 2
+                max_inputs_per_request: 64
+                health_check_period: 5s
+                health_check_failure_threshold: 5
+                graceful_shutdown_timeout: 0s
+                request_timeout: 1500ms
+                batch_invariance: false
+                max_batch_size: 16
+                batch_wait_timeout: 5ms
+                rolling_update_fraction: 0.5
+              - name: noop
+                model: noop
+            """;
+
+    private static final DeploymentConfig MINILM = new DeploymentConfig("minilm", "all-minilm-l6-v2", "2", 128,
+            "chunk", 16, "max", 3, 2, 4, 100, 1, 2, 64, Duration.ofSeconds(5), 5, Duration.ZERO,
+            Duration.ofMillis(1500), false, 16, Duration.ofMillis(5), 0.5);
+
+    /** The documented defaults. */
+    private static final DeploymentConfig NOOP = new DeploymentConfig("noop", "noop", "1", 0, "truncate", 32, "mean",
+            1, 1, 8, 256, 2, 1, 256, Duration.ofSeconds(10), 3, Duration.ofSeconds(10), Duration.ofSeconds(30), true,
+            32, Duration.ofMillis(2), 0.25);
+
+    private static List<DeploymentConfig> parse(String yaml) {
+        return ConfigParser.deployments(ConfigParser.read(yaml, SOURCE), SOURCE);
+    }
+
+    /** One deployment {@code bert} on model {@code bert-base} with {@code fields} (YAML lines) added. */
+    private static String bert(String... fields) {
+        StringBuilder yaml = new StringBuilder("deployments:\n  - name: bert\n    model: bert-base\n");
+        for (String field : fields) {
+            yaml.append("    ").append(field).append('\n');
+        }
+        return yaml.toString();
+    }
+
+    /**
+     * Asserts that {@code yaml} is refused with a message that starts with {@code where} (source, deployment, field)
+     * and then says {@code problem}, and that the exception names {@code field}.
+     */
+    private static InvalidConfig assertRefused(String yaml, String field, String where, String problem) {
+        InvalidConfig e = assertThrows(InvalidConfig.class, () -> parse(yaml));
+        assertMessage(e, field, where, problem);
+        return e;
+    }
+
+    private static void assertMessage(InvalidConfig e, String field, String where, String problem) {
+        String message = e.getMessage();
+        assertTrue(message.startsWith(where), () -> "expected the message to start with <" + where + ">: " + message);
+        assertTrue(message.substring(where.length()).contains(problem),
+                () -> "expected the message to say <" + problem + "> after <" + where + ">: " + message);
+        assertEquals(field, e.field(), () -> "field() of " + message);
+    }
+
+    private static String bertField(String field) {
+        return SOURCE + ": deployment 'bert': field '" + field + "': ";
+    }
+
+    // --- valid configs
+
+    @Test
+    void readsEveryFieldOfAFullConfig() {
+        assertEquals(List.of(MINILM, NOOP), parse(FULL));
+    }
+
+    @Test
+    void fullConfigRoundTripsThroughToYaml() {
+        List<DeploymentConfig> configs = parse(FULL);
+
+        String yaml = ConfigParser.toYaml(configs);
+
+        assertEquals(configs, parse(yaml), yaml);
+        assertEquals(yaml, ConfigParser.toYaml(parse(yaml)), "toYaml is stable");
+    }
+
+    @Test
+    void durationsInOtherUnitsRoundTrip() {
+        List<DeploymentConfig> configs = parse(bert("health_check_period: 1m", "graceful_shutdown_timeout: 1.5s",
+                "request_timeout: PT2M", "batch_wait_timeout: 250ms"));
+        DeploymentConfig bert = configs.getFirst();
+        assertEquals(Duration.ofMinutes(1), bert.healthCheckPeriod());
+        assertEquals(Duration.ofMillis(1500), bert.gracefulShutdownTimeout());
+        assertEquals(Duration.ofMinutes(2), bert.requestTimeout());
+        assertEquals(Duration.ofMillis(250), bert.batchWaitTimeout());
+
+        assertEquals(configs, parse(ConfigParser.toYaml(configs)));
+    }
+
+    @Test
+    void missingFieldsTakeTheirDefaults() {
+        assertEquals(List.of(NOOP), parse("deployments:\n  - name: noop\n    model: noop\n"));
+    }
+
+    @Test
+    void defaultsAreThoseOfDeploymentConfigDefaults() {
+        Map<String, Object> map = NOOP.toMap();
+        DeploymentConfig.defaults().forEach((field, value) -> assertEquals(value, map.get(field), field));
+    }
+
+    @Test
+    void jsonIsAcceptedToo() {
+        String json = """
+                {"deployments": [{"name": "noop", "model": "noop", "num_replicas": 2, "version": 7}]}""";
+        DeploymentConfig noop = parse(json).getFirst();
+        assertEquals(2, noop.numReplicas());
+        assertEquals("7", noop.version(), "an unquoted whole-number version is read as its text");
+    }
+
+    @Test
+    void aConfigWithoutDeploymentsHasNone() {
+        assertEquals(List.of(), parse("deployments: []\n"));
+        assertEquals(List.of(), parse("deployments:\n"));
+        assertEquals(List.of(), parse("{}"));
+    }
+
+    @Test
+    void anEmptyOrCommentOnlyFileHasNoDeployments() {
+        assertEquals(List.of(), parse(""));
+        assertEquals(List.of(), parse("# nothing deployed yet\n"));
+    }
+
+    @Test
+    void boundaryValuesAreAccepted() {
+        String name63 = "a".repeat(63);
+        DeploymentConfig edge = parse("deployments:\n  - name: " + name63 + "\n    model: m\n"
+                + "    num_replicas: 0\n    min_ready_replicas: 0\n    max_batch_size: 1024\n"
+                + "    rolling_update_fraction: 1\n    max_length: 2\n    batch_wait_timeout: 1s\n").getFirst();
+        assertEquals(name63, edge.name());
+        assertEquals(0, edge.numReplicas());
+        assertEquals(1024, edge.maxBatchSize());
+        assertEquals(1.0, edge.rollingUpdateFraction());
+        assertEquals(2, edge.maxLength());
+        assertEquals(Duration.ofSeconds(1), edge.batchWaitTimeout());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"a", "0", "all-minilm-l6-v2", "e5.small_v2", "x-1"})
+    void acceptsLowerCaseNames(String name) {
+        assertEquals(name, parse("deployments:\n  - name: \"" + name + "\"\n    model: m\n").getFirst().name());
+    }
+
+    @Test
+    void chunkOverlapOfExactlyHalfTheMaxLengthIsAccepted() {
+        assertEquals(32, parse(bert("long_inputs: chunk", "max_length: 64", "chunk_overlap: 32")).getFirst()
+                .chunkOverlap());
+    }
+
+    @Test
+    void chunkOverlapIsNotLimitedWhenTruncating() {
+        assertEquals(100, parse(bert("long_inputs: truncate", "max_length: 64", "chunk_overlap: 100")).getFirst()
+                .chunkOverlap());
+    }
+
+    // --- whole-config mistakes
+
+    @Test
+    void refusesTextThatIsNotYaml() {
+        InvalidConfig e = assertThrows(InvalidConfig.class, () -> parse("deployments: [ {name: a, model: b\n"));
+        assertMessage(e, null, SOURCE + ": ", "not valid YAML or JSON: ");
+        assertEquals(1, e.getMessage().lines().count(), "one line: " + e.getMessage());
+    }
+
+    @Test
+    void refusesJsonThatIsNotJson() {
+        InvalidConfig e = assertThrows(InvalidConfig.class,
+                () -> ConfigParser.read("{\"deployments\": [}", "PUT /api/config"));
+        assertMessage(e, null, "PUT /api/config: ", "not valid YAML or JSON: ");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"- name: a\n  model: b\n", "just some words\n", "42\n"})
+    void refusesATopLevelThatIsNotAMapping(String yaml) {
+        assertRefused(yaml, null, SOURCE + ": ", "a config is a mapping with a 'deployments' list");
+    }
+
+    @Test
+    void refusesAnUnknownTopLevelKey() {
+        assertRefused("deployment:\n  - name: a\n    model: b\n", "deployment", SOURCE + ": field 'deployment': ",
+                "unknown field; known fields: [deployments]");
+    }
+
+    @Test
+    void refusesDeploymentsThatAreNotAList() {
+        assertRefused("deployments:\n  name: a\n  model: b\n", "deployments", SOURCE + ": field 'deployments': ",
+                "must be a list of deployments");
+    }
+
+    @Test
+    void refusesAnEntryThatIsNotAMappingNamingItsIndex() {
+        assertRefused("deployments:\n  - name: a\n    model: b\n  - noop\n", "deployments[1]",
+                SOURCE + ": field 'deployments[1]': ", "must be a mapping");
+    }
+
+    @Test
+    void refusesAnEntryWithoutAName() {
+        assertRefused("deployments:\n  - model: b\n", "deployments[0].name", SOURCE + ": field 'deployments[0].name': ",
+                "is required (a string)");
+    }
+
+    @Test
+    void refusesANameThatIsNotAString() {
+        assertRefused("deployments:\n  - name: [a]\n    model: b\n", "deployments[0].name",
+                SOURCE + ": field 'deployments[0].name': ", "is required (a string)");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"MiniLM", "-bert", "bert-", "bert.", "bert base", "bert/base", "_bert", "bért"})
+    void refusesAnInvalidName(String name) {
+        assertRefused("deployments:\n  - name: \"" + name + "\"\n    model: b\n", "name",
+                SOURCE + ": deployment '" + name + "': field 'name': ",
+                "must be 1-63 lower-case letters, digits, '.', '_' or '-', starting and ending with a letter or digit");
+    }
+
+    @Test
+    void refusesANameLongerThan63Characters() {
+        String name = "a".repeat(64);
+        assertRefused("deployments:\n  - name: " + name + "\n    model: b\n", "name",
+                SOURCE + ": deployment '" + name + "': field 'name': ", "must be 1-63 lower-case letters");
+    }
+
+    @Test
+    void refusesTheSameNameTwice() {
+        assertRefused("deployments:\n  - name: noop\n    model: noop\n  - name: bert\n    model: b\n"
+                + "  - name: noop\n    model: other\n", "name", SOURCE + ": deployment 'noop': field 'name': ",
+                "the name appears twice");
+    }
+
+    @Test
+    void refusesADeploymentWithoutAModel() {
+        assertRefused("deployments:\n  - name: bert\n    num_replicas: 2\n", "model", bertField("model"),
+                "is required");
+    }
+
+    @Test
+    void refusesABlankOrNonTextModel() {
+        assertRefused("deployments:\n  - name: bert\n    model: \"  \"\n", "model", bertField("model"),
+                "must not be blank");
+        assertRefused("deployments:\n  - name: bert\n    model: 42\n", "model", bertField("model"),
+                "must be a string, not 42");
+    }
+
+    // --- field mistakes
+
+    @Test
+    void refusesAnUnknownFieldListingTheKnownOnes() {
+        InvalidConfig e = assertRefused(bert("replicas: 2"), "replicas", bertField("replicas"),
+                "unknown field; known fields: [batch_invariance, batch_wait_timeout, chunk_overlap, ");
+        assertTrue(e.getMessage().contains("num_replicas"), e.getMessage());
+    }
+
+    @Test
+    void suggestsTheSnakeCaseNameForAKebabCaseField() {
+        assertRefused(bert("num-replicas: 2"), "num-replicas", bertField("num-replicas"),
+                "unknown field (did you mean 'num_replicas'?)");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
+        "num_replicas: two             | num_replicas           | must be a whole number, not \"two\"",
+        "num_replicas: '2'             | num_replicas           | must be a whole number, not \"2\"",
+        "max_batch_size: 2.5           | max_batch_size         | must be a whole number, not 2.5",
+        "max_queued_requests: null     | max_queued_requests    | must be a whole number, not null",
+        "predictor_threads: [1]        | predictor_threads      | must be a whole number, not [1]",
+        "num_replicas: 99999999999     | num_replicas           | must be a whole number, not 99999999999",
+        "batch_invariance: 1           | batch_invariance       | must be true or false, not 1",
+        "batch_invariance: 'true'      | batch_invariance       | must be true or false, not \"true\"",
+        "rolling_update_fraction: half | rolling_update_fraction | must be a number in (0, 1], not \"half\"",
+        "long_inputs: 1                | long_inputs            | must be one of truncate, chunk, not 1",
+        "request_timeout: 30           | request_timeout        | must be a duration such as 2ms, 30s or 1m, not 30",
+        "version: [1]                  | version                | must be a string, not [1]",
+    })
+    void refusesAValueOfTheWrongType(String line, String field, String problem) {
+        assertRefused(bert(line), field, bertField(field), problem);
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
+        "num_replicas: -1                | num_replicas                   | must be between 0 and 1024, not -1",
+        "num_replicas: 1025              | num_replicas                   | must be between 0 and 1024, not 1025",
+        "max_batch_size: 0               | max_batch_size                 | must be between 1 and 1024, not 0",
+        "max_batch_size: 5000            | max_batch_size                 | must be between 1 and 1024, not 5000",
+        "max_ongoing_requests: 0         | max_ongoing_requests           | must be between 1 and 1000000, not 0",
+        "max_queued_requests: -1         | max_queued_requests            | must be between 0 and 1000000, not -1",
+        "predictor_threads: 0            | predictor_threads              | must be between 1 and 1024, not 0",
+        "intra_op_threads: 0             | intra_op_threads               | must be between 1 and 1024, not 0",
+        "max_inputs_per_request: 0       | max_inputs_per_request         | must be between 1 and 1000000, not 0",
+        "health_check_failure_threshold: 0 | health_check_failure_threshold | must be between 1 and 1000, not 0",
+        "max_length: -1                  | max_length                     | must be between 0 and 1000000, not -1",
+        "chunk_overlap: -1               | chunk_overlap                  | must be between 0 and 1000000, not -1",
+        "rolling_update_fraction: 0      | rolling_update_fraction        | must be in (0, 1], not 0.0",
+        "rolling_update_fraction: 1.5    | rolling_update_fraction        | must be in (0, 1], not 1.5",
+        "rolling_update_fraction: -0.25  | rolling_update_fraction        | must be in (0, 1], not -0.25",
+    })
+    void refusesAValueOutOfRange(String line, String field, String problem) {
+        assertRefused(bert(line), field, bertField(field), problem);
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
+        "request_timeout: fast         | request_timeout    | 'fast' is not a duration such as 2ms, 30s or 1m",
+        "request_timeout: 10 seconds   | request_timeout    | '10 seconds' is not a duration such as 2ms, 30s or 1m",
+        "request_timeout: -1s          | request_timeout    | must be between 1ms and 3600s, not -1s",
+        "request_timeout: 0s           | request_timeout    | must be between 1ms and 3600s, not 0s",
+        "request_timeout: 2h           | request_timeout    | must be between 1ms and 3600s, not 2h",
+        "batch_wait_timeout: 5s        | batch_wait_timeout | must be between 0s and 1s, not 5s",
+        "batch_wait_timeout: -1ms      | batch_wait_timeout | must be between 0s and 1s, not -1ms",
+        "health_check_period: 5ms      | health_check_period | must be between 10ms and 86400s, not 5ms",
+        "graceful_shutdown_timeout: -1s | graceful_shutdown_timeout | must be between 0s and 3600s, not -1s",
+        "graceful_shutdown_timeout: ''  | graceful_shutdown_timeout | must be between 0s and 3600s, not ",
+    })
+    void refusesABadDuration(String line, String field, String problem) {
+        assertRefused(bert(line), field, bertField(field), problem);
+    }
+
+    @Test
+    void refusesMoreReadyReplicasThanReplicas() {
+        assertRefused(bert("num_replicas: 2", "min_ready_replicas: 3"), "min_ready_replicas",
+                bertField("min_ready_replicas"), "is 3 but num_replicas is 2; the deployment could never be ready");
+    }
+
+    @Test
+    void refusesALongInputsPolicyOtherThanTruncateOrChunk() {
+        assertRefused(bert("long_inputs: split"), "long_inputs", bertField("long_inputs"),
+                "must be one of truncate, chunk, not \"split\"");
+        assertRefused(bert("long_inputs: Chunk"), "long_inputs", bertField("long_inputs"),
+                "must be one of truncate, chunk, not \"Chunk\"");
+    }
+
+    @Test
+    void refusesAChunkReductionOtherThanMeanOrMax() {
+        assertRefused(bert("chunk_reduction: sum"), "chunk_reduction", bertField("chunk_reduction"),
+                "must be one of mean, max, not \"sum\"");
+    }
+
+    @Test
+    void refusesAChunkOverlapOfMoreThanHalfTheMaxLengthWhenChunking() {
+        assertRefused(bert("long_inputs: chunk", "max_length: 64", "chunk_overlap: 33"), "chunk_overlap",
+                bertField("chunk_overlap"), "is 33 but must be at most half of max_length (64)");
+    }
+
+    @Test
+    void refusesAMaxLengthOfOne() {
+        assertRefused(bert("max_length: 1"), "max_length", bertField("max_length"),
+                "must be 0 (the model's own) or at least 2");
+    }
+
+    @Test
+    void refusesAFractionalVersionThatYamlWouldRewrite() {
+        // YAML reads 1.10 as the number 1.1: taking it would silently deploy another version than the one written
+        assertRefused(bert("version: 1.10"), "version", bertField("version"),
+                "must be a string, not 1.1 (write it in quotes)");
+        assertEquals("1.10", parse(bert("version: '1.10'")).getFirst().version());
+    }
+
+    @Test
+    void refusesABlankVersion() {
+        assertRefused(bert("version: ''"), "version", bertField("version"), "must not be blank");
+    }
+
+    // --- one deployment (management API)
+
+    @Test
+    void readsOneDeploymentByName() {
+        JsonNode body = ConfigParser.read("{\"model\": \"noop\"}", "PUT /api/deployments/noop");
+        assertEquals(NOOP, ConfigParser.deployment("noop", body, "PUT /api/deployments/noop"));
+    }
+
+    @Test
+    void refusesABodyWhoseNameDiffersFromThePath() {
+        String source = "PUT /api/deployments/noop";
+        InvalidConfig e = assertThrows(InvalidConfig.class, () -> ConfigParser.deployment("noop",
+                ConfigParser.read("{\"name\": \"other\", \"model\": \"noop\"}", source), source));
+        assertMessage(e, "name", source + ": deployment 'noop': field 'name': ",
+                "is \"other\" but the deployment is 'noop'");
+    }
+
+    @Test
+    void refusesABodyThatIsNotAMapping() {
+        String source = "PUT /api/deployments/noop";
+        InvalidConfig e = assertThrows(InvalidConfig.class,
+                () -> ConfigParser.deployment("noop", ConfigParser.read("[1, 2]", source), source));
+        assertMessage(e, null, source + ": deployment 'noop': ", "a deployment is a mapping of fields");
+    }
+
+    // --- merge (PATCH)
+
+    @Test
+    void mergeReplacesOnlyTheGivenFields() {
+        String source = "PATCH /api/deployments/minilm";
+
+        DeploymentConfig merged = ConfigParser.merge(MINILM,
+                ConfigParser.read("{\"num_replicas\": 5, \"request_timeout\": \"2s\"}", source), source);
+
+        assertEquals(new DeploymentConfig("minilm", "all-minilm-l6-v2", "2", 128, "chunk", 16, "max", 5, 2, 4, 100, 1,
+                2, 64, Duration.ofSeconds(5), 5, Duration.ZERO, Duration.ofSeconds(2), false, 16, Duration.ofMillis(5),
+                0.5), merged);
+    }
+
+    @Test
+    void mergeOfNothingGivesAnEqualConfig() {
+        assertEquals(MINILM, ConfigParser.merge(MINILM, ConfigParser.read("{}", "PATCH"), "PATCH"));
+        assertEquals(NOOP, ConfigParser.merge(NOOP, ConfigParser.read("{}", "PATCH"), "PATCH"));
+    }
+
+    @Test
+    void mergeValidatesTheMergedConfig() {
+        String source = "PATCH /api/deployments/minilm";
+        // min_ready_replicas 2 is fine with the current 3 replicas, not with 1
+        InvalidConfig e = assertThrows(InvalidConfig.class,
+                () -> ConfigParser.merge(MINILM, ConfigParser.read("{\"num_replicas\": 1}", source), source));
+        assertMessage(e, "min_ready_replicas", source + ": deployment 'minilm': field 'min_ready_replicas': ",
+                "is 2 but num_replicas is 1");
+
+        // chunk_overlap 16 is within half of 128, not of 20
+        e = assertThrows(InvalidConfig.class,
+                () -> ConfigParser.merge(MINILM, ConfigParser.read("{\"max_length\": 20}", source), source));
+        assertMessage(e, "chunk_overlap", source + ": deployment 'minilm': field 'chunk_overlap': ",
+                "is 16 but must be at most half of max_length (20)");
+    }
+
+    @Test
+    void mergeRefusesUnknownFieldsWrongValuesAndRenames() {
+        String source = "PATCH /api/deployments/minilm";
+        InvalidConfig e = assertThrows(InvalidConfig.class,
+                () -> ConfigParser.merge(MINILM, ConfigParser.read("{\"num-replicas\": 1}", source), source));
+        assertMessage(e, "num-replicas", source + ": deployment 'minilm': field 'num-replicas': ",
+                "unknown field (did you mean 'num_replicas'?)");
+
+        e = assertThrows(InvalidConfig.class,
+                () -> ConfigParser.merge(MINILM, ConfigParser.read("{\"max_batch_size\": 0}", source), source));
+        assertMessage(e, "max_batch_size", source + ": deployment 'minilm': field 'max_batch_size': ",
+                "must be between 1 and 1024, not 0");
+
+        e = assertThrows(InvalidConfig.class,
+                () -> ConfigParser.merge(MINILM, ConfigParser.read("{\"name\": \"other\"}", source), source));
+        assertMessage(e, "name", source + ": deployment 'minilm': field 'name': ",
+                "is \"other\" but the deployment is 'minilm'");
+
+        e = assertThrows(InvalidConfig.class,
+                () -> ConfigParser.merge(MINILM, ConfigParser.read("\"num_replicas\"", source), source));
+        assertMessage(e, null, source + ": deployment 'minilm': ", "a deployment is a mapping of fields");
+    }
+
+    @Test
+    void mergeWithNullRefusesARequiredField() {
+        String source = "PATCH /api/deployments/minilm";
+        InvalidConfig e = assertThrows(InvalidConfig.class,
+                () -> ConfigParser.merge(MINILM, ConfigParser.read("{\"model\": null}", source), source));
+        assertMessage(e, "model", source + ": deployment 'minilm': field 'model': ", "is required");
+    }
+
+    // --- files
+
+    @Test
+    void readFileNamesAMissingFile(@TempDir Path dir) {
+        Path missing = dir.resolve("serval.yaml");
+        InvalidConfig e = assertThrows(InvalidConfig.class, () -> ConfigParser.readFile(missing));
+        assertEquals(missing + ": the file does not exist", e.getMessage());
+        assertNull(e.field());
+    }
+
+    @Test
+    void readFileReadsAFileAndNamesItInErrors(@TempDir Path dir) throws IOException {
+        Path file = Files.writeString(dir.resolve("serval.yaml"), FULL);
+        assertEquals(List.of(MINILM, NOOP), ConfigParser.readFile(file));
+
+        Files.writeString(file, bert("max_batch_size: 0"));
+        InvalidConfig e = assertThrows(InvalidConfig.class, () -> ConfigParser.readFile(file));
+        assertMessage(e, "max_batch_size", file + ": deployment 'bert': field 'max_batch_size': ",
+                "must be between 1 and 1024, not 0");
+    }
+
+    @Test
+    void readFileRefusesAFileThatIsNotYaml(@TempDir Path dir) throws IOException {
+        Path file = Files.writeString(dir.resolve("serval.yaml"), "deployments: [\n");
+        InvalidConfig e = assertThrows(InvalidConfig.class, () -> ConfigParser.readFile(file));
+        assertMessage(e, null, file + ": ", "not valid YAML or JSON");
+    }
+
+    @Test
+    void toYamlOfNothingReadsBackAsNothing() {
+        assertEquals(List.of(), parse(ConfigParser.toYaml(List.of())));
+    }
+}
