@@ -125,7 +125,12 @@ public final class ModelRepository {
         }
     }
 
-    private static void checkPlain(String what, String value) {
+    /**
+     * Refuses a model name or version that is not a plain folder name.
+     *
+     * @throws IllegalArgumentException naming {@code what} and the rule
+     */
+    public static void checkPlain(String what, String value) {
         if (value == null || !PLAIN_NAME.matcher(value).matches() || value.contains("..")) {
             throw new IllegalArgumentException(what + " '" + value + "' must be a plain name: letters, digits, "
                     + "'.', '_' and '-', starting with a letter or digit, without '..' (it names a folder of the "
