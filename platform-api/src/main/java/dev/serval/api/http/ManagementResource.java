@@ -123,6 +123,20 @@ public class ManagementResource {
     static Map<String, Object> describe(ServedDeployment served) {
         Deployment<?, ?> deployment = served.deployment();
         DeploymentStatus status = deployment.status();
+        Map<String, Object> view = new LinkedHashMap<>();
+        view.put("name", served.name());
+        view.put("kind", served.kind().id());
+        view.put("state", deployment.state().name());
+        view.put("ready", served.ready());
+        view.put("version", status.version());
+        view.put("replicas", replicas(status));
+        view.put("last_error", status.lastError());
+        view.put("config", served.config().toMap());
+        return view;
+    }
+
+    /** Replicas per state: {@code desired}, {@code starting}, {@code running}, {@code updating}, ... */
+    static Map<String, Object> replicas(DeploymentStatus status) {
         Map<String, Object> replicas = new LinkedHashMap<>();
         replicas.put("desired", status.desired());
         replicas.put("starting", status.starting());
@@ -130,15 +144,6 @@ public class ManagementResource {
         replicas.put("updating", status.updating());
         replicas.put("stopping", status.stopping());
         replicas.put("recovering", status.recovering());
-        Map<String, Object> view = new LinkedHashMap<>();
-        view.put("name", served.name());
-        view.put("kind", served.kind().id());
-        view.put("state", deployment.state().name());
-        view.put("ready", served.ready());
-        view.put("version", status.version());
-        view.put("replicas", replicas);
-        view.put("last_error", status.lastError());
-        view.put("config", served.config().toMap());
-        return view;
+        return replicas;
     }
 }

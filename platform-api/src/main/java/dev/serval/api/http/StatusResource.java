@@ -40,13 +40,6 @@ public class StatusResource {
         for (ServedDeployment served : deployments.all()) {
             Deployment<?, ?> deployment = served.deployment();
             DeploymentStatus status = deployment.status();
-            Map<String, Object> replicas = new LinkedHashMap<>();
-            replicas.put("desired", status.desired());
-            replicas.put("starting", status.starting());
-            replicas.put("running", status.running());
-            replicas.put("updating", status.updating());
-            replicas.put("stopping", status.stopping());
-            replicas.put("recovering", status.recovering());
             Map<String, Object> entry = new LinkedHashMap<>();
             entry.put("name", deployment.name());
             entry.put("model", served.config().model());
@@ -54,7 +47,7 @@ public class StatusResource {
             entry.put("version", status.version());
             entry.put("state", deployment.state().name());
             entry.put("ready", served.ready());
-            entry.put("replicas", replicas);
+            entry.put("replicas", ManagementResource.replicas(status));
             entry.put("queuedRequests", deployment.queuedRequests());
             entry.put("inFlightRequests", deployment.inFlight());
             entry.put("failureRatio", deployment.failures().lastRatio());
