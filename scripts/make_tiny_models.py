@@ -9,6 +9,9 @@ outputs numpy computes for fixed inputs, which the Java tests compare Serval's a
                            of u over the unmasked positions, plus b2. S gives sentiment words a push towards their
                            label, so that "i love it" reads positive. Every batch row is computed on its own (no
                            row-coupling operator), so Serval may batch it, and padding does not change a row's logits.
+  models/tiny-classifier-renamed/  model.onnx (platform-core only): the same classifier with its logits called
+                           class_logits, after a first output mean (float32 [batch, 3], the mean of u, without b2);
+                           read with the descriptor field `output: class_logits`. Uses tiny-classifier's tokenizer.
   models/tiny-mlp/         model.onnx: input (float32 [batch, 4]) -> relu(input @ W1 + b1) @ W2 + b2 -> output
                            (float32 [batch, 2]).
   models/tiny-dtypes/      model.onnx: one input of each datatype, all of length n: a (float64 [n]), b (int32 [n]),
@@ -164,6 +167,13 @@ def classifier(rng) -> dict:
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch_size", len(LABELS)])],
         initializer=consts)
     save(opset17(graph), "tiny-classifier", {"tokenizer.json": json.dumps(tokenizer_json(), indent=1) + "\n"})
+    renamed = helper.make_graph(
+        nodes[:-1] + [helper.make_node("Add", ["mean", "b2"], ["class_logits"])], "tiny-classifier-renamed",
+        [helper.make_tensor_value_info(n, TensorProto.INT64, dims) for n in ("input_ids", "attention_mask")],
+        [helper.make_tensor_value_info("mean", TensorProto.FLOAT, ["batch_size", len(LABELS)]),
+         helper.make_tensor_value_info("class_logits", TensorProto.FLOAT, ["batch_size", len(LABELS)])],
+        initializer=consts)
+    save(opset17(renamed), "tiny-classifier-renamed", roots=(CORE,))
 
     cases = []
     for text in CLASSIFIER_TEXTS:

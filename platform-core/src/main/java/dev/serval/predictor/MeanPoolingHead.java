@@ -7,23 +7,34 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Sentence embeddings from an encoder, as sentence-transformers makes them: masked mean pooling over
- * {@code last_hidden_state} [batch, seq, dim], then L2 normalisation; a long text's windows are averaged and
- * renormalised. Pooling runs in Java on the predictor thread. Stateless.
+ * Sentence embeddings from an encoder, as sentence-transformers makes them: masked mean pooling over the token
+ * embeddings [batch, seq, dim] (the graph output {@code last_hidden_state}, unless the model names it otherwise), then
+ * L2 normalisation; a long text's windows are averaged and renormalised. Pooling runs in Java on the predictor thread.
+ * Stateless.
  */
 final class MeanPoolingHead implements TextHead<Embedding> {
 
+    private final String output;
+
+    /** @param output the graph output holding the token embeddings */
+    MeanPoolingHead(String output) {
+        this.output = output;
+    }
+
     @Override
-    public List<Embedding> rows(NDList output, long[][] masks) {
-        NDArray hidden = output.get("last_hidden_state");
-        if (hidden == null) {
-            hidden = output.head();
-        }
+    public String output() {
+        return output;
+    }
+
+    @Override
+    public List<Embedding> rows(NDList outputs, long[][] masks) {
+        NDArray hidden = TextHead.named(outputs, output);
         Shape shape = hidden.getShape();
         int rows = masks.length;
         int width = masks[0].length;
         if (shape.dimension() != 3 || shape.get(0) != rows || shape.get(1) != width) {
-            throw new IllegalStateException("expected last_hidden_state [" + rows + ", " + width + ", dim], got " + shape);
+            throw new IllegalStateException("expected output '" + output + "' to hold token embeddings [" + rows + ", "
+                    + width + ", dim], got " + shape);
         }
         int dimension = (int) shape.get(2);
         float[] all = hidden.toFloatArray();

@@ -7,7 +7,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Classifications from a sequence classifier: the softmax of each row of {@code logits} [batch, labels], computed in
+ * Classifications from a sequence classifier: the softmax of each row of the logits [batch, labels] (the graph output
+ * {@code logits}, unless the model names it otherwise), computed in
  * double precision and shifted by the row's maximum so that large logits do not overflow; a long text's windows are
  * combined by a {@link ChunkReduction}. Stateless.
  */
@@ -15,20 +16,32 @@ final class SoftmaxHead implements TextHead<Classification> {
 
     private final ChunkReduction reduction;
 
-    SoftmaxHead(ChunkReduction reduction) {
+    private final String output;
+
+    /** @param output the graph output holding the logits */
+    SoftmaxHead(ChunkReduction reduction, String output) {
         this.reduction = reduction;
+        this.output = output;
+    }
+
+    /** Reads {@code logits}. */
+    SoftmaxHead(ChunkReduction reduction) {
+        this(reduction, TextClassificationModel.DEFAULT_OUTPUT);
     }
 
     @Override
-    public List<Classification> rows(NDList output, long[][] masks) {
-        NDArray logits = output.get("logits");
-        if (logits == null) {
-            logits = output.head();
-        }
+    public String output() {
+        return output;
+    }
+
+    @Override
+    public List<Classification> rows(NDList outputs, long[][] masks) {
+        NDArray logits = TextHead.named(outputs, output);
         Shape shape = logits.getShape();
         int rows = masks.length;
         if (shape.dimension() != 2 || shape.get(0) != rows) {
-            throw new IllegalStateException("expected logits [" + rows + ", labels], got " + shape);
+            throw new IllegalStateException("expected output '" + output + "' to hold logits [" + rows + ", labels],"
+                    + " got " + shape);
         }
         int labels = (int) shape.get(1);
         float[] all = logits.toFloatArray();

@@ -83,6 +83,15 @@ public final class TensorModel implements Model<Tensors, Tensors> {
      *                     not carry, or the probe fails
      */
     public static TensorModel load(Path modelFile, int intraOpThreads) throws IOException {
+        return load(modelFile, intraOpThreads, OnnxOptions.none());
+    }
+
+    /**
+     * {@link #load(Path, int)} with ONNX Runtime session options.
+     *
+     * @param engine ONNX Runtime session options on top of Serval's defaults ({@link OnnxOptions#none()} for none)
+     */
+    public static TensorModel load(Path modelFile, int intraOpThreads, OnnxOptions engine) throws IOException {
         if (intraOpThreads < 1) {
             throw new IllegalArgumentException("intraOpThreads must be >= 1, was " + intraOpThreads);
         }
@@ -92,7 +101,7 @@ public final class TensorModel implements Model<Tensors, Tensors> {
         if (outputs.isEmpty()) {
             throw new IOException("model " + modelFile + " declares no outputs");
         }
-        ZooModel<NDList, NDList> zoo = OnnxSessions.open(modelFile, intraOpThreads);
+        ZooModel<NDList, NDList> zoo = OnnxSessions.open(modelFile, intraOpThreads, engine);
         TensorModel model = new TensorModel(zoo, inputs, outputs);
         try (Predictor<Tensors, Tensors> predictor = model.newPredictor()) {
             predictor.predict(model.probe);

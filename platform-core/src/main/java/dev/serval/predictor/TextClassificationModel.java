@@ -8,7 +8,8 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * A text classifier: a Hugging Face tokenizer and an ONNX sequence classifier (output {@code logits} [batch, labels])
+ * A text classifier: a Hugging Face tokenizer and an ONNX sequence classifier (output {@value #DEFAULT_OUTPUT}
+ * [batch, labels], unless the model names another)
  * run by ONNX Runtime through DJL; each text gets the softmax of its logits ({@link SoftmaxHead}) and the name of its
  * best label. How texts are batched, and why, and what happens to long texts, is common to every text model: see
  * {@link TextModel}. A long text split into windows gets its windows' probabilities combined by the model's
@@ -20,6 +21,9 @@ import java.util.Objects;
  * <p>Thread-safe. Predictors from {@link #newPredictor()} are not (see {@link Predictor}).
  */
 public final class TextClassificationModel extends TextModel<Classification> {
+
+    /** The graph output holding the logits [batch, labels] unless a model names another. */
+    public static final String DEFAULT_OUTPUT = "logits";
 
     private final List<String> labels;
     private final ModelSignature signature;
@@ -51,7 +55,7 @@ public final class TextClassificationModel extends TextModel<Classification> {
      * Loads the classifier and tokenizer, runs the probe text, and checks that the model gives one logit per label.
      *
      * @param modelFile       the ONNX file; its graph takes {@code input_ids}, {@code attention_mask} and optionally
-     *                        {@code token_type_ids}, and outputs {@code logits} [batch, labels]
+     *                        {@code token_type_ids}, and outputs {@value #DEFAULT_OUTPUT} [batch, labels]
      * @param tokenizerFile   a Hugging Face {@code tokenizer.json}; its own truncation and padding are replaced
      * @param labels          the label names in logit order (a model descriptor's labels); as many as the logits
      * @param maxLength       tokens kept per text (per window when chunking), special tokens included
@@ -67,6 +71,22 @@ public final class TextClassificationModel extends TextModel<Classification> {
     public static TextClassificationModel load(Path modelFile, Path tokenizerFile, List<String> labels, int maxLength,
             int intraOpThreads, boolean batchInvariance, LongInputs longInputs, ChunkReduction reduction)
             throws IOException {
+        return load(modelFile, tokenizerFile, labels, maxLength, intraOpThreads, batchInvariance, longInputs,
+                reduction, OnnxOptions.none(), DEFAULT_OUTPUT);
+    }
+
+    /**
+     * {@link #load(Path, Path, List, int, int, boolean, LongInputs, ChunkReduction)} with ONNX Runtime session options
+     * and the graph output to read.
+     *
+     * @param engine ONNX Runtime session options on top of Serval's defaults ({@link OnnxOptions#none()} for none)
+     * @param output the graph output holding the logits [batch, labels] ({@value #DEFAULT_OUTPUT} for a standard
+     *               export)
+     * @throws IOException when the graph has no such output (the message lists the ones it has), or as above
+     */
+    public static TextClassificationModel load(Path modelFile, Path tokenizerFile, List<String> labels, int maxLength,
+            int intraOpThreads, boolean batchInvariance, LongInputs longInputs, ChunkReduction reduction,
+            OnnxOptions engine, String output) throws IOException {
         List<String> names = List.copyOf(labels);
         if (names.isEmpty()) {
             throw new IllegalArgumentException("a text classifier needs labels, one per logit; none were given");
@@ -80,7 +100,8 @@ public final class TextClassificationModel extends TextModel<Classification> {
             }
         }
         Parts<Classification> parts = TextModel.load(modelFile, tokenizerFile, maxLength, intraOpThreads,
-                batchInvariance, longInputs, new SoftmaxHead(Objects.requireNonNull(reduction, "reduction")));
+                batchInvariance, longInputs, engine,
+                new SoftmaxHead(Objects.requireNonNull(reduction, "reduction"), TextModel.outputName(output)));
         TextClassificationModel model = new TextClassificationModel(parts, names);
         int logits = parts.probeResult().scores().length;
         if (logits != names.size()) {

@@ -1,5 +1,6 @@
 package dev.serval.predictor;
 
+import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import java.util.List;
 
@@ -11,12 +12,16 @@ import java.util.List;
  */
 interface TextHead<O> {
 
+    /** The graph output the head reads; {@link TextModel#load} checks that the graph has it. */
+    String output();
+
     /**
      * The results of one inference, in row order.
      *
-     * @param output the graph's outputs for {@code masks.length} rows padded to {@code masks[0].length} tokens
+     * @param output the graph's outputs, by name, for {@code masks.length} rows padded to {@code masks[0].length}
+     *               tokens
      * @param masks  each row's attention mask over the padded width: 1 for a real token, 0 for padding
-     * @throws IllegalStateException when the outputs do not have the shape the kind expects
+     * @throws IllegalStateException when {@link #output()} is missing or does not have the shape the kind expects
      */
     List<O> rows(NDList output, long[][] masks);
 
@@ -25,6 +30,16 @@ interface TextHead<O> {
 
     /** The largest element-wise difference between two results of the same text (the batch-invariance probe). */
     double difference(O a, O b);
+
+    /** The array called {@code name} among {@code outputs}. */
+    static NDArray named(NDList outputs, String name) {
+        NDArray array = outputs.get(name);
+        if (array == null) {
+            throw new IllegalStateException("the model returned no output '" + name + "'; it returned "
+                    + outputs.stream().map(NDArray::getName).toList());
+        }
+        return array;
+    }
 
     /** The real tokens of a row: the ones its attention mask marks. */
     static int tokens(long[] mask) {

@@ -4,6 +4,7 @@ import ai.djl.huggingface.tokenizers.Encoding;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import ai.djl.ndarray.NDList;
 import ai.djl.repository.zoo.ZooModel;
+import ai.djl.translate.TranslateException;
 import dev.serval.error.InvalidInput;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -17,9 +18,10 @@ import java.util.TreeSet;
 
 /**
  * What every text model kind shares: a Hugging Face tokenizer, an ONNX graph taking {@code input_ids},
- * {@code attention_mask} and, if it has it, {@code token_type_ids}, run by ONNX Runtime through DJL, and a
- * {@link TextHead} that makes one result per text of the graph's outputs. The session and the tokenizer are loaded once
- * and shared by all predictors.
+ * {@code attention_mask} and, if it has it, {@code token_type_ids} (these input names are fixed: they are what Hugging
+ * Face exports use), run by ONNX Runtime through DJL, and a {@link TextHead} that makes one result per text of one
+ * graph output, named by the kind or the model ({@link TextHead#output()}). The session and the tokenizer are loaded
+ * once and shared by all predictors.
  *
  * <p>Batch invariance. A text's result must not depend on what else is being served. When the model loads, Serval
  * decides how to honour that ({@link #batching()}): it reads the graph for operators that couple the rows of a
@@ -83,13 +85,14 @@ abstract class TextModel<O> implements Model<String, O> {
      * @param intraOpThreads  ONNX Runtime intra-op threads per inference
      * @param batchInvariance whether a text's result must not depend on what it runs with; when false, texts are
      *                        batched even if the model couples batch rows
-     * @param head            what the kind makes of the graph's outputs
+     * @param engine          further ONNX Runtime session options
+     * @param head            what the kind makes of the graph's outputs; the graph must have its {@code output()}
      * @throws IllegalArgumentException when a number is out of range or the overlap exceeds half the maximum length
-     * @throws IOException              when a file is missing or unreadable, the graph lacks a text input, or the
-     *                                  probe fails
+     * @throws IOException              when a file is missing or unreadable, the graph lacks a text input or the
+     *                                  head's output (the message lists the graph's outputs), or the probe fails
      */
     static <O> Parts<O> load(Path modelFile, Path tokenizerFile, int maxLength, int intraOpThreads,
-            boolean batchInvariance, LongInputs longInputs, TextHead<O> head) throws IOException {
+            boolean batchInvariance, LongInputs longInputs, OnnxOptions engine, TextHead<O> head) throws IOException {
         if (longInputs.chunk() && longInputs.overlapTokens() > maxLength / 2) {
             throw new IllegalArgumentException("chunk-overlap (" + longInputs.overlapTokens()
                     + ") must be at most half of max-length (" + maxLength + ")");
@@ -111,12 +114,17 @@ abstract class TextModel<O> implements Model<String, O> {
             throw new IOException("model " + modelFile + " takes " + graph.inputs().stream().map(OnnxGraph.Value::name)
                     .toList() + "; a text model takes input_ids, attention_mask and optionally token_type_ids");
         }
+        List<String> outputs = graph.outputs().stream().map(OnnxGraph.Value::name).toList();
+        if (!outputs.contains(head.output())) {
+            throw new IOException("model " + modelFile + " has no output '" + head.output() + "' to read; its outputs"
+                    + " are " + outputs);
+        }
         EncodingBatchTranslator<O> translator = new EncodingBatchTranslator<>(head, graph.takes("token_type_ids"));
         DjlSettings.ensureOffline();
         HuggingFaceTokenizer tokenizer = tokenizer(tokenizerFile, maxLength, null);
         ZooModel<NDList, NDList> model;
         try {
-            model = OnnxSessions.open(modelFile, intraOpThreads);
+            model = OnnxSessions.open(modelFile, intraOpThreads, engine);
         } catch (IOException | RuntimeException e) {
             tokenizer.close();
             throw e;
@@ -127,15 +135,30 @@ abstract class TextModel<O> implements Model<String, O> {
                     .getFirst();
             Batching batching = decide(modelFile, batchInvariance, head.difference(alone, together));
             System.getLogger(TextModel.class.getName()).log(System.Logger.Level.INFO,
-                    "model {0}: {1} batching, batch invariant: {2} ({3})", modelFile.getFileName(), batching.mode(),
-                    batching.batchInvariant(), batching.reason());
+                    "model {0}: {1} batching, batch invariant: {2} ({3}); output {4}, ONNX Runtime options {5}",
+                    modelFile.getFileName(), batching.mode(), batching.batchInvariant(), batching.reason(),
+                    head.output(), engine.values());
             HuggingFaceTokenizer chunker = longInputs.chunk() ? tokenizer(tokenizerFile, maxLength, longInputs) : null;
             return new Parts<>(model, tokenizer, chunker, translator, head, batching, alone);
         } catch (Exception e) {
             model.close();
             tokenizer.close();
-            throw new IOException("model " + modelFile + " failed its first inference: " + e.getMessage(), e);
+            // DJL wraps what a translator throws; its message is then the cause's toString()
+            Throwable reason = e instanceof TranslateException && e.getCause() != null ? e.getCause() : e;
+            throw new IOException("model " + modelFile + " failed its first inference: " + reason.getMessage(), e);
         }
+    }
+
+    /**
+     * {@code output}, checked as the name of a graph output to read.
+     *
+     * @throws IllegalArgumentException when it is null or blank
+     */
+    static String outputName(String output) {
+        if (output == null || output.isBlank()) {
+            throw new IllegalArgumentException("the output to read must be a graph output's name, not '" + output + "'");
+        }
+        return output;
     }
 
     /** A tokenizer truncating at {@code maxLength}, unpadded; with overflowing windows when {@code chunking}. */

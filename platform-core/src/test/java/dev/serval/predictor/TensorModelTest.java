@@ -16,6 +16,7 @@ import dev.serval.tensor.WholeRequestIO;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -53,6 +54,22 @@ class TensorModelTest {
             assertEquals(DataType.FP32, result.datatype());
             assertArrayEquals(new long[] {3, 2}, result.shape());
             assertArrayEquals(output, (float[]) result.data(), 1e-5f);
+        }
+    }
+
+    @Test
+    void sessionOptionsThatChangeNothingNumericallyGiveTheSameAnswer() throws Exception {
+        JsonNode expected = TinyModels.expected("tiny-mlp");
+        Tensors request = new Tensors(List.of(Tensor.of("input", flatten(expected.get("input")), 3, 4)));
+        OnnxOptions engine = OnnxOptions.of(Map.of("optLevel", "BASIC_OPT", "executionMode", "PARALLEL",
+                "interOpNumThreads", "2", "cpuArenaAllocator", "true"));
+        try (TensorModel model = TensorModel.load(TinyModels.file("tiny-mlp", "model.onnx"), 1, engine);
+                Predictor<Tensors, Tensors> predictor = model.newPredictor();
+                Predictor<Tensors, Tensors> plain = mlp.newPredictor()) {
+            assertEquals(mlp.signature(), model.signature());
+            float[] answer = (float[]) predictor.predict(request).get("output").orElseThrow().data();
+            assertArrayEquals((float[]) plain.predict(request).get("output").orElseThrow().data(), answer, 1e-6f);
+            assertArrayEquals(flatten(expected.get("output")), answer, 1e-5f);
         }
     }
 

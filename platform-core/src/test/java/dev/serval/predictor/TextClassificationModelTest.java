@@ -13,9 +13,11 @@ import dev.serval.error.InvalidInput;
 import dev.serval.tensor.DataType;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -153,6 +155,46 @@ class TextClassificationModelTest {
                 + " name every logit, in order", error.getMessage());
         assertEquals("label 'a' appears twice in [a, b, a]", assertThrows(IllegalArgumentException.class,
                 () -> TextClassificationModel.load(MODEL, TOKENIZER, List.of("a", "b", "a"), MAX_LENGTH, 1)).getMessage());
+    }
+
+    @Test
+    void sessionOptionsThatChangeNothingNumericallyGiveTheSameScores() throws Exception {
+        OnnxOptions engine = OnnxOptions.of(Map.of("optLevel", "NO_OPT", "executionMode", "PARALLEL",
+                "interOpNumThreads", "2"));
+        try (TextClassificationModel unoptimised = TextClassificationModel.load(MODEL, TOKENIZER, labels(), MAX_LENGTH,
+                        1, true, LongInputs.truncate(), ChunkReduction.MEAN, engine, "logits");
+                Predictor<String, Classification> a = unoptimised.newPredictor();
+                Predictor<String, Classification> b = model.newPredictor()) {
+            for (JsonNode expected : EXPECTED.get("cases")) {
+                String text = expected.get("text").asText();
+                float[] scores = a.predict(text).scores();
+                assertArrayEquals(b.predict(text).scores(), scores, 1e-6f, text);
+                assertArrayEquals(TinyModels.floats(expected.get("scores")), scores, 1e-5f, text);
+            }
+        }
+    }
+
+    @Test
+    void readsTheLogitsFromTheOutputTheModelNames() throws Exception {
+        Path renamed = TinyModels.file("tiny-classifier-renamed", "model.onnx");
+        try (TextClassificationModel named = TextClassificationModel.load(renamed, TOKENIZER, labels(), MAX_LENGTH, 1,
+                        true, LongInputs.truncate(), ChunkReduction.MEAN, OnnxOptions.none(), "class_logits");
+                Predictor<String, Classification> predictor = named.newPredictor()) {
+            for (JsonNode expected : EXPECTED.get("cases")) {
+                String text = expected.get("text").asText();
+                assertArrayEquals(TinyModels.floats(expected.get("scores")), predictor.predict(text).scores(), 1e-5f,
+                        text);
+            }
+        }
+    }
+
+    @Test
+    void refusesAnOutputTheGraphDoesNotHaveListingTheOnesItHas() {
+        Path renamed = TinyModels.file("tiny-classifier-renamed", "model.onnx");
+        IOException error = assertThrows(IOException.class,
+                () -> TextClassificationModel.load(renamed, TOKENIZER, labels(), MAX_LENGTH, 1));
+        assertEquals("model " + renamed + " has no output 'logits' to read; its outputs are [mean, class_logits]",
+                error.getMessage());
     }
 
     @Test

@@ -7,9 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.serval.error.InvalidInput;
+import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -87,6 +89,69 @@ class TextEmbeddingModelTest {
                 assertEquals(first[i], second[i], 1e-6, "element " + i);
             }
         }
+    }
+
+    /** The tiny FP32 encoder with MiniLM's tokenizer, as {@link BatchInvarianceTest} uses it. */
+    private static TextEmbeddingModel tinyEncoder(String model, OnnxOptions engine, String output) throws Exception {
+        return TextEmbeddingModel.load(TinyModels.file(model, "model.onnx"), BatchInvarianceTest.minilm()[1], 64, 1,
+                true, LongInputs.truncate(), engine, output);
+    }
+
+    /** {@code a} and {@code b} embed {@link BatchInvarianceTest#MIXED} alike, one by one and as a batch. */
+    private static void assertSameEmbeddings(TextEmbeddingModel a, TextEmbeddingModel b) throws Exception {
+        try (Predictor<String, Embedding> pa = a.newPredictor(); Predictor<String, Embedding> pb = b.newPredictor()) {
+            List<Embedding> batchA = pa.predictBatch(BatchInvarianceTest.MIXED);
+            List<Embedding> batchB = pb.predictBatch(BatchInvarianceTest.MIXED);
+            for (int i = 0; i < BatchInvarianceTest.MIXED.size(); i++) {
+                String text = BatchInvarianceTest.MIXED.get(i);
+                assertArrayEqualsWithin(pb.predict(text).vector(), pa.predict(text).vector(), text);
+                assertArrayEqualsWithin(batchB.get(i).vector(), batchA.get(i).vector(), text + " (batched)");
+            }
+        }
+    }
+
+    private static void assertArrayEqualsWithin(float[] expected, float[] actual, String text) {
+        assertEquals(expected.length, actual.length, text);
+        for (int d = 0; d < expected.length; d++) {
+            assertEquals(expected[d], actual[d], 1e-6, text + ", element " + d);
+        }
+    }
+
+    @Test
+    void sessionOptionsThatChangeNothingNumericallyGiveTheSameVectors() throws Exception {
+        OnnxOptions engine = OnnxOptions.of(Map.of("optLevel", "NO_OPT", "memoryPatternOptimization", "true"));
+        try (TextEmbeddingModel plain = tinyEncoder("tiny-fp32-encoder", OnnxOptions.none(), "last_hidden_state");
+                TextEmbeddingModel unoptimised = tinyEncoder("tiny-fp32-encoder", engine, "last_hidden_state")) {
+            assertSameEmbeddings(plain, unoptimised);
+        }
+    }
+
+    @Test
+    void poolsTheOutputTheModelNames() throws Exception {
+        try (TextEmbeddingModel plain = tinyEncoder("tiny-fp32-encoder", OnnxOptions.none(), "last_hidden_state");
+                TextEmbeddingModel named = tinyEncoder("tiny-encoder-token-embeddings", OnnxOptions.none(),
+                        "token_embeddings")) {
+            assertEquals(16, named.dimension());
+            assertTrue(named.batching().batched(), named.batching().reason());
+            assertSameEmbeddings(plain, named);
+        }
+    }
+
+    @Test
+    void refusesAnOutputTheGraphDoesNotHaveListingTheOnesItHas() {
+        Path file = TinyModels.file("tiny-encoder-token-embeddings", "model.onnx");
+        IOException error = assertThrows(IOException.class,
+                () -> TextEmbeddingModel.load(file, BatchInvarianceTest.minilm()[1], 64, 1));
+        assertEquals("model " + file + " has no output 'last_hidden_state' to read; its outputs are"
+                + " [sentence_embedding, token_embeddings]", error.getMessage());
+    }
+
+    @Test
+    void refusesAnOutputThatDoesNotHoldTokenEmbeddings() {
+        IOException error = assertThrows(IOException.class,
+                () -> tinyEncoder("tiny-encoder-token-embeddings", OnnxOptions.none(), "sentence_embedding"));
+        assertTrue(error.getMessage().matches(".* failed its first inference: expected output 'sentence_embedding' to"
+                + " hold token embeddings \\[1, \\d+, dim\\], got \\(1, 16\\)"), error.getMessage());
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.serval.api.repository;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.serval.predictor.OnnxOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -38,7 +39,7 @@ public final class ModelRepository {
 
     private static final Pattern PLAIN_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
     private static final Set<String> DESCRIPTOR_FIELDS =
-            Set.of("kind", "file", "tokenizer", "max_length", "labels", "engine", "description");
+            Set.of("kind", "file", "tokenizer", "max_length", "labels", "output", "engine", "description");
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
     private final Path root;
@@ -234,23 +235,54 @@ public final class ModelRepository {
             throw new IllegalArgumentException(where + ": a text-classification model needs 'labels', at least two "
                     + "names in the order of its logits");
         }
-        Map<String, String> engine = new LinkedHashMap<>();
-        JsonNode engineNode = node.get("engine");
-        if (engineNode != null) {
-            if (!engineNode.isObject()) {
-                throw new IllegalArgumentException(where + ": field 'engine' must be a mapping of ONNX Runtime options");
+        String output = "";
+        JsonNode outputNode = node.get("output");
+        if (outputNode != null) {
+            if (!kind.text()) {
+                throw new IllegalArgumentException(where + ": field 'output' names the graph output a text model reads;"
+                        + " a " + kind.id() + " model " + (kind == ModelKind.TENSOR
+                        ? "answers with every graph output under its own name" : "runs no graph"));
             }
-            engineNode.fields().forEachRemaining(option -> {
-                if (!option.getValue().isValueNode()) {
-                    throw new IllegalArgumentException(where + ": engine option '" + option.getKey()
-                            + "' must be a single value");
-                }
-                engine.put(option.getKey(), option.getValue().asText());
-            });
+            if (!outputNode.isTextual() || outputNode.textValue().isBlank()) {
+                throw new IllegalArgumentException(where + ": field 'output' must be the name of a graph output, not "
+                        + outputNode);
+            }
+            output = outputNode.textValue();
         }
+        OnnxOptions engine = engine(node.get("engine"), kind, where);
         JsonNode description = node.get("description");
-        return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, engine,
+        return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, output, engine,
                 description == null ? "" : description.asText());
+    }
+
+    /** The descriptor's {@code engine} mapping, checked ({@link OnnxOptions}). */
+    private static OnnxOptions engine(JsonNode engineNode, ModelKind kind, String where) {
+        if (engineNode == null) {
+            return OnnxOptions.none();
+        }
+        if (!engineNode.isObject()) {
+            throw new IllegalArgumentException(where + ": field 'engine' must be a mapping of ONNX Runtime options");
+        }
+        if (kind == ModelKind.NOOP && !engineNode.isEmpty()) {
+            throw new IllegalArgumentException(where + ": field 'engine' sets ONNX Runtime options; a noop model runs "
+                    + "no graph");
+        }
+        Map<String, String> engine = new LinkedHashMap<>();
+        engineNode.fields().forEachRemaining(option -> {
+            if (!option.getValue().isValueNode()) {
+                throw new IllegalArgumentException(where + ": engine option '" + option.getKey()
+                        + "' must be a single value");
+            }
+            if (option.getValue().isNull()) {
+                throw new IllegalArgumentException(where + ": engine option '" + option.getKey() + "' has no value");
+            }
+            engine.put(option.getKey(), option.getValue().asText());
+        });
+        try {
+            return OnnxOptions.of(engine);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(where + ": field 'engine': " + e.getMessage(), e);
+        }
     }
 
     private static String relativePath(JsonNode node, String field, String fallback, String where) {

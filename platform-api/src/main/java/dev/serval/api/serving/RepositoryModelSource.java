@@ -2,6 +2,7 @@ package dev.serval.api.serving;
 
 import dev.serval.api.config.DeploymentConfig;
 import dev.serval.api.config.ServalConfig;
+import dev.serval.api.repository.ModelDescriptor;
 import dev.serval.api.repository.ModelKind;
 import dev.serval.api.repository.ModelRepository;
 import dev.serval.predictor.LongInputs;
@@ -69,17 +70,21 @@ public class RepositoryModelSource implements ModelSource {
     @Override
     public Model<?, ?> load(DeploymentConfig config) throws Exception {
         ModelRepository.ModelVersion found = repository.resolve(config.model(), config.version());
-        int maxLength = config.maxLength() > 0 ? config.maxLength() : found.descriptor().maxLength();
+        ModelDescriptor descriptor = found.descriptor();
+        int maxLength = config.maxLength() > 0 ? config.maxLength() : descriptor.maxLength();
         LongInputs longInputs = config.longInputs().equals("chunk") ? LongInputs.chunk(config.chunkOverlap())
                 : LongInputs.truncate();
-        return switch (found.descriptor().kind()) {
+        // the descriptor's engine options and output; intra-op threads always come from the deployment
+        return switch (descriptor.kind()) {
             case TEXT_EMBEDDING -> TextEmbeddingModel.load(found.file(), found.tokenizer(), maxLength,
-                    config.intraOpThreads(), config.batchInvariance(), longInputs);
-            case TENSOR -> TensorModel.load(found.file(), config.intraOpThreads());
+                    config.intraOpThreads(), config.batchInvariance(), longInputs, descriptor.engine(),
+                    descriptor.output());
+            case TENSOR -> TensorModel.load(found.file(), config.intraOpThreads(), descriptor.engine());
             case NOOP -> new NoopModel();
             case TEXT_CLASSIFICATION -> TextClassificationModel.load(found.file(), found.tokenizer(),
-                    found.descriptor().labels(), maxLength, config.intraOpThreads(), config.batchInvariance(),
-                    longInputs, config.chunkReduction().equals("max") ? ChunkReduction.MAX : ChunkReduction.MEAN);
+                    descriptor.labels(), maxLength, config.intraOpThreads(), config.batchInvariance(), longInputs,
+                    config.chunkReduction().equals("max") ? ChunkReduction.MAX : ChunkReduction.MEAN,
+                    descriptor.engine(), descriptor.output());
         };
     }
 }

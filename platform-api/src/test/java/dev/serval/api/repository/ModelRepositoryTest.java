@@ -30,7 +30,7 @@ class ModelRepositoryTest {
             max_length: 128
             engine:
               interOpNumThreads: 1
-              optLevel: ALL
+              optLevel: ALL_OPT
             description: a test encoder
             """;
 
@@ -87,7 +87,7 @@ class ModelRepositoryTest {
         assertEquals("2", found.version());
         assertEquals(dir.toRealPath(), found.directory());
         assertEquals(new ModelDescriptor(ModelKind.TEXT_EMBEDDING, "model.onnx", "tokenizer.json", 128, List.of(),
-                Map.of("interOpNumThreads", "1", "optLevel", "ALL"), "a test encoder"), found.descriptor());
+                Map.of("interOpNumThreads", "1", "optLevel", "ALL_OPT"), "a test encoder"), found.descriptor());
         assertEquals(dir.toRealPath().resolve("model.onnx"), found.file());
         assertEquals(dir.toRealPath().resolve("tokenizer.json"), found.tokenizer());
         assertTrue(Files.isRegularFile(found.file()));
@@ -314,7 +314,8 @@ class ModelRepositoryTest {
     void refusesAnUnknownDescriptorField() throws IOException {
         version("m", "1", "kind: noop\nmax-length: 12\n");
         assertEquals(WHERE + "unknown field 'max-length'; known fields: "
-                + "[description, engine, file, kind, labels, max_length, tokenizer]", refused("m", "1").getMessage());
+                + "[description, engine, file, kind, labels, max_length, output, tokenizer]",
+                refused("m", "1").getMessage());
     }
 
     @ParameterizedTest
