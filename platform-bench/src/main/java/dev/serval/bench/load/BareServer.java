@@ -27,8 +27,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Run as a child JVM by the load benchmark: arguments {@code port routesFile}, where the routes file is a JSON
  * object from request path to {@code {"status":200,"headers":{...},"body":"..."}}; it prints {@code READY} once
- * listening on 127.0.0.1, and exits when its parent process does, or after an hour in any case. Unknown paths get
- * 404.
+ * listening on 127.0.0.1, and exits when its standard input ends (its parent is gone), or after an hour in any
+ * case. Unknown paths get 404.
  */
 public final class BareServer {
 
@@ -60,10 +60,13 @@ public final class BareServer {
                         .onComplete(started);
             }
         }, new DeploymentOptions().setInstances(loops)).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
-        ProcessHandle.current().parent().ifPresent(parent -> parent.onExit().thenRun(() -> System.exit(0)));
         vertx.setTimer(MAX_LIFETIME.toMillis(), id -> System.exit(0));
         System.out.println(READY);
         System.out.flush();
+        while (System.in.read() != -1) {
+            // nothing is expected on standard input: its end means the parent is gone
+        }
+        System.exit(0);
     }
 
     private static void answer(HttpServerRequest request, Map<String, Canned> routes, Map<String, Buffer> bodies) {

@@ -3,27 +3,55 @@ package dev.serval.bench.load;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A main class of this benchmark jar run in a child JVM (the same {@code java}, the same class path, DJL offline,
- * native access on), talking to its parent by lines on its standard output: a line starting with a given marker
- * carries the answer, every other line is echoed with an indent. Used for the parts of the load benchmark that
+ * native access on), talking to its parent by lines: the parent writes commands to its standard input
+ * ({@link #send}), and waits for a line of its standard output that starts with a given marker
+ * ({@link #awaitLine}); every other line is echoed with an indent. Used for the parts of the load benchmark that
  * must not share a JVM with the load generator: the bare transport-limit server and the raw DJL loop.
+ *
+ * <p>Threading: one reader thread per child moves its output lines into {@link #lines} (so the child never blocks
+ * on a full pipe); the owning thread does everything else.
  */
-final class ChildJvm {
+final class ChildJvm implements AutoCloseable {
 
     /**
      * The flags every child gets: DJL offline and on ONNX Runtime, native access for ONNX Runtime, and (JDK 23+)
      * sun.misc.Unsafe memory access allowed for Netty without a warning.
      */
     static final List<String> FLAGS = flags();
+    private static final String END = "\u0000end of output";
 
-    private ChildJvm() {
+    private final Process process;
+    private final Writer input;
+    private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+
+    private ChildJvm(Process process) {
+        this.process = process;
+        this.input = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+        BufferedReader output = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        Thread.ofPlatform().daemon().name("child-" + process.pid() + "-output").start(() -> {
+            try {
+                String line;
+                while ((line = output.readLine()) != null) {
+                    lines.add(line);
+                }
+            } catch (IOException e) {
+                // the child is gone
+            }
+            lines.add(END);
+        });
     }
 
     private static List<String> flags() {
@@ -40,59 +68,62 @@ final class ChildJvm {
     }
 
     /** Starts {@code mainClass} with {@code arguments}; standard error is inherited. */
-    static Process start(Class<?> mainClass, List<String> jvmFlags, List<String> arguments) throws IOException {
+    static ChildJvm start(Class<?> mainClass, List<String> arguments) throws IOException {
         List<String> command = new ArrayList<>();
         command.add(javaBinary());
         command.addAll(FLAGS);
-        command.addAll(jvmFlags);
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass.getName()));
         command.addAll(arguments);
         ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
         builder.environment().put("DJL_OFFLINE", "true");
         builder.environment().put("OPT_OUT_TRACKING", "true");
-        return builder.start();
+        return new ChildJvm(builder.start());
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    /** Writes {@code command} as one line to the child's standard input. */
+    void send(String command) throws IOException {
+        input.write(command + "\n");
+        input.flush();
     }
 
     /**
-     * Reads {@code process}'s output until a line starts with {@code marker} and returns the rest of that line;
-     * other lines are echoed. Throws if the output ends first.
+     * Waits up to {@code timeout} for a line starting with {@code marker} and returns the rest of it; lines before it
+     * are echoed. Throws if the child's output ends or the time runs out first.
      */
-    static String awaitLine(Process process, String marker) throws IOException {
-        BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-        String line;
-        while ((line = out.readLine()) != null) {
+    String awaitLine(String marker, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            String line = lines.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (line == null) {
+                throw new IllegalStateException("no '" + marker + "' line from child " + pid() + " within " + timeout);
+            }
+            if (line.equals(END)) {
+                throw new IllegalStateException("child " + pid() + " ended without a '" + marker + "' line (exit code "
+                        + (process.waitFor(10, TimeUnit.SECONDS) ? process.exitValue() : "unknown") + ")");
+            }
             if (line.startsWith(marker)) {
-                String answer = line.substring(marker.length()).trim();
-                Thread.ofVirtual().start(() -> echo(out)); // keep draining, so the child never blocks on a full pipe
-                return answer;
+                return line.substring(marker.length()).trim();
             }
             System.out.println("    | " + line);
-        }
-        throw new IllegalStateException("child exited without a '" + marker + "' line (exit code "
-                + exitCode(process) + ")");
-    }
-
-    private static void echo(BufferedReader out) {
-        try {
-            String line;
-            while ((line = out.readLine()) != null) {
-                System.out.println("    | " + line);
-            }
-        } catch (IOException e) {
-            // the child is gone; nothing left to echo
-        }
-    }
-
-    private static String exitCode(Process process) {
-        try {
-            return process.waitFor(10, TimeUnit.SECONDS) ? Integer.toString(process.exitValue()) : "still running";
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "unknown";
         }
     }
 
     /** SIGTERM, then SIGKILL if the process has not exited after 30 s. */
+    @Override
+    public void close() throws InterruptedException {
+        stop(process);
+    }
+
+    /** Forcibly, at once: for a shutdown hook. */
+    void kill() {
+        process.destroyForcibly();
+    }
+
+    /** SIGTERM, then SIGKILL if {@code process} has not exited after 30 s. */
     static void stop(Process process) throws InterruptedException {
         process.destroy();
         if (!process.waitFor(30, TimeUnit.SECONDS)) {

@@ -13,8 +13,10 @@ import java.util.Optional;
  * <ul>
  *   <li>noop: Serval's saturation throughput &ge; 60 % of the bare server's; at half of Serval's saturation
  *       rate (open loop, the bare server at the same rate), p50 overhead &le; 0.2 ms and p99 overhead &le; 1 ms.</li>
- *   <li>MiniLM short texts: Serval's saturation texts/s &ge; 95 % of the raw loop's at its best batch size; p99 at
- *       70 % of saturation &le; 3 &times; the single-request latency (p50 of one closed-loop connection).</li>
+ *   <li>MiniLM short texts: Serval's saturation texts/s &ge; 95 % of the raw loop's at its best batch size (which
+ *       Serval is configured with; the raw loop is measured just before and just after Serval's closed loops, and
+ *       the mean of the two is the limit); p99 at 70 % of saturation &le; 3 &times; the single-request latency (p50
+ *       of one closed-loop connection).</li>
  *   <li>No errors in any open-loop run below saturation.</li>
  * </ul>
  * The mixed-text and default-configuration figures are reported the same way, without a goal.
@@ -60,12 +62,11 @@ final class Goals {
             }
             boolean goal = workload.equals(LoadBenchmark.MINILM_SHORT);
             double serval = saturation(runs, LoadBenchmark.SERVAL, workload);
-            String set = workload.equals(LoadBenchmark.MINILM_MIXED) ? "mixed" : "short";
-            Double raw = workload.endsWith("-default") ? rawRate(limits, set, "1") : bestRawRate(limits, set);
+            Map<String, Object> raw = rawInterleaved(limits, workload);
             if (raw != null) {
-                String batch = workload.endsWith("-default") ? "1" : bestRawBatch(limits, set);
-                goals.add(ratio(workload, "texts/s at saturation (closed loop)", serval,
-                        "raw DJL loop, batch " + batch, raw, goal ? 0.95 : Double.NaN));
+                goals.add(ratio(workload, "texts/s at saturation (closed loop)", serval, "raw DJL loop, batch "
+                        + raw.get("batch") + " (mean of just before and after)", ((Number) raw.get("mean")).doubleValue(),
+                        goal ? 0.95 : Double.NaN));
             }
             Optional<RunResult> single = runs.stream().filter(r -> r.target().equals(LoadBenchmark.SERVAL)
                     && r.workload().equals(workload) && r.mode().equals("closed") && r.connections() == 1).findFirst();
@@ -130,25 +131,10 @@ final class Goals {
                 .filter(r -> Math.abs(r.offeredRate() - fraction * saturation) <= 0.01 * saturation);
     }
 
+    /** The raw loop's texts/s measured around {@code workload}'s closed loops, or null. */
     @SuppressWarnings("unchecked")
-    private static Map<String, Number> rawRates(Map<String, Object> limits, String set) {
-        Object raw = limits.get("rawLoop");
-        return raw == null ? null : (Map<String, Number>) ((Map<String, Object>) raw).get(set);
-    }
-
-    private static Double rawRate(Map<String, Object> limits, String set, String batch) {
-        Map<String, Number> rates = rawRates(limits, set);
-        return rates == null || rates.get(batch) == null ? null : rates.get(batch).doubleValue();
-    }
-
-    private static String bestRawBatch(Map<String, Object> limits, String set) {
-        Map<String, Number> rates = rawRates(limits, set);
-        return rates == null ? null : rates.entrySet().stream()
-                .max(Comparator.comparingDouble(e -> e.getValue().doubleValue())).map(Map.Entry::getKey).orElse(null);
-    }
-
-    private static Double bestRawRate(Map<String, Object> limits, String set) {
-        String best = bestRawBatch(limits, set);
-        return best == null ? null : rawRate(limits, set, best);
+    private static Map<String, Object> rawInterleaved(Map<String, Object> limits, String workload) {
+        Object interleaved = limits.get("rawInterleaved");
+        return interleaved == null ? null : (Map<String, Object>) ((Map<String, Object>) interleaved).get(workload);
     }
 }

@@ -6,19 +6,18 @@ import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.stream.Collectors;
 
 /**
  * Serval's HTTP load benchmark, with the machine's limits measured in the same run by the same client, so that
@@ -75,10 +74,12 @@ public final class LoadBenchmark {
     /**
      * How long and how wide each phase is.
      *
-     * @param openFractions fractions of Serval's saturation rate offered in the open-loop runs
-     * @param bareTexts     also run the bare server on the MiniLM short workload (embedding-sized answers)
-     * @param defaultConfig also measure Serval's default (batch-invariant) configuration against the raw loop's
-     *                      batch size 1
+     * @param openFractions   fractions of Serval's saturation rate offered in the open-loop runs
+     * @param rawBatchesShort the raw loop's batch sizes on the short texts (the best becomes Serval's)
+     * @param rawBatchesMixed the raw loop's batch sizes on the mixed texts (reported only; may be empty)
+     * @param bareTexts       also run the bare server on the MiniLM short workload (embedding-sized answers)
+     * @param defaultConfig   also measure Serval's default (batch-invariant) configuration against the raw loop's
+     *                        batch size 1
      */
     record Settings(String mode, Duration preWarm, Duration warmUp, Duration measure, Duration drain,
             List<Integer> noopConnections, List<Integer> textConnections, List<Double> openFractions,
@@ -89,7 +90,7 @@ public final class LoadBenchmark {
         static Settings quick() {
             return new Settings("quick", Duration.ofSeconds(2), Duration.ofSeconds(1), Duration.ofSeconds(2),
                     Duration.ofSeconds(5), List.of(1, 32), List.of(1, 64), List.of(0.5, 0.7, 0.9), 64, 256,
-                    List.of(1, 8, 32), List.of(8, 32), Duration.ofSeconds(1), Duration.ofSeconds(2), false, false);
+                    List.of(1, 8, 32), List.of(), Duration.ofSeconds(1), Duration.ofSeconds(2), false, false);
         }
 
         static Settings full() {
@@ -135,14 +136,18 @@ public final class LoadBenchmark {
         private final boolean jfr;
         private final boolean profile;
         private final List<String> servalOptions;
+        private final List<RunResult> runs = new ArrayList<>();
+        /** Every child JVM started, for the shutdown hook. */
+        private final List<ChildJvm> children = new ArrayList<>();
+        private final Map<String, Object> limits = new LinkedHashMap<>();
+        /** Raw loop texts/s at Serval's batch size, measured just before and just after each text workload. */
+        private final Map<String, Object> rawInterleaved = new LinkedHashMap<>();
+        private final Map<String, Object> servalConfig = new LinkedHashMap<>();
+        private final long startedNanos = System.nanoTime();
+        /** The raw loop's child JVM, while the text workloads run. */
+        private ChildJvm raw;
         /** Set once Serval runs, when profiling. */
         private Profiler profiler;
-        private final List<RunResult> runs = new ArrayList<>();
-        private final List<Process> children = new ArrayList<>();
-        private final Map<String, Object> limits = new LinkedHashMap<>();
-        private final Map<String, Object> servalConfig = new LinkedHashMap<>();
-        private final List<String> notes = new ArrayList<>();
-        private final long startedNanos = System.nanoTime();
 
         Session(Settings settings, Set<String> workloads, Path out, boolean jfr, boolean profile,
                 List<String> servalOptions) {
@@ -160,16 +165,17 @@ public final class LoadBenchmark {
             System.out.printf("Serval load benchmark, %s mode: %s; %d CPUs, load average %s, Java %s%n",
                     settings.mode(), workloads, Runtime.getRuntime().availableProcessors(), loadBefore,
                     System.getProperty("java.version"));
-            Thread cleanup = new Thread(() -> children.forEach(Process::destroyForcibly));
+            Thread cleanup = new Thread(() -> children.forEach(ChildJvm::kill));
             Runtime.getRuntime().addShutdownHook(cleanup);
             boolean texts = workloads.contains(MINILM_SHORT) || workloads.contains(MINILM_MIXED);
-            int bestBatch = 1;
+            int batch = 1;
             if (texts) {
-                bestBatch = rawLimits();
+                raw = child(ChildJvm.start(RawEmbeddingLoop.class, List.of(Integer.toString(THREADS))));
+                raw.awaitLine(RawEmbeddingLoop.READY, Duration.ofMinutes(3));
+                batch = rawSweep();
             }
-            List<String> serval = servalArguments(bestBatch, texts);
             try (LoadGenerator generator = new LoadGenerator();
-                    ServalProcess server = ServalProcess.start(serval, out.resolve("serval.log"))) {
+                    ServalProcess server = ServalProcess.start(servalArguments(batch, texts), out.resolve("serval.log"))) {
                 System.out.printf("Serval ready on port %d (pid %d; log %s)%n", server.port(), server.pid(), server.log());
                 if (profile) {
                     profiler = Profiler.of(server.pid(), out);
@@ -184,27 +190,34 @@ public final class LoadBenchmark {
                 if (settings.bareTexts() && workloads.contains(MINILM_SHORT)) {
                     routes.put(shortTexts.path(), capture(server, shortTexts));
                 }
-                Target bare = routes.isEmpty() ? null : startBare(routes);
-                Target target = new Target(SERVAL, server.port(), server.pid());
+                BareJvm bareJvm = routes.isEmpty() ? null : startBare(routes);
+                Target bare = bareJvm == null ? null : new Target(BARE, bareJvm.port(), bareJvm.jvm().pid());
+                Target serval = new Target(SERVAL, server.port(), server.pid());
                 if (workloads.contains(NOOP)) {
-                    transportWorkload(generator, target, bare, noop, settings.noopConnections(),
-                            settings.openMaxConnectionsNoop());
+                    transportWorkload(generator, serval, bare, noop);
                 }
                 if (workloads.contains(MINILM_SHORT)) {
-                    computeWorkload(generator, target, settings.bareTexts() ? bare : null, shortTexts);
+                    computeWorkload(generator, serval, settings.bareTexts() ? bare : null, shortTexts, "short", batch,
+                            settings.textConnections(), settings.openFractions());
                 }
                 if (workloads.contains(MINILM_MIXED)) {
-                    computeWorkload(generator, target, null, Workload.texts(MINILM_MIXED, MINILM_DEPLOYMENT,
-                            ChatTexts.withLongTexts(ChatTexts.COUNT, ChatTexts.SEED)));
+                    computeWorkload(generator, serval, null, Workload.texts(MINILM_MIXED, MINILM_DEPLOYMENT,
+                            ChatTexts.withLongTexts(ChatTexts.COUNT, ChatTexts.SEED)), "mixed", batch,
+                            settings.textConnections(), settings.openFractions());
                 }
-                if (bare != null) {
-                    ChildJvm.stop(bare.process());
+                if (bareJvm != null) {
+                    bareJvm.jvm().close();
                 }
             }
-            if (settings.defaultConfig() && workloads.contains(MINILM_SHORT) && bestBatch != 1) {
+            if (settings.defaultConfig() && workloads.contains(MINILM_SHORT) && batch != 1) {
                 defaultConfiguration();
             }
+            if (raw != null) {
+                raw.send("quit");
+                raw.close();
+            }
             Runtime.getRuntime().removeShutdownHook(cleanup);
+            limits.put("rawInterleaved", rawInterleaved);
             Map<String, Object> report = new LinkedHashMap<>();
             report.put("benchmark", "serval-load");
             report.put("mode", settings.mode());
@@ -222,32 +235,57 @@ public final class LoadBenchmark {
             report.put("serval", servalConfig);
             report.put("limits", limits);
             report.put("runs", runs);
-            report.put("notes", notes);
             LoadReport.write(out, report, runs, limits);
             System.out.println("Report: " + out.resolve("summary.md") + ", " + out.resolve("report.json") + " and "
                     + out + "/*.png (" + Math.round((System.nanoTime() - startedNanos) / 1e9) + " s)");
         }
 
-        /** Measures the raw loop in a child JVM; returns the best batch size on the short texts. */
-        private int rawLimits() throws Exception {
-            System.out.println("Compute limit: raw DJL loop, " + THREADS + " threads x 1 intra-op thread, batch sizes "
-                    + settings.rawBatchesShort() + " (short texts), " + settings.rawBatchesMixed() + " (mixed)");
-            Process child = ChildJvm.start(RawEmbeddingLoop.class, List.of(),
-                    List.of(Integer.toString(THREADS), Long.toString(settings.rawWarmUp().toMillis()),
-                            Long.toString(settings.rawMeasure().toMillis()),
-                            "short=" + join(settings.rawBatchesShort()),
-                            (workloads.contains(MINILM_MIXED) ? "mixed=" + join(settings.rawBatchesMixed()) : "")));
-            children.add(child);
-            Map<String, Object> raw = JSON.readValue(ChildJvm.awaitLine(child, RawEmbeddingLoop.RESULT),
+        private ChildJvm child(ChildJvm jvm) {
+            children.add(jvm);
+            return jvm;
+        }
+
+        /** One command to the raw loop's JVM, and its answer. */
+        private Map<String, Object> rawCommand(String command) throws Exception {
+            raw.send(command);
+            return JSON.readValue(raw.awaitLine(RawEmbeddingLoop.RESULT, Duration.ofMinutes(5)),
                     new TypeReference<LinkedHashMap<String, Object>>() { });
-            child.waitFor();
-            limits.put("rawLoop", raw);
-            @SuppressWarnings("unchecked")
-            Map<String, Double> shortRates = (Map<String, Double>) raw.get("short");
+        }
+
+        /** Texts/s of the raw loop on text set {@code set} at {@code batch}. */
+        private double rawRate(String set, int batch) throws Exception {
+            Number rate = (Number) rawCommand("measure " + set + " " + batch + " " + settings.rawWarmUp().toMillis() + " "
+                    + settings.rawMeasure().toMillis()).get("textsPerSecond");
+            return rate.doubleValue();
+        }
+
+        /**
+         * The compute limit's sweep: single-text latency, then texts/s at each batch size (short texts; in full mode
+         * the mixed ones too). Returns the best batch size on the short texts, which Serval is configured with.
+         */
+        private int rawSweep() throws Exception {
+            System.out.println("Compute limit: raw DJL loop, " + THREADS + " threads x 1 intra-op thread");
+            Map<String, Object> sweep = new LinkedHashMap<>();
+            sweep.put("threads", THREADS);
+            sweep.put("intraOpThreads", 1);
+            sweep.put("singleTextMillis", rawCommand("single short 200 500"));
+            Map<String, Double> shortRates = new LinkedHashMap<>();
+            for (int batch : settings.rawBatchesShort()) {
+                shortRates.put(Integer.toString(batch), rawRate("short", batch));
+            }
+            sweep.put("short", shortRates);
+            if (workloads.contains(MINILM_MIXED) && !settings.rawBatchesMixed().isEmpty()) {
+                Map<String, Double> mixedRates = new LinkedHashMap<>();
+                for (int batch : settings.rawBatchesMixed()) {
+                    mixedRates.put(Integer.toString(batch), rawRate("mixed", batch));
+                }
+                sweep.put("mixed", mixedRates);
+            }
             int best = Integer.parseInt(shortRates.entrySet().stream().max(Map.Entry.comparingByValue())
                     .orElseThrow().getKey());
-            limits.put("bestBatchShort", best);
-            System.out.println("  raw loop: " + raw);
+            sweep.put("bestBatchShort", best);
+            limits.put("rawSweep", sweep);
+            System.out.println("  raw loop sweep (texts/s by batch size): " + sweep);
             return best;
         }
 
@@ -293,30 +331,34 @@ public final class LoadBenchmark {
                 }
             });
             servalConfig.put("response:" + workload.name(), Map.of("status", response.statusCode(), "headers", headers,
-                    "bodyBytes", response.body().getBytes(java.nio.charset.StandardCharsets.UTF_8).length));
+                    "bodyBytes", response.body().getBytes(StandardCharsets.UTF_8).length));
             return new BareServer.Canned(response.statusCode(), headers, response.body());
         }
 
-        private Target startBare(Map<String, BareServer.Canned> routes) throws Exception {
+        /** The bare server's JVM and port. */
+        private record BareJvm(ChildJvm jvm, int port) {
+        }
+
+        private BareJvm startBare(Map<String, BareServer.Canned> routes) throws Exception {
             Path file = out.resolve("bare-routes.json");
             JSON.writeValue(file.toFile(), routes);
             int port = ServalProcess.freeLoopbackPort();
-            Process child = ChildJvm.start(BareServer.class, List.of(), List.of(Integer.toString(port), file.toString()));
-            children.add(child);
-            ChildJvm.awaitLine(child, BareServer.READY);
-            System.out.printf("Bare Vert.x server ready on port %d (pid %d)%n", port, child.pid());
-            return new Target(BARE, port, child.pid(), child);
+            ChildJvm jvm = child(ChildJvm.start(BareServer.class, List.of(Integer.toString(port), file.toString())));
+            jvm.awaitLine(BareServer.READY, Duration.ofMinutes(1));
+            System.out.printf("Bare Vert.x server ready on port %d (pid %d)%n", port, jvm.pid());
+            return new BareJvm(jvm, port);
         }
 
         /**
          * Closed loops on Serval and the bare server alternately, then open loops at fractions of Serval's
          * saturation rate, the bare server at the same absolute rates.
          */
-        private void transportWorkload(LoadGenerator generator, Target serval, Target bare, Workload workload,
-                List<Integer> connections, int openMax) throws InterruptedException, IOException {
+        private void transportWorkload(LoadGenerator generator, Target serval, Target bare, Workload workload)
+                throws InterruptedException, IOException {
             System.out.println("Workload " + workload.name() + " (" + workload.path() + ")");
             preWarm(generator, bare, workload);
             preWarm(generator, serval, workload);
+            List<Integer> connections = settings.noopConnections();
             for (int c : connections) {
                 record(generator.closedLoop(BARE, bare.port(), bare.pid(), workload, c, settings.warmUp(),
                         settings.measure(), settings.drain()));
@@ -327,32 +369,40 @@ public final class LoadBenchmark {
             double saturation = saturation(SERVAL, workload.name());
             for (double fraction : settings.openFractions()) {
                 double rate = Math.max(1, fraction * saturation);
-                record(generator.openLoop(BARE, bare.port(), bare.pid(), workload, rate, openMax, settings.warmUp(),
-                        settings.measure(), settings.drain()));
+                record(generator.openLoop(BARE, bare.port(), bare.pid(), workload, rate,
+                        settings.openMaxConnectionsNoop(), settings.warmUp(), settings.measure(), settings.drain()));
                 profileIf(generator, fraction == 0.5, workload.name() + "-open50pct");
-                record(generator.openLoop(SERVAL, serval.port(), serval.pid(), workload, rate, openMax,
-                        settings.warmUp(), settings.measure(), settings.drain()));
+                record(generator.openLoop(SERVAL, serval.port(), serval.pid(), workload, rate,
+                        settings.openMaxConnectionsNoop(), settings.warmUp(), settings.measure(), settings.drain()));
             }
         }
 
-        /** Closed loops on Serval (and the bare server at the most connections), then open loops on Serval. */
-        private void computeWorkload(LoadGenerator generator, Target serval, Target bare, Workload workload)
-                throws InterruptedException, IOException {
+        /**
+         * The raw loop at Serval's batch size, closed loops on Serval (and the bare server at the most connections),
+         * the raw loop again, then open loops on Serval at fractions of its saturation rate.
+         */
+        private void computeWorkload(LoadGenerator generator, Target serval, Target bare, Workload workload,
+                String textSet, int batch, List<Integer> connections, List<Double> fractions) throws Exception {
             System.out.println("Workload " + workload.name() + " (" + workload.path() + ", "
                     + workload.bodies().size() + " texts)");
             preWarm(generator, serval, workload);
-            for (int c : settings.textConnections()) {
-                profileIf(generator, c == settings.textConnections().getLast(), workload.name() + "-closed" + c);
+            double before = rawRate(textSet, batch);
+            for (int c : connections) {
+                profileIf(generator, c == connections.getLast(), workload.name() + "-closed" + c);
                 record(generator.closedLoop(SERVAL, serval.port(), serval.pid(), workload, c, settings.warmUp(),
                         settings.measure(), settings.drain()));
             }
+            double after = rawRate(textSet, batch);
+            rawInterleaved.put(workload.name(), Map.of("batch", batch, "textSet", textSet, "before", before,
+                    "after", after, "mean", (before + after) / 2));
+            System.out.printf("  raw loop  %-14s batch %-6d %9.1f texts/s before, %.1f after%n", workload.name(),
+                    batch, before, after);
             if (bare != null) {
-                int most = settings.textConnections().getLast();
-                record(generator.closedLoop(BARE, bare.port(), bare.pid(), workload, most, settings.warmUp(),
-                        settings.measure(), settings.drain()));
+                record(generator.closedLoop(BARE, bare.port(), bare.pid(), workload, connections.getLast(),
+                        settings.warmUp(), settings.measure(), settings.drain()));
             }
             double saturation = saturation(SERVAL, workload.name());
-            for (double fraction : settings.openFractions()) {
+            for (double fraction : fractions) {
                 profileIf(generator, fraction == 0.7, workload.name() + "-open70pct");
                 record(generator.openLoop(SERVAL, serval.port(), serval.pid(), workload, Math.max(1, fraction * saturation),
                         settings.openMaxConnectionsTexts(), settings.warmUp(), settings.measure(), settings.drain()));
@@ -368,19 +418,14 @@ public final class LoadBenchmark {
                     + ".max-queued-requests=1024"));
             arguments.addAll(servalOptions);
             servalConfig.put("defaultConfigurationArguments", arguments);
+            if (profile) {
+                arguments.add("-XX:+EnableDynamicAgentLoading");
+            }
             try (LoadGenerator generator = new LoadGenerator();
                     ServalProcess server = ServalProcess.start(arguments, out.resolve("serval-default.log"))) {
-                Target serval = new Target(SERVAL, server.port(), server.pid());
-                preWarm(generator, serval, workload);
-                for (int c : List.of(1, settings.textConnections().getLast())) {
-                    record(generator.closedLoop(SERVAL, serval.port(), serval.pid(), workload, c, settings.warmUp(),
-                            settings.measure(), settings.drain()));
-                }
-                double saturation = saturation(SERVAL, workload.name());
-                for (double fraction : List.of(0.5, 0.7)) {
-                    record(generator.openLoop(SERVAL, serval.port(), serval.pid(), workload, fraction * saturation,
-                            settings.openMaxConnectionsTexts(), settings.warmUp(), settings.measure(), settings.drain()));
-                }
+                profiler = profile ? Profiler.of(server.pid(), out) : null;
+                computeWorkload(generator, new Target(SERVAL, server.port(), server.pid()), null, workload, "short", 1,
+                        List.of(1, settings.textConnections().getLast()), List.of(0.5, 0.7));
             }
         }
 
@@ -392,7 +437,8 @@ public final class LoadBenchmark {
         }
 
         /** An unrecorded closed loop, so that the first measured run does not pay for JIT compilation. */
-        private void preWarm(LoadGenerator generator, Target target, Workload workload) throws InterruptedException, IOException {
+        private void preWarm(LoadGenerator generator, Target target, Workload workload)
+                throws InterruptedException, IOException {
             RunResult warm = generator.closedLoop(target.name(), target.port(), target.pid(), workload, 16,
                     Duration.ofMillis(100), settings.preWarm(), settings.drain());
             System.out.printf("  pre-warm %-10s %8.0f req/s, %d errors%n", target.name(), warm.throughput(),
@@ -410,20 +456,11 @@ public final class LoadBenchmark {
 
         /** The highest closed-loop throughput of {@code target} on {@code workload}. */
         private double saturation(String target, String workload) {
-            return runs.stream().filter(r -> r.target().equals(target) && r.workload().equals(workload)
-                            && r.mode().equals("closed"))
-                    .max(Comparator.comparingDouble(RunResult::throughput)).orElseThrow().throughput();
-        }
-
-        private static String join(List<Integer> values) {
-            return values.stream().map(String::valueOf).collect(Collectors.joining(","));
+            return Goals.saturation(runs, target, workload);
         }
     }
 
-    /** A server under load: its name in the report, its port and process (for CPU readings). */
-    record Target(String name, int port, long pid, Process process) {
-        Target(String name, int port, long pid) {
-            this(name, port, pid, null);
-        }
+    /** A server under load: its name in the report, its port and process id (for CPU readings). */
+    record Target(String name, int port, long pid) {
     }
 }

@@ -84,9 +84,12 @@ final class LoadReport {
                 + "send time. The load generator, the server and anything else running share the same cores: see the "
                 + "CPU columns below.\n\n");
         md.append(goalsTable(goals)).append('\n');
-        Object raw = limits.get("rawLoop");
-        if (raw != null) {
-            md.append("Compute limit (raw DJL loop, texts/s by batch size): `").append(raw).append("`\n\n");
+        Object sweep = limits.get("rawSweep");
+        if (sweep != null) {
+            md.append("Compute limit, raw DJL loop sweep (texts/s by batch size; the best on the short texts is Serval's "
+                    + "max-batch-size): `").append(sweep).append("`\n\n");
+            md.append("Raw DJL loop at Serval's batch size, just before and just after each workload's closed loops: `")
+                    .append(limits.get("rawInterleaved")).append("`\n\n");
         }
         md.append("## Runs\n\n");
         md.append("| target | workload | load | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors "

@@ -5,11 +5,13 @@ import dev.serval.predictor.Embedding;
 import dev.serval.predictor.ModelFiles;
 import dev.serval.predictor.Predictor;
 import dev.serval.predictor.TextEmbeddingModel;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,13 +26,12 @@ import org.HdrHistogram.Histogram;
  * batch invariance off, so that {@link Predictor#predictBatch} really batches (grouped by token length, as
  * Serval's predictors do).
  *
- * <p>{@link #main} runs it in a child JVM for the load benchmark: arguments {@code threads warmUpMillis
- * measureMillis short=1,8,32 [mixed=8,32]} (a text set of {@link ChatTexts} and its batch sizes), answer one line
- * {@code RESULT {json}} with texts/s per text set and batch size, and one thread's single-text latency percentiles
- * on the short texts (batch size 1).
+ * <p>{@link #main} serves measurements to the load benchmark from a child JVM, so that they can be interleaved
+ * with Serval's runs without paying for a JVM start and a model load each time.
  */
 public final class RawEmbeddingLoop {
 
+    static final String READY = "READY";
     static final String RESULT = "RESULT ";
     private static final int MAX_LENGTH = 256;
 
@@ -105,48 +106,51 @@ public final class RawEmbeddingLoop {
         return histogram;
     }
 
+    /**
+     * The child-JVM side: loads the model twice (batch-invariant for batch size 1, batched for larger ones) with
+     * {@code args[0]} threads' worth of predictors, prints {@code READY}, then answers commands read from standard
+     * input, one per line, each with one {@code RESULT {json}} line, until {@code quit} or the end of its input (its
+     * parent is gone):
+     * <ul>
+     *   <li>{@code measure SET BATCH WARM_UP_MS MEASURE_MS}: texts/s of the loop over text set {@code short} or
+     *       {@code mixed};</li>
+     *   <li>{@code single SET WARM_UP_CALLS CALLS}: one thread's single-text latency percentiles (batch size 1).</li>
+     * </ul>
+     */
     public static void main(String[] args) throws Exception {
         int threads = Integer.parseInt(args[0]);
-        Duration warmUp = Duration.ofMillis(Long.parseLong(args[1]));
-        Duration measure = Duration.ofMillis(Long.parseLong(args[2]));
-        Map<String, int[]> sets = new LinkedHashMap<>();
-        for (int i = 3; i < args.length; i++) {
-            if (!args[i].isBlank()) {
-                String[] set = args[i].split("=", 2);
-                sets.put(set[0], Arrays.stream(set[1].split(",")).mapToInt(Integer::parseInt).toArray());
-            }
-        }
-        Map<String, Object> result = new LinkedHashMap<>();
-        result.put("threads", threads);
-        result.put("intraOpThreads", 1);
-        result.put("warmUpSeconds", warmUp.toMillis() / 1e3);
-        result.put("measureSeconds", measure.toMillis() / 1e3);
-        Map<String, Map<String, Double>> rates = new LinkedHashMap<>();
-        sets.keySet().forEach(set -> rates.put(set, new LinkedHashMap<>()));
-        try (TextEmbeddingModel alone = load(true)) {
-            Histogram single = singleTextLatency(alone, texts("short"), 200, 500);
-            result.put("singleTextMillis", Map.of("p50", single.getValueAtPercentile(50) / 1e6,
-                    "p99", single.getValueAtPercentile(99) / 1e6, "mean", single.getMean() / 1e6));
-            for (Map.Entry<String, int[]> set : sets.entrySet()) {
-                if (Arrays.stream(set.getValue()).anyMatch(b -> b == 1)) {
-                    rates.get(set.getKey()).put("1", textsPerSecond(alone, texts(set.getKey()), threads, 1, warmUp, measure));
-                }
-            }
-        }
-        if (sets.values().stream().flatMapToInt(Arrays::stream).anyMatch(b -> b > 1)) {
-            try (TextEmbeddingModel batched = load(false)) {
-                for (Map.Entry<String, int[]> set : sets.entrySet()) {
-                    for (int batch : set.getValue()) {
-                        if (batch > 1) {
-                            rates.get(set.getKey()).put(Integer.toString(batch),
-                                    textsPerSecond(batched, texts(set.getKey()), threads, batch, warmUp, measure));
-                        }
+        ObjectMapper json = new ObjectMapper();
+        BufferedReader commands = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        try (TextEmbeddingModel alone = load(true); TextEmbeddingModel batched = load(false)) {
+            System.out.println(READY);
+            System.out.flush();
+            String line;
+            while ((line = commands.readLine()) != null && !line.equals("quit")) {
+                String[] command = line.trim().split(" ");
+                Map<String, Object> result = new LinkedHashMap<>();
+                result.put("set", command[1]);
+                switch (command[0]) {
+                    case "measure" -> {
+                        int batch = Integer.parseInt(command[2]);
+                        result.put("batch", batch);
+                        result.put("threads", threads);
+                        result.put("textsPerSecond", textsPerSecond(batch == 1 ? alone : batched, texts(command[1]),
+                                threads, batch, Duration.ofMillis(Long.parseLong(command[3])),
+                                Duration.ofMillis(Long.parseLong(command[4]))));
                     }
+                    case "single" -> {
+                        Histogram single = singleTextLatency(alone, texts(command[1]), Integer.parseInt(command[2]),
+                                Integer.parseInt(command[3]));
+                        result.put("p50", single.getValueAtPercentile(50) / 1e6);
+                        result.put("p99", single.getValueAtPercentile(99) / 1e6);
+                        result.put("mean", single.getMean() / 1e6);
+                    }
+                    default -> throw new IllegalArgumentException("unknown command: " + line);
                 }
+                System.out.println(RESULT + json.writeValueAsString(result));
+                System.out.flush();
             }
         }
-        result.putAll(rates);
-        System.out.println(RESULT + new ObjectMapper().writeValueAsString(result));
     }
 
     private static List<String> texts(String set) {
