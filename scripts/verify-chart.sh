@@ -63,7 +63,8 @@ ok "kubeconform rejects an invalid Deployment and an unknown kind"
 render() { "$HELM" template "$RELEASE" "$CHART" --namespace "$NS" --kube-version "$K8S_MINOR.0" "$@"; }
 render | conform -
 render --set autoscaling.enabled=true --set autoscaling.servingMetric.enabled=true --set serviceMonitor.enabled=true \
-  --set apiToken.value=secret --set podDisruptionBudget.minAvailable=1 --set service.type=LoadBalancer | conform -
+  --set apiToken.value=secret --set podDisruptionBudget.minAvailable=1 --set service.type=LoadBalancer \
+  --set serval.stateDir=true --set serval.logJson=true | conform -
 render --set apiToken.existingSecret=serval-token --set podDisruptionBudget.enabled=false \
   --set serviceAccount.create=false --set shutdown.preStopSleepSeconds=0 | conform -
 kinds=$(render --set autoscaling.enabled=true --set serviceMonitor.enabled=true --set apiToken.value=s \
@@ -186,8 +187,8 @@ for kind in configmaps/$RELEASE services/$RELEASE serviceaccounts/$RELEASE secre
   api GET "/api/v1/namespaces/$NS/$kind" | json "o['metadata']['name'] if o.get('kind') != 'Status' else sys.exit(str(o))" >/dev/null \
     || die "$kind missing"
 done
-api GET "/apis/policy/v1/namespaces/$NS/poddisruptionbudgets/$RELEASE" | json "o['spec']['maxUnavailable']" | grep -qx 1 \
-  || die "PodDisruptionBudget missing or wrong"
+pdb=$(api GET "/apis/policy/v1/namespaces/$NS/poddisruptionbudgets/$RELEASE" | json "o['spec']['maxUnavailable']")
+[ "$pdb" = 1 ] || die "PodDisruptionBudget missing or wrong (maxUnavailable: $pdb)"
 ok "ConfigMap, Service, ServiceAccount, Secret and PodDisruptionBudget stored by the API server"
 HPA="/apis/autoscaling/v2/namespaces/$NS/horizontalpodautoscalers/$RELEASE"
 api GET "$HPA" | json "[m['type'] for m in o['spec']['metrics']] == ['Resource', 'Pods'] or sys.exit(str(o))" >/dev/null \
@@ -210,8 +211,8 @@ step "helm upgrade with a changed deployments config (predictor_threads 2 -> 4)"
   --set 'serval.deployments[0].predictor_threads=4' --set 'serval.deployments[0].intra_op_threads=1' \
   > helm-upgrade.log || { cat helm-upgrade.log; die "helm upgrade"; }
 ok "helm upgrade --wait succeeded"
-api GET "/api/v1/namespaces/$NS/configmaps/$RELEASE" | json "o['data']['deployments.yaml']" | grep -q 'predictor_threads: 4' \
-  || die "the ConfigMap does not carry the new deployments file"
+file=$(api GET "/api/v1/namespaces/$NS/configmaps/$RELEASE" | json "o['data']['deployments.yaml']")
+[[ "$file" == *"predictor_threads: 4"* ]] || die "the ConfigMap does not carry the new deployments file: $file"
 checksum_after=$(api GET "$DEPLOY" | json "o['spec']['template']['metadata'].get('annotations', {}).get('checksum/config', 'none')")
 [ "$checksum_after" != "$checksum_before" ] || die "the pod template's config checksum did not change"
 wait_for 90 "Deployment rolled out again: 2/2 pods of the new template available" rolled_out 2
