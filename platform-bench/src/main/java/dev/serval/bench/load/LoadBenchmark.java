@@ -148,6 +148,8 @@ public final class LoadBenchmark {
         private ChildJvm raw;
         /** Set once Serval runs, when profiling. */
         private Profiler profiler;
+        /** How the load generator ran, for the report. */
+        private final Map<String, Object> generatorInfo = new LinkedHashMap<>();
 
         Session(Settings settings, Set<String> workloads, Path out, boolean jfr, boolean profile,
                 List<String> servalOptions) {
@@ -177,6 +179,13 @@ public final class LoadBenchmark {
             try (LoadGenerator generator = new LoadGenerator();
                     ServalProcess server = ServalProcess.start(servalArguments(batch, texts), out.resolve("serval.log"))) {
                 System.out.printf("Serval ready on port %d (pid %d; log %s)%n", server.port(), server.pid(), server.log());
+                generatorInfo.put("client", "Vert.x " + versionOf("io.vertx", "vertx-core") + " HTTP/1.1 client, 1 event loop");
+                generatorInfo.put("transport", generator.nativeTransport() ? "epoll (native)" : "NIO");
+                generatorInfo.put("histograms", "HdrHistogram " + versionOf("org.hdrhistogram", "HdrHistogram")
+                        + ", 3 significant digits");
+                if (!generator.nativeTransport()) {
+                    System.out.println("  note: no native epoll transport; open-loop timers have millisecond precision");
+                }
                 if (profile) {
                     profiler = Profiler.of(server.pid(), out);
                 }
@@ -230,6 +239,7 @@ public final class LoadBenchmark {
             report.put("jvm", Map.of("version", System.getProperty("java.version"),
                     "vendor", System.getProperty("java.vendor"), "vm", System.getProperty("java.vm.name"),
                     "home", System.getProperty("java.home")));
+            report.put("generator", generatorInfo);
             report.put("settings", settings);
             report.put("workloads", workloads.stream().sorted().toList());
             report.put("serval", servalConfig);
@@ -238,6 +248,20 @@ public final class LoadBenchmark {
             LoadReport.write(out, report, runs, limits);
             System.out.println("Report: " + out.resolve("summary.md") + ", " + out.resolve("report.json") + " and "
                     + out + "/*.png (" + Math.round((System.nanoTime() - startedNanos) / 1e9) + " s)");
+        }
+
+        /** A library's version from its Maven metadata on the class path, or "unknown". */
+        private static String versionOf(String group, String artifact) {
+            try (var in = LoadBenchmark.class.getClassLoader().getResourceAsStream(
+                    "META-INF/maven/" + group + "/" + artifact + "/pom.properties")) {
+                java.util.Properties properties = new java.util.Properties();
+                if (in != null) {
+                    properties.load(in);
+                }
+                return properties.getProperty("version", "unknown");
+            } catch (IOException e) {
+                return "unknown";
+            }
         }
 
         private ChildJvm child(ChildJvm jvm) {

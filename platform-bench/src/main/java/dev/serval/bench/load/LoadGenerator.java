@@ -1,5 +1,6 @@
 package dev.serval.bench.load;
 
+import io.netty.channel.EventLoop;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
@@ -9,6 +10,7 @@ import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
+import io.vertx.core.impl.ContextInternal;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.HashMap;
@@ -17,7 +19,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The HTTP load generator: a Vert.x HTTP/1.1 client on a single event loop, sending a {@link Workload} to one
@@ -27,20 +28,25 @@ import java.util.concurrent.locks.LockSupport;
  *   <li>{@link #closedLoop}: {@code connections} connections, each sending its next request as soon as the
  *       previous one is answered. Its throughput with enough connections is the server's saturation rate; with one
  *       connection, its latency is the single-request latency.</li>
- *   <li>{@link #openLoop}: requests at a fixed arrival rate, whatever the server does: a scheduler thread wakes at
- *       each request's intended time ({@link OpenLoopSchedule}) and hands every request then due to the event
- *       loop, which sends it on a free connection (opening up to {@code maxConnections}) or queues it until one
- *       frees. Latency runs from the intended time, so neither a slow server nor a late generator can hide delay
- *       (no coordinated omission); how late the generator itself was is recorded apart, as the send lag.</li>
+ *   <li>{@link #openLoop}: requests at a fixed arrival rate, whatever the server does: a timer on the event loop
+ *       fires at each request's intended time ({@link OpenLoopSchedule}) and sends every request then due on a free
+ *       connection (opening up to {@code maxConnections}), or queues it until one frees. Latency runs from the
+ *       intended time, so neither a slow server nor a late generator can hide delay (no coordinated omission); how
+ *       late the generator itself was is recorded apart, as the send lag.</li>
  * </ul>
  *
  * <p>Every run opens a new client (so no connection outlives its run), warms up for {@code warmUp}, measures for
  * {@code measure}, then stops sending and waits at most {@code drain} for answers; it ends by itself. Each request
  * has an idle timeout of a minute.
  *
- * <p>Threading: the event loop owns the client, each run's state ({@code Run}) and its recorder; the calling thread
- * only starts a run and blocks until its result; the open-loop scheduler thread only computes times and submits
- * tasks to the loop. Runs are sequential: one at a time per generator.
+ * <p>The client prefers Netty's native epoll transport (on Linux): it is cheaper per request than NIO, so it leaves
+ * more of the shared cores to the server, and its timers are precise to microseconds where NIO's are
+ * milliseconds, which keeps the open loop's send lag small without a scheduler thread and its cross-thread
+ * wake-ups. The servers under test keep their own transports.
+ *
+ * <p>Threading: the event loop owns the client, each run's state ({@code Run}) and its recorder, and sends every
+ * request; the calling thread only starts a run and blocks until its result. Runs are sequential: one at a time
+ * per generator.
  */
 public final class LoadGenerator implements AutoCloseable {
 
@@ -50,14 +56,17 @@ public final class LoadGenerator implements AutoCloseable {
     private final Vertx vertx;
     /** The one event loop every run's client and callbacks live on. */
     private final Context loop;
+    /** The same event loop, for timers finer than Vert.x's milliseconds. */
+    private final EventLoop eventLoop;
     /** Caller thread only: profile the server during the next run's measurement window, under this name. */
     private Profiler profiler;
     private String profileName;
 
     public LoadGenerator() {
         vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1)
-                .setInternalBlockingPoolSize(1).setPreferNativeTransport(false));
+                .setInternalBlockingPoolSize(1).setPreferNativeTransport(true));
         loop = vertx.getOrCreateContext();
+        eventLoop = ((ContextInternal) loop).nettyEventLoop();
     }
 
     /** {@code connections} connections, each sending its next request when the previous one ends. */
@@ -82,32 +91,13 @@ public final class LoadGenerator implements AutoCloseable {
         OpenLoopSchedule schedule = new OpenLoopSchedule(start, rate);
         Run run = new Run(port, workload, maxConnections, start + warmUp.toNanos(), measure,
                 LatencyRecorder.Window.INTENDED_START);
-        Thread scheduler = Thread.ofPlatform().name("open-loop-scheduler").daemon().start(() -> {
-            long next = 0;
-            while (true) {
-                long due = schedule.intendedNanos(next);
-                if (due >= run.endNanos) {
-                    break;
-                }
-                long now = System.nanoTime();
-                if (due > now) {
-                    LockSupport.parkNanos(due - now);
-                    continue;
-                }
-                long from = next;
-                long to = Math.min(schedule.firstNotDue(next, now), schedule.firstNotDue(next, run.endNanos - 1));
-                next = to;
-                loop.runOnContext(v -> {
-                    for (long k = from; k < to; k++) {
-                        run.sendOpen(schedule.intendedNanos(k), k);
-                    }
-                });
-            }
-            loop.runOnContext(v -> run.schedulingEnded());
-        });
-        RunResult result = run.finish(target, "open", rate, serverPid, drain);
-        scheduler.join();
-        return result;
+        loop.runOnContext(v -> run.tick(schedule));
+        return run.finish(target, "open", rate, serverPid, drain);
+    }
+
+    /** Whether the client runs on Netty's native epoll transport, whose timers are precise to microseconds. */
+    public boolean nativeTransport() {
+        return vertx.isNativeTransportEnabled();
     }
 
     /**
@@ -140,7 +130,9 @@ public final class LoadGenerator implements AutoCloseable {
         private final CompletableFuture<Void> finished = new CompletableFuture<>();
         /** Loop only: closed loop: connections still sending; open loop: requests sent and not yet answered. */
         private int active;
-        /** Loop only: open loop: the scheduler has handed over its last request. */
+        /** Loop only: open loop: the next request to send. */
+        private long next;
+        /** Loop only: open loop: every request of the run has been sent. */
         private boolean schedulingDone;
         /** Loop only: the result was taken; later answers are ignored. */
         private boolean closed;
@@ -186,8 +178,28 @@ public final class LoadGenerator implements AutoCloseable {
             });
         }
 
-        /** Loop: the scheduler has sent its last request. */
-        void schedulingEnded() {
+        /**
+         * Loop: open loop: sends every request due by now, then sets a timer on the event loop for the next one
+         * (Netty's scheduler: with the epoll transport its timer has microsecond precision).
+         */
+        void tick(OpenLoopSchedule schedule) {
+            if (closed) {
+                return;
+            }
+            long now = System.nanoTime();
+            long due;
+            while ((due = schedule.intendedNanos(next)) <= now && due < endNanos) {
+                sendOpen(due, next++);
+            }
+            if (due >= endNanos) {
+                schedulingEnded();
+                return;
+            }
+            eventLoop.schedule(() -> tick(schedule), due - System.nanoTime(), TimeUnit.NANOSECONDS);
+        }
+
+        /** Loop: the last request has been sent. */
+        private void schedulingEnded() {
             schedulingDone = true;
             if (active == 0) {
                 finished.complete(null);
