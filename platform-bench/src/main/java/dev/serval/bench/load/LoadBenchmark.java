@@ -3,6 +3,7 @@ package dev.serval.bench.load;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -410,17 +411,20 @@ public final class LoadBenchmark {
             System.out.println("Workload " + workload.name() + " (" + workload.path() + ", "
                     + workload.bodies().size() + " texts)");
             preWarm(generator, serval, workload);
-            double before = rawRate(textSet, batch);
+            double rawBefore = rawRate(textSet, batch);
             for (int c : connections) {
                 profileIf(generator, c == connections.getLast(), workload.name() + "-closed" + c);
-                record(generator.closedLoop(SERVAL, serval.port(), serval.pid(), workload, c, settings.warmUp(),
-                        settings.measure(), settings.drain()));
+                Map<String, Double> before = ServalMetrics.scrape(serval.metrics(), MINILM_DEPLOYMENT);
+                RunResult run = generator.closedLoop(SERVAL, serval.port(), serval.pid(), workload, c, settings.warmUp(),
+                        settings.measure(), settings.drain());
+                record(run.withServerMetrics(ServalMetrics.between(before,
+                        ServalMetrics.scrape(serval.metrics(), MINILM_DEPLOYMENT))));
             }
-            double after = rawRate(textSet, batch);
-            rawInterleaved.put(workload.name(), Map.of("batch", batch, "textSet", textSet, "before", before,
-                    "after", after, "mean", (before + after) / 2));
+            double rawAfter = rawRate(textSet, batch);
+            rawInterleaved.put(workload.name(), Map.of("batch", batch, "textSet", textSet, "before", rawBefore,
+                    "after", rawAfter, "mean", (rawBefore + rawAfter) / 2));
             System.out.printf("  raw loop  %-14s batch %-6d %9.1f texts/s before, %.1f after%n", workload.name(),
-                    batch, before, after);
+                    batch, rawBefore, rawAfter);
             if (bare != null) {
                 record(generator.closedLoop(BARE, bare.port(), bare.pid(), workload, connections.getLast(),
                         settings.warmUp(), settings.measure(), settings.drain()));
@@ -428,8 +432,12 @@ public final class LoadBenchmark {
             double saturation = saturation(SERVAL, workload.name());
             for (double fraction : fractions) {
                 profileIf(generator, fraction == 0.7, workload.name() + "-open70pct");
-                record(generator.openLoop(SERVAL, serval.port(), serval.pid(), workload, Math.max(1, fraction * saturation),
-                        settings.openMaxConnectionsTexts(), settings.warmUp(), settings.measure(), settings.drain()));
+                Map<String, Double> before = ServalMetrics.scrape(serval.metrics(), MINILM_DEPLOYMENT);
+                RunResult run = generator.openLoop(SERVAL, serval.port(), serval.pid(), workload,
+                        Math.max(1, fraction * saturation), settings.openMaxConnectionsTexts(), settings.warmUp(),
+                        settings.measure(), settings.drain());
+                record(run.withServerMetrics(ServalMetrics.between(before,
+                        ServalMetrics.scrape(serval.metrics(), MINILM_DEPLOYMENT))));
             }
         }
 
@@ -472,10 +480,11 @@ public final class LoadBenchmark {
         private void record(RunResult run) {
             runs.add(run);
             System.out.printf("  %-10s %-14s %-12s %9.1f req/s  p50 %7.3f  p90 %7.3f  p99 %7.3f  p99.9 %7.3f ms"
-                            + "  errors %s  cpu gen/server/other %.2f/%.2f/%.2f%n", run.target(), run.workload(),
+                            + "  errors %s  cpu gen/server/other %.2f/%.2f/%.2f%s%n", run.target(), run.workload(),
                     run.shape(), run.throughput(), run.p50(), run.p90(), run.p99(), run.p999(),
                     run.errors().isEmpty() ? "0" : run.errors(), run.cpu().generator(), run.cpu().server(),
-                    run.cpu().other());
+                    run.cpu().other(), run.serverMetrics().isEmpty() ? ""
+                            : String.format("  batch %.1f", run.serverMetrics().get("meanBatchSize")));
         }
 
         /** The highest closed-loop throughput of {@code target} on {@code workload}. */
@@ -486,5 +495,10 @@ public final class LoadBenchmark {
 
     /** A server under load: its name in the report, its port and process id (for CPU readings). */
     record Target(String name, int port, long pid) {
+
+        /** Serval's Prometheus endpoint. */
+        URI metrics() {
+            return URI.create("http://127.0.0.1:" + port + "/q/metrics");
+        }
     }
 }

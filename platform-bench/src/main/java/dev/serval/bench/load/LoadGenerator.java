@@ -277,7 +277,7 @@ public final class LoadGenerator implements AutoCloseable {
                     recorded.latencyMillis(90), recorded.latencyMillis(99), recorded.latencyMillis(99.9),
                     recorded.latencyMillis(100), recorded.successes() == 0 ? Double.NaN : recorded.latency().getMean() / 1e6,
                     open ? recorded.sendLag().getValueAtPercentile(50) / 1e6 : Double.NaN,
-                    open ? recorded.sendLag().getValueAtPercentile(99) / 1e6 : Double.NaN, cpu, loadAverage);
+                    open ? recorded.sendLag().getValueAtPercentile(99) / 1e6 : Double.NaN, cpu, loadAverage, Map.of());
         }
     }
 

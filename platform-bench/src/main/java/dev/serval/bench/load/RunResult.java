@@ -22,13 +22,22 @@ import java.util.Map;
  * @param sendLagP99    the same at the 99th percentile
  * @param cpu           shares of all cores over the window: the generator's JVM, the server's process, the rest
  * @param loadAverage   /proc/loadavg's 1/5/15-minute averages when the run started
+ * @param serverMetrics Serval's own meters over the run ({@link ServalMetrics#between}), empty when not scraped
  */
 public record RunResult(String target, String workload, String mode, int connections, double offeredRate,
         double throughput, long successes, Map<String, Long> errors, double p50, double p90, double p99, double p999,
-        double max, double mean, double sendLagP50, double sendLagP99, MachineUsage.Shares cpu, String loadAverage) {
+        double max, double mean, double sendLagP50, double sendLagP99, MachineUsage.Shares cpu, String loadAverage,
+        Map<String, Double> serverMetrics) {
 
     public RunResult {
         errors = Map.copyOf(errors);
+        serverMetrics = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(serverMetrics));
+    }
+
+    /** This result with Serval's meters over the run. */
+    public RunResult withServerMetrics(Map<String, Double> metrics) {
+        return new RunResult(target, workload, mode, connections, offeredRate, throughput, successes, errors, p50, p90,
+                p99, p999, max, mean, sendLagP50, sendLagP99, cpu, loadAverage, metrics);
     }
 
     /** All failed requests inside the window. */
