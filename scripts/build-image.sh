@@ -86,8 +86,9 @@ else
   docker build -q -f docker/Dockerfile --build-arg "JAVA_IMAGE=$JAVA_IMAGE" \
     --build-arg "REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)" -t "$IMAGE" "$APP" >/dev/null 2>"$WORK/build.err" \
     || { cat "$WORK/build.err" >&2; die "docker build of $IMAGE failed"; }
-  # Older content-named builds are replaced by this one (images still used by a container stay).
-  for old in $(docker images serval --format '{{.Tag}}' | grep -E '^[0-9a-f]{12}$' | grep -v "^$hash$" || true); do
+  # Keep the three newest content-named builds (another checkout on this machine may be about to run one);
+  # older ones go, unless a container still uses them. `docker images` lists newest first.
+  for old in $(docker images serval --format '{{.Tag}}' | grep -E '^[0-9a-f]{12}$' | tail -n +4 || true); do
     docker rmi "serval:$old" >/dev/null 2>&1 || true
   done
 fi

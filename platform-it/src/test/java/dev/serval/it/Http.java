@@ -30,6 +30,12 @@ final class Http {
         return send(HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30)).GET().build());
     }
 
+    /** GET with {@code Authorization: Bearer <token>}. */
+    HttpResponse<String> get(String path, String token) {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30))
+                .header("Authorization", "Bearer " + token).GET().build());
+    }
+
     HttpResponse<String> postJson(String path, String body) {
         return send(json(path, body));
     }

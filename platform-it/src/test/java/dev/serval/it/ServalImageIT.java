@@ -27,6 +27,8 @@ import org.testcontainers.containers.GenericContainer;
 class ServalImageIT {
 
     private static final String MODEL = "all-minilm-l6-v2";
+    /** The management API's token, from the environment as the chart passes it (SERVAL_API_TOKEN from a Secret). */
+    private static final String TOKEN = "it-token";
 
     private static GenericContainer<?> serval;
     private static Http http;
@@ -34,7 +36,8 @@ class ServalImageIT {
     @BeforeAll
     static void start() {
         serval = ServalImage.container("serval",
-                ServalImage.chartDeploymentsFile(List.of(Map.of("name", "echo", "model", "noop"))));
+                ServalImage.chartDeploymentsFile(List.of(Map.of("name", "echo", "model", "noop"))))
+                .withEnv("SERVAL_API_TOKEN", TOKEN);
         serval.start();
         http = new Http(serval.getHost(), serval.getMappedPort(ServalImage.HTTP_PORT));
     }
@@ -58,10 +61,17 @@ class ServalImageIT {
 
     @Test
     void servesTheDeploymentsOfTheMountedConfigFile() {
-        JsonNode status = Http.parse(http.get("/api/status"));
+        JsonNode status = Http.parse(http.get("/api/status", TOKEN));
         Map<String, String> models = new TreeMap<>();
         status.get("deployments").forEach(d -> models.put(d.get("name").asText(), d.get("model").asText()));
         assertEquals(Map.of(MODEL, MODEL, "echo", "noop"), models, status.toString());
+    }
+
+    @Test
+    void guardsTheManagementApiWithTheTokenFromTheEnvironment() {
+        assertEquals(401, http.get("/api/status").statusCode());
+        assertEquals(401, http.get("/api/status", "wrong").statusCode());
+        assertEquals(200, http.get("/api/status", TOKEN).statusCode());
     }
 
     @Test
