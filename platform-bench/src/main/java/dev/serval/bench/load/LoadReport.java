@@ -30,6 +30,10 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  */
 final class LoadReport {
 
+    /** One colour per percentile (p50, p90, p99, p99.9), shared by Serval (solid) and the bare server (dashed). */
+    private static final java.awt.Color[] COLORS = {new java.awt.Color(0x1f77b4), new java.awt.Color(0xff7f0e),
+        new java.awt.Color(0x9467bd), new java.awt.Color(0x2ca02c)};
+
     private LoadReport() {
     }
 
@@ -188,6 +192,8 @@ final class LoadReport {
                         continue; // the bare server's p50 and p99 are enough to read the overhead from
                     }
                     XYSeries series = chart.addSeries(target + " " + names[p], x, y);
+                    series.setLineColor(COLORS[p]);
+                    series.setMarkerColor(COLORS[p]);
                     if (target.equals(LoadBenchmark.BARE)) {
                         series.setLineStyle(SeriesLines.DASH_DASH);
                         series.setMarker(SeriesMarkers.NONE);
@@ -199,6 +205,7 @@ final class LoadReport {
                 XYSeries line = chart.addSeries("Serval saturation (closed loop)", new double[] {saturation, saturation},
                         new double[] {low, high});
                 line.setLineStyle(SeriesLines.DOT_DOT);
+                line.setLineColor(java.awt.Color.GRAY);
                 line.setMarker(SeriesMarkers.NONE);
             }
             String file = "latency-" + workload + ".png";
