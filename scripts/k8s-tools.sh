@@ -32,7 +32,9 @@ log() { printf '[k8s-tools %5ss] %s\n' "$SECONDS" "$*" >&2; }
 done_for() { [ -f "$CACHE/stamps/$1" ] && [ "$(cat "$CACHE/stamps/$1")" = "$2" ]; }
 stamp() { echo "$2" > "$CACHE/stamps/$1"; }
 
-command -v go >/dev/null || { echo "k8s-tools: Go is needed (https://go.dev, or Debian's golang-go)" >&2; exit 1; }
+# Go: the one on the PATH, else the usual install location (CI may run with a minimal PATH).
+command -v go >/dev/null || { [ -x /usr/local/go/bin/go ] && export PATH="/usr/local/go/bin:$PATH"; }
+command -v go >/dev/null || { echo "k8s-tools: Go >= 1.25 is needed to build the tools (https://go.dev/dl)" >&2; exit 1; }
 
 # --- Debian: etcd ---------------------------------------------------------------------------------------------
 if ! command -v etcd >/dev/null; then
@@ -41,43 +43,58 @@ if ! command -v etcd >/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends etcd-server >/dev/null
 fi
 
-# --- Go module proxy: helm, kubeconform, kwok ------------------------------------------------------------------
+# --- Go module proxy: helm, kubeconform, kwok, and the Kubernetes control plane ---------------------------------
+# The builds run side by side: each is parallel while compiling but spends minutes in single-threaded phases
+# (module downloads, linking), which the others fill. Each logs to $CACHE/logs/NAME.log, printed if it fails.
+mkdir -p "$CACHE/logs"
+JOBS=()
 go_install() { # NAME VERSION PACKAGE
   done_for "$1" "$2" && [ -x "$BIN/$1" ] && return 0
   log "go install $3@$2"
-  GOBIN="$BIN" go install "$3@$2"
-  stamp "$1" "$2"
+  ( GOBIN="$BIN" go install "$3@$2" && stamp "$1" "$2" ) > "$CACHE/logs/$1.log" 2>&1 &
+  JOBS+=("$!:$1")
 }
 go_install kubeconform "$KUBECONFORM_VERSION" github.com/yannh/kubeconform/cmd/kubeconform
 go_install kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
 go_install helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm
 
-# --- Go module proxy: Kubernetes control plane from the k8s.io/kubernetes module --------------------------------
-# The module zip has no staging/ tree, so its "k8s.io/x => ./staging/src/k8s.io/x" replaces are pointed at the
-# published k8s.io/x v0.<minor>.<patch> modules instead.
+# The k8s.io/kubernetes module zip has no staging/ tree, so its "k8s.io/x => ./staging/src/k8s.io/x" replaces
+# are pointed at the published k8s.io/x v0.<minor>.<patch> modules instead.
 K8S_CMDS="kube-apiserver kube-controller-manager kube-scheduler"
 need_k8s=false
 for c in $K8S_CMDS; do done_for "$c" "$K8S_VERSION" && [ -x "$BIN/$c" ] || need_k8s=true; done
-if $need_k8s; then
-  log "building Kubernetes $K8S_VERSION ($K8S_CMDS) from the Go module proxy"
+build_k8s() {
+  local DIR SRC STAGING_VER MINOR
   DIR=$(cd /tmp && go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
   SRC="$CACHE/src/kubernetes-$K8S_VERSION"
   rm -rf "$SRC"; mkdir -p "$CACHE/src"; cp -r "$DIR" "$SRC"; chmod -R u+w "$SRC"
   STAGING_VER="v0.${K8S_VERSION#v1.}"
   MINOR=$(echo "${K8S_VERSION#v1.}" | cut -d. -f1)
-  (
-    cd "$SRC"
-    rm -rf vendor go.work go.work.sum
-    sed -i -E "s#^(\s*)(k8s\.io/[a-z0-9-]+) => \./staging/src/k8s\.io/[a-z0-9-]+#\1\2 => \2 $STAGING_VER#" go.mod
-    go mod download
-    log "go build $K8S_CMDS"
-    go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION \
-      -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$MINOR" \
-      -o "$BIN/" $(for c in $K8S_CMDS; do echo "./cmd/$c"; done)
-    for c in $K8S_CMDS; do stamp "$c" "$K8S_VERSION"; done
-  )
-  rm -rf "$SRC"
+  cd "$SRC"
+  rm -rf vendor go.work go.work.sum
+  sed -i -E "s#^(\s*)(k8s\.io/[a-z0-9-]+) => \./staging/src/k8s\.io/[a-z0-9-]+#\1\2 => \2 $STAGING_VER#" go.mod
+  go mod download
+  go build -trimpath -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION \
+    -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$MINOR" \
+    -o "$BIN/" $(for c in $K8S_CMDS; do echo "./cmd/$c"; done)
+  for c in $K8S_CMDS; do stamp "$c" "$K8S_VERSION"; done
+  cd / && rm -rf "$SRC"
+}
+if $need_k8s; then
+  log "building Kubernetes $K8S_VERSION ($K8S_CMDS) from the Go module proxy"
+  ( build_k8s ) > "$CACHE/logs/kubernetes.log" 2>&1 &
+  JOBS+=("$!:kubernetes")
 fi
+failed=""
+for job in ${JOBS[@]+"${JOBS[@]}"}; do
+  if wait "${job%%:*}"; then
+    log "${job#*:} built"
+  else
+    echo "k8s-tools: building ${job#*:} failed; its log:" >&2; tail -n 40 "$CACHE/logs/${job#*:}.log" >&2
+    failed="$failed ${job#*:}"
+  fi
+done
+[ -z "$failed" ] || { echo "k8s-tools: failed:$failed" >&2; exit 1; }
 
 # --- kwok's stage definitions (kwok >= 0.8 has no built-in stages; they ship in its module) ---------------------
 if ! done_for kwok-stages "$KWOK_VERSION" || [ ! -d "$CACHE/kwok-stages" ]; then
