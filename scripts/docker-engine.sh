@@ -9,6 +9,8 @@
 set -euo pipefail
 WORK=${SERVAL_DOCKER_WORK:-/tmp/serval-docker}
 mkdir -p "$WORK"
+# dockerd, and the iptables it runs, live in sbin directories that a minimal PATH (CI) may lack.
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
 fail() {
   echo "ERROR: no Docker engine can run here: $*" >&2
