@@ -14,6 +14,8 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+# debootstrap (and the chroot it runs) live in sbin directories that a minimal PATH (CI) may lack.
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 WORK=${SERVAL_DOCKER_WORK:-/tmp/serval-docker}
 mkdir -p "$WORK"
 BASE_IMAGE=serval/base:bookworm-1
