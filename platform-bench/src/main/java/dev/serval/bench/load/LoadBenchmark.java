@@ -75,7 +75,12 @@ public final class LoadBenchmark {
     /**
      * How long and how wide each phase is.
      *
-     * @param openFractions   fractions of Serval's saturation rate offered in the open-loop runs
+     * @param preWarm           the unrecorded closed loop before each target's first run of a workload
+     * @param preWarmNoop       the same on noop, longer: at tens of thousands of requests per second the HTTP path
+     *                          is all there is to run, and C2 needs seconds of it on two busy cores to compile it
+     *                          (with 2 s, the first noop figures of Serval and of the bare server were halved)
+     * @param openFractions      fractions of Serval's saturation rate offered in noop's open-loop runs
+     * @param openFractionsTexts the same for the MiniLM workloads
      * @param rawBatchesShort the raw loop's batch sizes on the short texts (the best becomes Serval's)
      * @param rawBatchesMixed the raw loop's batch sizes on the mixed texts (reported only; may be empty)
      * @param rawPasses       passes over the batch sizes; each keeps its best pass
@@ -83,22 +88,27 @@ public final class LoadBenchmark {
      * @param defaultConfig   also measure Serval's default (batch-invariant) configuration against the raw loop's
      *                        batch size 1
      */
-    record Settings(String mode, Duration preWarm, Duration warmUp, Duration measure, Duration drain,
+    record Settings(String mode, Duration preWarm, Duration preWarmNoop, Duration warmUp, Duration measure,
+            Duration drain,
             List<Integer> noopConnections, List<Integer> textConnections, List<Double> openFractions,
+            List<Double> openFractionsTexts,
             int openMaxConnectionsNoop, int openMaxConnectionsTexts, List<Integer> rawBatchesShort,
             List<Integer> rawBatchesMixed, Duration rawWarmUp, Duration rawMeasure, int rawPasses, boolean bareTexts,
             boolean defaultConfig) {
 
         static Settings quick() {
-            return new Settings("quick", Duration.ofSeconds(2), Duration.ofSeconds(1), Duration.ofSeconds(2),
-                    Duration.ofSeconds(5), List.of(1, 32), List.of(1, 64), List.of(0.5, 0.7, 0.9), 64, 256,
+            return new Settings("quick", Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(1),
+                    Duration.ofSeconds(2),
+                    Duration.ofSeconds(5), List.of(1, 32), List.of(1, 64), List.of(0.5, 0.7, 0.9), List.of(0.5, 0.7), 64, 256,
                     List.of(1, 8, 32), List.of(), Duration.ofSeconds(1), Duration.ofSeconds(2), 1, false, false);
         }
 
         static Settings full() {
-            return new Settings("full", Duration.ofSeconds(5), Duration.ofSeconds(3), Duration.ofSeconds(10),
+            return new Settings("full", Duration.ofSeconds(5), Duration.ofSeconds(15), Duration.ofSeconds(3),
+                    Duration.ofSeconds(10),
                     Duration.ofSeconds(10), List.of(1, 4, 16, 64), List.of(1, 16, 64, 128),
-                    List.of(0.1, 0.25, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1), 64, 256, List.of(1, 4, 8, 16, 32),
+                    List.of(0.1, 0.25, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1), List.of(0.1, 0.25, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1),
+                    64, 256, List.of(1, 4, 8, 16, 32),
                     List.of(1, 8, 16, 32), Duration.ofSeconds(2), Duration.ofSeconds(5), 2, true, true);
         }
     }
@@ -212,12 +222,12 @@ public final class LoadBenchmark {
                 }
                 if (workloads.contains(MINILM_SHORT)) {
                     computeWorkload(generator, serval, settings.bareTexts() ? bare : null, shortTexts, "short", batch,
-                            settings.textConnections(), settings.openFractions());
+                            settings.textConnections(), settings.openFractionsTexts());
                 }
                 if (workloads.contains(MINILM_MIXED)) {
                     computeWorkload(generator, serval, null, Workload.texts(MINILM_MIXED, MINILM_DEPLOYMENT,
                             ChatTexts.withLongTexts(ChatTexts.COUNT, ChatTexts.SEED)), "mixed", batch,
-                            settings.textConnections(), settings.openFractions());
+                            settings.textConnections(), settings.openFractionsTexts());
                 }
                 if (bareJvm != null) {
                     bareJvm.jvm().close();
@@ -398,8 +408,8 @@ public final class LoadBenchmark {
         private void transportWorkload(LoadGenerator generator, Target serval, Target bare, Workload workload)
                 throws InterruptedException, IOException {
             System.out.println("Workload " + workload.name() + " (" + workload.path() + ")");
-            preWarm(generator, bare, workload);
-            preWarm(generator, serval, workload);
+            preWarm(generator, bare, workload, settings.preWarmNoop());
+            preWarm(generator, serval, workload, settings.preWarmNoop());
             List<Integer> connections = settings.noopConnections();
             for (int c : connections) {
                 record(generator.closedLoop(BARE, bare.port(), bare.pid(), workload, c, settings.warmUp(),
@@ -427,7 +437,7 @@ public final class LoadBenchmark {
                 String textSet, int batch, List<Integer> connections, List<Double> fractions) throws Exception {
             System.out.println("Workload " + workload.name() + " (" + workload.path() + ", "
                     + workload.bodies().size() + " texts)");
-            preWarm(generator, serval, workload);
+            preWarm(generator, serval, workload, settings.preWarm());
             double rawBefore = rawRate(textSet, batch);
             for (int c : connections) {
                 profileIf(generator, c == connections.getLast(), workload.name() + "-closed" + c);
@@ -486,10 +496,10 @@ public final class LoadBenchmark {
         }
 
         /** An unrecorded closed loop, so that the first measured run does not pay for JIT compilation. */
-        private void preWarm(LoadGenerator generator, Target target, Workload workload)
+        private void preWarm(LoadGenerator generator, Target target, Workload workload, Duration duration)
                 throws InterruptedException, IOException {
             RunResult warm = generator.closedLoop(target.name(), target.port(), target.pid(), workload, 16,
-                    Duration.ofMillis(100), settings.preWarm(), settings.drain());
+                    Duration.ofMillis(100), duration, settings.drain());
             System.out.printf("  pre-warm %-10s %8.0f req/s, %d errors%n", target.name(), warm.throughput(),
                     warm.errorCount());
         }
