@@ -1,0 +1,100 @@
+package dev.serval.bench.load;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class GoalsTest {
+
+    private static final MachineUsage.Shares CPU = new MachineUsage.Shares(0.1, 0.5, 0);
+
+    private static RunResult closed(String target, String workload, int connections, double throughput, double p50) {
+        return new RunResult(target, workload, "closed", connections, Double.NaN, throughput, 1000, Map.of(), p50,
+                p50, p50, p50, p50, p50, Double.NaN, Double.NaN, CPU, "", Map.of());
+    }
+
+    private static RunResult open(String target, String workload, double rate, double p50, double p99,
+            Map<String, Long> errors) {
+        return new RunResult(target, workload, "open", 64, rate, rate, 1000, errors, p50, p50, p99, p99, p99, p50,
+                0.05, 0.1, CPU, "", Map.of());
+    }
+
+    private static Goals.Goal find(List<Goals.Goal> goals, String workload, String figureStart) {
+        return goals.stream().filter(g -> g.workload().equals(workload) && g.figure().startsWith(figureStart))
+                .findFirst().orElseThrow();
+    }
+
+    @Test
+    void noopComparesServalWithTheBareServerAtHalfOfServalsSaturation() {
+        List<RunResult> runs = List.of(
+                closed(LoadBenchmark.BARE, LoadBenchmark.NOOP, 32, 80_000, 0.4),
+                closed(LoadBenchmark.SERVAL, LoadBenchmark.NOOP, 1, 10_000, 0.1),
+                closed(LoadBenchmark.SERVAL, LoadBenchmark.NOOP, 32, 50_000, 0.6),
+                open(LoadBenchmark.BARE, LoadBenchmark.NOOP, 25_000, 0.10, 1.0, Map.of()),
+                open(LoadBenchmark.SERVAL, LoadBenchmark.NOOP, 25_000, 0.25, 2.5, Map.of()),
+                open(LoadBenchmark.SERVAL, LoadBenchmark.NOOP, 45_000, 9, 90, Map.of()));
+
+        List<Goals.Goal> goals = Goals.evaluate(runs, Map.of());
+
+        Goals.Goal throughput = find(goals, LoadBenchmark.NOOP, "req/s");
+        assertEquals(50_000.0 / 80_000, throughput.value(), 1e-9);
+        assertTrue(throughput.met());
+        Goals.Goal p50 = find(goals, LoadBenchmark.NOOP, "p50");
+        assertEquals(0.15, p50.value(), 1e-9);
+        assertTrue(p50.met());
+        Goals.Goal p99 = find(goals, LoadBenchmark.NOOP, "p99");
+        assertEquals(1.5, p99.value(), 1e-9);
+        assertFalse(p99.met());
+    }
+
+    @Test
+    void errorsCountOnlyInOpenLoopRunsBelowSaturation() {
+        List<RunResult> runs = List.of(
+                closed(LoadBenchmark.SERVAL, LoadBenchmark.NOOP, 32, 50_000, 0.6),
+                open(LoadBenchmark.SERVAL, LoadBenchmark.NOOP, 25_000, 0.25, 2.5, Map.of("HTTP 503", 2L)),
+                open(LoadBenchmark.SERVAL, LoadBenchmark.NOOP, 45_000, 9, 90, Map.of()),
+                open(LoadBenchmark.SERVAL, LoadBenchmark.NOOP, 55_000, 900, 2000, Map.of("unfinished", 40L)));
+
+        Goals.Goal errors = find(Goals.evaluate(runs, Map.of()), "all", "errors");
+
+        assertEquals(2, errors.value()); // the 40 unfinished at 110 % of saturation do not count
+        assertTrue(errors.figure().contains("2 open-loop runs"));
+        assertFalse(errors.met());
+    }
+
+    @Test
+    void textsAreComparedWithTheBetterRawLoopMeasurementAndTheSingleRequestLatency() {
+        List<RunResult> runs = List.of(
+                closed(LoadBenchmark.SERVAL, LoadBenchmark.MINILM_SHORT, 1, 300, 3.0),
+                closed(LoadBenchmark.SERVAL, LoadBenchmark.MINILM_SHORT, 64, 760, 80),
+                open(LoadBenchmark.SERVAL, LoadBenchmark.MINILM_SHORT, 532, 6, 8.0, Map.of()));
+        Map<String, Object> limits = Map.of("rawInterleaved", Map.of(LoadBenchmark.MINILM_SHORT,
+                Map.of("batch", 32, "before", 790.0, "after", 800.0, "limit", 800.0)));
+
+        List<Goals.Goal> goals = Goals.evaluate(runs, limits);
+
+        Goals.Goal throughput = find(goals, LoadBenchmark.MINILM_SHORT, "texts/s");
+        assertEquals(0.95, throughput.value(), 1e-9);
+        assertTrue(throughput.met());
+        Goals.Goal tail = find(goals, LoadBenchmark.MINILM_SHORT, "p99");
+        assertEquals(8.0 / 3.0, tail.value(), 1e-9);
+        assertTrue(tail.met());
+    }
+
+    @Test
+    void aFigureWithoutItsRunHasNoVerdict() {
+        List<RunResult> runs = List.of(closed(LoadBenchmark.SERVAL, LoadBenchmark.MINILM_MIXED, 64, 700, 90));
+        Map<String, Object> limits = Map.of("rawInterleaved", Map.of(LoadBenchmark.MINILM_MIXED,
+                Map.of("batch", 32, "before", 790.0, "after", 800.0, "limit", 800.0)));
+
+        List<Goals.Goal> goals = Goals.evaluate(runs, limits);
+
+        assertEquals(1, goals.size()); // no open-loop run at 70 %: no tail figure, and no error count
+        assertNull(goals.getFirst().met()); // mixed texts are reported without a goal
+    }
+}
