@@ -80,7 +80,7 @@ public class Deployments {
         synchronized (this) {
             Map<String, ServedDeployment> started = new LinkedHashMap<>();
             initial.forEach(c -> started.put(c.name(), create(c)));
-            byName = Map.copyOf(started);
+            byName = java.util.Collections.unmodifiableMap(started);
         }
     }
 
@@ -122,7 +122,7 @@ public class Deployments {
         } else {
             update(current, next);
         }
-        byName = Map.copyOf(changed);
+        byName = java.util.Collections.unmodifiableMap(changed);
         persist();
         return current == null;
     }
@@ -145,7 +145,7 @@ public class Deployments {
             }
         }
         List<ServedDeployment> removed = byName.values().stream().filter(s -> !changed.containsKey(s.name())).toList();
-        byName = Map.copyOf(changed);
+        byName = java.util.Collections.unmodifiableMap(changed);
         persist();
         removed.forEach(this::close);
     }
@@ -162,7 +162,7 @@ public class Deployments {
             removed = get(name);
             Map<String, ServedDeployment> changed = new LinkedHashMap<>(byName);
             changed.remove(name);
-            byName = Map.copyOf(changed);
+            byName = java.util.Collections.unmodifiableMap(changed);
             persist();
         }
         close(removed);
