@@ -266,6 +266,10 @@ public final class LoadGenerator implements AutoCloseable {
             } catch (ExecutionException | TimeoutException e) {
                 throw new IllegalStateException("the load generator's event loop is stuck", e);
             }
+            if (!ProcessHandle.of(serverPid).map(ProcessHandle::isAlive).orElse(false)) {
+                throw new IllegalStateException(target + " (pid " + serverPid + ") is gone: it exited or was stopped "
+                        + "from outside during this " + mode + "-loop run; nothing after this point would be a measurement");
+            }
             LatencyRecorder.Recorded recorded = result.recorded();
             Map<String, Long> errors = new HashMap<>(recorded.errors());
             if (result.unfinished() > 0) {
