@@ -50,7 +50,7 @@ import java.util.TreeMap;
  * ({@code profile-*.html} flame graphs and {@code profile-*.collapsed} stacks); with {@code --jfr}, a JFR recording
  * of Serval's whole life ({@code serval.jfr}).
  *
- * <p>Run from the repository root (full: about 17 minutes on two cores; {@code --quick}: under 2 minutes):
+ * <p>Run from the repository root (full: 15-17 minutes on two cores; {@code --quick}: under 2 minutes):
  * <pre>{@code
  * bin/loadbench [--quick] [--workloads noop,minilm-short,minilm-mixed] [--profile] [--jfr] [--out DIR]
  *               [--serval-opt -Dkey=value]...
