@@ -9,7 +9,8 @@ import java.util.regex.Pattern;
  * never queues or waits without limit. Defaults ({@link #defaults}) are documented in docs/configuration.md.
  *
  * @param name                        what callers call the model, e.g. {@code all-minilm-l6-v2}
- * @param model                       the model reference, resolved by the application (e.g. {@code bundled:...})
+ * @param model                       the model reference, resolved by the application (the repository model name
+ *                                    plus its loader options, e.g. {@code all-minilm-l6-v2?max_length=0&...})
  * @param version                     the model version; changing it rolls the replicas over to the new one
  * @param numReplicas                 replicas to keep RUNNING; default 1
  * @param maxOngoingRequests          requests one replica works on at once (admitted by CAS); default 8
