@@ -10,7 +10,7 @@ import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import jakarta.ws.rs.core.Response;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -69,19 +69,50 @@ final class Submissions {
         }
         CompletableFuture<?> result = submitted.result();
         long timer = startTimer(result, timeoutMillis);
-        Uni<Response> response = resumeHere(result).map(ignored -> encode.apply(request, submitted.call()));
         int inputCount = submitted.inputs();
-        return response
-                .onItemOrFailure().invoke((item, failure) -> {
-                    cancelTimer(timer);
-                    meters.record(api, failure == null ? Outcome.OK : Outcome.of(ErrorResponses.unwrap(failure)),
-                            startNanos, inputCount);
-                })
-                .onCancellation().invoke(() -> {
+        Context context = Vertx.currentContext();
+        // One Mutiny stage, not a chain of operators: each operator costs a context-propagation wrapper per request.
+        return Uni.createFrom().emitter(emitter -> {
+            AtomicBoolean ended = new AtomicBoolean();
+            emitter.onTermination(() -> {
+                if (ended.compareAndSet(false, true)) { // the client went away before the answer
                     cancelTimer(timer);
                     result.cancel(false);
                     meters.record(api, Outcome.CANCELLED, startNanos, inputCount);
-                });
+                }
+            });
+            result.whenComplete((ignored, failure) -> onContext(context, () -> {
+                if (!ended.compareAndSet(false, true)) {
+                    return;
+                }
+                cancelTimer(timer);
+                if (failure != null) {
+                    Throwable cause = ErrorResponses.unwrap(failure);
+                    meters.record(api, Outcome.of(cause), startNanos, inputCount);
+                    emitter.fail(cause);
+                    return;
+                }
+                Response answer;
+                try {
+                    answer = encode.apply(request, submitted.call());
+                } catch (RuntimeException e) {
+                    meters.record(api, Outcome.of(e), startNanos, inputCount);
+                    emitter.fail(e);
+                    return;
+                }
+                meters.record(api, Outcome.OK, startNanos, inputCount);
+                emitter.complete(answer);
+            }));
+        });
+    }
+
+    /** Runs {@code task} on the request's Vert.x context (its event loop), or here when there is none. */
+    private static void onContext(Context context, Runnable task) {
+        if (context == null) {
+            task.run();
+        } else {
+            context.runOnContext(ignored -> task.run());
+        }
     }
 
     /** The request's time budget: the deployment's timeout, or the client's if shorter. */
@@ -120,15 +151,5 @@ final class Submissions {
         if (timer >= 0 && context != null) {
             context.owner().cancelTimer(timer);
         }
-    }
-
-    /**
-     * A Uni of {@code stage} whose item and failure are delivered on the calling thread's Vert.x context, so that
-     * encoding the response runs on the request's event loop and never on a predictor thread.
-     */
-    static <T> Uni<T> resumeHere(CompletionStage<T> stage) {
-        Context context = Vertx.currentContext();
-        Uni<T> uni = Uni.createFrom().completionStage(stage);
-        return context == null ? uni : uni.emitOn(task -> context.runOnContext(ignored -> task.run()));
     }
 }
