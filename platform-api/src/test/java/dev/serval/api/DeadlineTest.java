@@ -86,6 +86,49 @@ class DeadlineTest {
     }
 
     @Test
+    void aRequestWhoseClientDisconnectsNeverReachesThePredictor() throws Exception {
+        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        List<CompletableFuture<HttpResponse<String>>> blockers = new ArrayList<>();
+        for (int i = 0; i < 2; i++) { // both slots of the gated replica, stuck on the gate
+            blockers.add(client.sendAsync(HttpRequest.newBuilder(URI.create(base.toString()).resolve("/v2/models/gated/infer"))
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(oip("wait d" + i, "")))
+                    .build(), HttpResponse.BodyHandlers.ofString()));
+        }
+        GatedModelSource.awaitWaiting(2);
+        double cancelledBefore = outcome("cancelled");
+
+        // A client sends its request, which queues behind the busy replica, then goes away.
+        byte[] body = oip("gone-away", "").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        try (java.net.Socket socket = new java.net.Socket(base.getHost(), base.getPort())) {
+            socket.getOutputStream().write(("POST /v2/models/gated/infer HTTP/1.1\r\nHost: localhost\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: " + body.length + "\r\n\r\n")
+                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            socket.getOutputStream().write(body);
+            socket.getOutputStream().flush();
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (given().get("/api/status").jsonPath().getInt("deployments.find { it.name == 'gated' }.queuedRequests")
+                    < 1) { // the request is queued: the server has it
+                assertTrue(System.nanoTime() < deadline, "the request reached the deployment's queue");
+                Thread.sleep(10); // polling the status endpoint: nothing to wait on but time
+            }
+        }
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (outcome("cancelled") < cancelledBefore + 1) {
+            assertTrue(System.nanoTime() < deadline, "the disconnect was noticed and metered as cancelled");
+            Thread.sleep(10); // polling the metrics endpoint: nothing to wait on but time
+        }
+
+        GatedModelSource.GATE.release(2);
+        for (CompletableFuture<HttpResponse<String>> blocker : blockers) {
+            assertEquals(200, blocker.get(30, TimeUnit.SECONDS).statusCode());
+        }
+        given().contentType("application/json").body(oip("after-disconnect", "")).post("/v2/models/gated/infer").then()
+                .statusCode(200);
+        assertFalse(GatedModelSource.MODEL_INPUTS.contains("gone-away"), "the abandoned text never ran");
+        assertTrue(GatedModelSource.MODEL_INPUTS.contains("after-disconnect"));
+    }
+
+    @Test
     void refusesAnInvalidTimeout() {
         given().header("x-request-timeout-ms", "soon").contentType("application/json").body(oip("x", ""))
                 .post("/v2/models/gated/infer").then().statusCode(400)
@@ -95,10 +138,14 @@ class DeadlineTest {
     }
 
     private static double expired() {
+        return outcome("expired");
+    }
+
+    private static double outcome(String outcome) {
         String metrics = given().get("/q/metrics").asString();
-        String series = "serval_requests_total{api=\"oip\",deployment=\"gated\",outcome=\"expired\"} ";
+        String series = "serval_requests_total{api=\"oip\",deployment=\"gated\",outcome=\"" + outcome + "\"} ";
         int at = metrics.indexOf(series);
-        assertTrue(at >= 0, "the expired outcome is exported");
+        assertTrue(at >= 0, "the " + outcome + " outcome is exported");
         return Double.parseDouble(metrics.substring(at + series.length(), metrics.indexOf('\n', at)));
     }
 }
