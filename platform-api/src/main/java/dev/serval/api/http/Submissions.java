@@ -40,6 +40,7 @@ final class Submissions {
      *
      * @param result the deployment's future (cancelling or failing it drops the request's unstarted work)
      * @param inputs how many inputs the request carries, for the meters
+     * @param call   what the encoder needs of the request once its result is in
      */
     record Submitted<C>(CompletableFuture<?> result, int inputs, C call) {
     }
