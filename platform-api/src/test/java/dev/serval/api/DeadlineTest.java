@@ -44,6 +44,19 @@ class DeadlineTest {
         GatedModelSource.GATE.release(1000);
     }
 
+    /** Sends two requests that take both slots of the gated replica and stay on the gate; returns once they do. */
+    private List<CompletableFuture<HttpResponse<String>>> occupyBothSlots(String prefix) throws InterruptedException {
+        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        List<CompletableFuture<HttpResponse<String>>> blockers = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            blockers.add(client.sendAsync(HttpRequest.newBuilder(URI.create(base.toString()).resolve("/v2/models/gated/infer"))
+                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(oip(prefix + i, "")))
+                    .build(), HttpResponse.BodyHandlers.ofString()));
+        }
+        GatedModelSource.awaitWaiting(2);
+        return blockers;
+    }
+
     private static String oip(String text, String parameters) {
         return "{" + parameters + "\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"" + text
                 + "\"]}]}";
@@ -51,14 +64,7 @@ class DeadlineTest {
 
     @Test
     void anExpiredRequestGets504AndNeverReachesThePredictor() throws Exception {
-        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-        List<CompletableFuture<HttpResponse<String>>> blockers = new ArrayList<>();
-        for (int i = 0; i < 2; i++) { // both slots of the gated replica, stuck on the gate
-            blockers.add(client.sendAsync(HttpRequest.newBuilder(URI.create(base.toString()).resolve("/v2/models/gated/infer"))
-                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(oip("wait " + i, "")))
-                    .build(), HttpResponse.BodyHandlers.ofString()));
-        }
-        GatedModelSource.awaitWaiting(2);
+        List<CompletableFuture<HttpResponse<String>>> blockers = occupyBothSlots("wait ");
         double expiredBefore = expired();
 
         long start = System.nanoTime();
@@ -87,14 +93,7 @@ class DeadlineTest {
 
     @Test
     void aRequestWhoseClientDisconnectsNeverReachesThePredictor() throws Exception {
-        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-        List<CompletableFuture<HttpResponse<String>>> blockers = new ArrayList<>();
-        for (int i = 0; i < 2; i++) { // both slots of the gated replica, stuck on the gate
-            blockers.add(client.sendAsync(HttpRequest.newBuilder(URI.create(base.toString()).resolve("/v2/models/gated/infer"))
-                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(oip("wait d" + i, "")))
-                    .build(), HttpResponse.BodyHandlers.ofString()));
-        }
-        GatedModelSource.awaitWaiting(2);
+        List<CompletableFuture<HttpResponse<String>>> blockers = occupyBothSlots("wait d");
         double cancelledBefore = outcome("cancelled");
 
         // A client sends its request, which queues behind the busy replica, then goes away.

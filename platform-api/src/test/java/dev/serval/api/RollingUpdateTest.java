@@ -82,7 +82,7 @@ class RollingUpdateTest {
                 }
             });
         }
-        Thread.sleep(500); // clients are sending at full speed against version 1 before the update starts
+        ManagementApiTest.await("clients have been answered by version 1", () -> answers.size() >= 50);
 
         ManagementApiTest.admin().contentType("application/json").body("{\"version\": \"2\"}")
                 .patch("/api/deployments/roll").then().statusCode(200);
@@ -98,7 +98,8 @@ class RollingUpdateTest {
             }
             return finished;
         });
-        Thread.sleep(500); // clients keep sending against the new version
+        ManagementApiTest.await("clients have been answered after the update", () -> answers.stream()
+                .filter(a -> a.sentNanos() > updatedAt.get()).count() >= 50);
         stop.set(true);
         assertTrue(done.await(30, TimeUnit.SECONDS), "clients stopped");
 

@@ -8,7 +8,6 @@ import dev.serval.routing.Router;
 import dev.serval.tensor.TensorIO;
 import dev.serval.tensor.Tensors;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Supplier;
 import dev.serval.deployment.Deployment;
 import dev.serval.error.NotReady;
 import dev.serval.predictor.ModelSignature;
@@ -134,21 +133,31 @@ public class InferenceResource {
                 },
                 OipRequest::timeoutMicros,
                 request -> submit(served.deployment(), request),
-                (request, call) -> encoder.encode(name, call.version().get(), request, call.outputs().get()));
+                (request, call) -> encoder.encode(name, call.version(), request, call.outputs()));
     }
 
     /** What the encoder needs of a submitted request once its result is in. */
-    private record Call(Supplier<Tensors> outputs, Supplier<String> version) {
+    private record Call<I, O>(Deployment<I, O> deployment, TensorIO<I, O> io, CompletableFuture<List<O>> result) {
+
+        Tensors outputs() {
+            return io.outputs(result.join());
+        }
+
+        /** The version of the replica that answered (the deployment's, if the request never reached one). */
+        String version() {
+            return Router.servedVersion(result).orElse(deployment.spec().version());
+        }
     }
 
     /** Maps the request's tensors to the model's inputs (its kind decides how) and submits them. */
-    private static <I, O> Submissions.Submitted<Call> submit(Deployment<I, O> deployment, OipRequest request) {
+    private static <I, O> Submissions.Submitted<Call<?, ?>> submit(Deployment<I, O> deployment, OipRequest request) {
         TensorIO<I, O> io = deployment.io();
-        deployment.signature().ifPresent(signature -> OipResponseEncoder.checkRequestedOutputs(request, signature));
+        if (request.outputs() != null) {
+            deployment.signature().ifPresent(signature -> OipResponseEncoder.checkRequestedOutputs(request, signature));
+        }
         List<I> inputs = io.inputs(request.inputs());
         CompletableFuture<List<O>> result = deployment.submit(inputs);
-        return new Submissions.Submitted<>(result, inputs.size(), new Call(() -> io.outputs(result.join()),
-                () -> Router.servedVersion(result).orElse(deployment.spec().version())));
+        return new Submissions.Submitted<>(result, inputs.size(), new Call<>(deployment, io, result));
     }
 
     private static Map<String, Object> tensor(TensorSignature tensor) {
