@@ -14,9 +14,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -27,6 +33,9 @@ import org.junit.jupiter.api.Test;
 class InferenceResourceTest {
 
     private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TestHTTPResource("/")
+    URI base;
 
     @BeforeEach
     void ready() {
@@ -250,6 +259,29 @@ class InferenceResourceTest {
         byte[] big = new byte[8 * 1024 * 1024 + 1];
         expectError(given().contentType("application/json").body(big).post(INFER), 413,
                 "request body of 8388609 bytes exceeds the limit of 8388608 bytes");
+    }
+
+    @Test
+    void refusesAChunkedBodyOverTheLimitOnceReadAndKeepsServing() throws Exception {
+        // No Content-Length: the body arrives chunked, so the limit can only be applied while reading it.
+        byte[] big = new byte[8 * 1024 * 1024 + 100];
+        HttpResponse<String> response = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build().send(
+                HttpRequest.newBuilder(base.resolve(INFER.substring(1))).header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(big))).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(413, response.statusCode(), response.body());
+        assertTrue(response.body().contains("request body of 8388708 bytes exceeds the limit of 8388608 bytes"),
+                response.body());
+        infer(textInput("[1]", "[\"still fine\"]")).then().statusCode(200);
+    }
+
+    @Test
+    void answers405ToOtherMethodsOnTheInferenceEndpoints() {
+        expectError(given().get(INFER), 405, "method GET is not allowed on " + INFER + "; use POST");
+        given().get(INFER).then().header("Allow", "POST");
+        given().put("/v1/embeddings").then().statusCode(405).header("Allow", "POST")
+                .body("error.message", containsString("method PUT is not allowed on /v1/embeddings"))
+                .body("error.type", equalTo("invalid_request_error"));
     }
 
     @Test

@@ -33,40 +33,60 @@ final class ErrorResponses {
 
     /** The answer for {@code failure} on the Open Inference Protocol (and non-OpenAI) endpoints. */
     static Response oip(Throwable failure) {
-        Throwable error = unwrap(failure);
-        Response.ResponseBuilder response = Response.status(status(error, false))
-                .type(MediaType.APPLICATION_JSON_TYPE)
-                .entity(Map.of("error", message(error)));
-        return withRetryAfter(response, error).build();
+        return response(Failure.oip(failure));
     }
 
     /** The answer for {@code failure} on the OpenAI-compatible endpoints. */
     static Response openAi(Throwable failure) {
-        Throwable error = unwrap(failure);
-        int status = status(error, true);
-        String type = switch (status) {
-            case 429 -> "requests";
-            case 500, 503, 504 -> "server_error";
-            default -> "invalid_request_error";
-        };
-        String code = switch (error) {
-            case UnknownDeployment ignored -> "model_not_found";
-            case Overloaded ignored -> "rate_limit_exceeded";
-            case NotReady ignored -> "model_not_ready";
-            case dev.serval.error.DeadlineExceeded ignored -> "timeout";
-            default -> status == 413 ? "request_too_large" : null;
-        };
-        String param = error instanceof InvalidInput invalid ? invalid.field()
-                : error instanceof UnknownDeployment ? "model" : null;
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("message", message(error));
-        body.put("type", type);
-        body.put("param", param);
-        body.put("code", code);
-        Response.ResponseBuilder response = Response.status(status)
+        return response(Failure.openAi(failure));
+    }
+
+    private static Response response(Failure failure) {
+        Response.ResponseBuilder response = Response.status(failure.status())
                 .type(MediaType.APPLICATION_JSON_TYPE)
-                .entity(Map.of("error", body));
-        return withRetryAfter(response, error).build();
+                .entity(failure.body());
+        failure.retryAfter().forEach(response::header);
+        return response.build();
+    }
+
+    /**
+     * A failure as its HTTP answer: status, JSON body (as maps, for any JSON writer) and a {@code Retry-After}
+     * header when the client should come back.
+     */
+    record Failure(int status, Map<String, Object> body, Map<String, String> retryAfter) {
+
+        /** In the Open Inference Protocol's format, {@code {"error": "..."}}. */
+        static Failure oip(Throwable failure) {
+            Throwable error = unwrap(failure);
+            return new Failure(ErrorResponses.status(error, false), Map.of("error", message(error)),
+                    ErrorResponses.retryAfter(error));
+        }
+
+        /** In OpenAI's format, {@code {"error": {"message", "type", "param", "code"}}}. */
+        static Failure openAi(Throwable failure) {
+            Throwable error = unwrap(failure);
+            int status = ErrorResponses.status(error, true);
+            String type = switch (status) {
+                case 429 -> "requests";
+                case 500, 503, 504 -> "server_error";
+                default -> "invalid_request_error";
+            };
+            String code = switch (error) {
+                case UnknownDeployment ignored -> "model_not_found";
+                case Overloaded ignored -> "rate_limit_exceeded";
+                case NotReady ignored -> "model_not_ready";
+                case dev.serval.error.DeadlineExceeded ignored -> "timeout";
+                default -> status == 413 ? "request_too_large" : null;
+            };
+            String param = error instanceof InvalidInput invalid ? invalid.field()
+                    : error instanceof UnknownDeployment ? "model" : null;
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("message", message(error));
+            body.put("type", type);
+            body.put("param", param);
+            body.put("code", code);
+            return new Failure(status, Map.of("error", body), ErrorResponses.retryAfter(error));
+        }
     }
 
     private static int status(Throwable error, boolean openAi) {
@@ -101,13 +121,13 @@ final class ErrorResponses {
         return "internal server error: " + error.getClass().getSimpleName();
     }
 
-    private static Response.ResponseBuilder withRetryAfter(Response.ResponseBuilder response, Throwable error) {
+    private static Map<String, String> retryAfter(Throwable error) {
         if (error instanceof Overloaded overloaded) {
-            response.header(HttpHeaders.RETRY_AFTER, overloaded.retryAfter().toSeconds());
+            return Map.of(HttpHeaders.RETRY_AFTER, Long.toString(overloaded.retryAfter().toSeconds()));
         } else if (error instanceof NotReady) {
-            response.header(HttpHeaders.RETRY_AFTER, 1);
+            return Map.of(HttpHeaders.RETRY_AFTER, "1");
         }
-        return response;
+        return Map.of();
     }
 
     static Throwable unwrap(Throwable failure) {

@@ -7,8 +7,6 @@ import dev.serval.predictor.ModelSignature;
 import dev.serval.predictor.TensorSignature;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
-import jakarta.ws.rs.core.MediaType;
-import jakarta.ws.rs.core.Response;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -17,6 +15,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Encodes output tensors as an Open Inference Protocol response: each output with its name, datatype and shape, its
@@ -54,7 +53,7 @@ final class OipResponseEncoder {
                 + String.join(", ", outputs.stream().map(o -> "'" + o + "'").toList()));
     }
 
-    Response encode(String model, String version, OipRequest request, Tensors outputs) {
+    Answer encode(String model, String version, OipRequest request, Tensors outputs) {
         List<Tensor> selected = new ArrayList<>(outputs.size());
         List<Boolean> binary = new ArrayList<>(outputs.size());
         if (request.outputs() == null) {
@@ -109,13 +108,11 @@ final class OipResponseEncoder {
             throw new UncheckedIOException(e);
         }
         if (sections.isEmpty()) {
-            return Response.ok(out.toByteArray(), MediaType.APPLICATION_JSON_TYPE).build();
+            return Answer.json(out.toByteArray());
         }
         int headerLength = out.size();
         sections.forEach(out::writeBytes);
-        return Response.ok(out.toByteArray(), MediaType.APPLICATION_OCTET_STREAM_TYPE)
-                .header(HEADER_LENGTH, headerLength)
-                .build();
+        return new Answer(200, Answer.OCTET_STREAM, out.toByteArray(), Map.of(HEADER_LENGTH, Integer.toString(headerLength)));
     }
 
     private static int estimate(List<Tensor> tensors) {

@@ -53,7 +53,13 @@ public class RequestBodies {
         return body;
     }
 
-    private ApiError tooLarge(long length) {
+    /** {@code serval.http.max-body-size} in bytes. */
+    long maxBodySize() {
+        return maxBodySize;
+    }
+
+    /** The 413 for a body of {@code length} bytes. */
+    ApiError tooLarge(long length) {
         return new ApiError(413, "request body of " + length + " bytes exceeds the limit of " + maxBodySize
                 + " bytes (serval.http.max-body-size)");
     }

@@ -5,10 +5,8 @@ import dev.serval.api.serving.Outcome;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.InvalidInput;
-import io.smallrye.mutiny.Uni;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
-import jakarta.ws.rs.core.Response;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
@@ -46,13 +44,30 @@ final class Submissions {
     }
 
     /**
+     * Where a request's answer goes: the HTTP exchange it came on. Called on the request's event loop.
+     */
+    interface Exchange {
+
+        /** Sends {@code answer}. */
+        void send(Answer answer);
+
+        /** Sends the error answer for {@code failure}. */
+        void fail(Throwable failure);
+
+        /** Runs {@code action} if the client goes away before an answer was sent. */
+        void onClientGone(Runnable action);
+    }
+
+    /**
+     * Runs one request to its answer, which goes to {@code exchange}; never blocks and never throws.
+     *
      * @param decode turns the body into a request; throws {@code InvalidInput} or {@code ApiError} on bad input
      * @param submit hands a decoded request to the deployment (never blocking)
-     * @param encode the HTTP response for the request once its result is in (runs on the request's event loop)
+     * @param encode the HTTP answer for the request once its result is in (runs on the request's event loop)
      */
-    static <R, C> Uni<Response> submit(ServedDeployment served, DeploymentMeters.Api api, long startNanos,
+    static <R, C> void submit(Exchange exchange, ServedDeployment served, DeploymentMeters.Api api, long startNanos,
             String timeoutHeader, Supplier<R> decode, ToLongFunction<R> timeoutMicros,
-            Function<R, Submitted<C>> submit, BiFunction<R, C, Response> encode) {
+            Function<R, Submitted<C>> submit, BiFunction<R, C, Answer> encode) {
         DeploymentMeters meters = served.meters();
         R request;
         Submitted<C> submitted;
@@ -66,45 +81,43 @@ final class Submissions {
             submitted = submit.apply(request);
         } catch (RuntimeException e) {
             meters.record(api, Outcome.of(e), startNanos, 0);
-            throw e;
+            exchange.fail(e);
+            return;
         }
         CompletableFuture<?> result = submitted.result();
         long timer = startTimer(result, timeoutMillis);
         int inputCount = submitted.inputs();
         Context context = Vertx.currentContext();
-        // One Mutiny stage, not a chain of operators: each operator costs a context-propagation wrapper per request.
-        return Uni.createFrom().emitter(emitter -> {
-            AtomicBoolean ended = new AtomicBoolean();
-            emitter.onTermination(() -> {
-                if (ended.compareAndSet(false, true)) { // the client went away before the answer
-                    cancelTimer(timer);
-                    result.cancel(false);
-                    meters.record(api, Outcome.CANCELLED, startNanos, inputCount);
-                }
-            });
-            result.whenComplete((ignored, failure) -> onContext(context, () -> {
-                if (!ended.compareAndSet(false, true)) {
-                    return;
-                }
+        AtomicBoolean ended = new AtomicBoolean();
+        exchange.onClientGone(() -> {
+            if (ended.compareAndSet(false, true)) {
                 cancelTimer(timer);
-                if (failure != null) {
-                    Throwable cause = ErrorResponses.unwrap(failure);
-                    meters.record(api, Outcome.of(cause), startNanos, inputCount);
-                    emitter.fail(cause);
-                    return;
-                }
-                Response answer;
-                try {
-                    answer = encode.apply(request, submitted.call());
-                } catch (RuntimeException e) {
-                    meters.record(api, Outcome.of(e), startNanos, inputCount);
-                    emitter.fail(e);
-                    return;
-                }
-                meters.record(api, Outcome.OK, startNanos, inputCount);
-                emitter.complete(answer);
-            }));
+                result.cancel(false);
+                meters.record(api, Outcome.CANCELLED, startNanos, inputCount);
+            }
         });
+        result.whenComplete((ignored, failure) -> onContext(context, () -> {
+            if (!ended.compareAndSet(false, true)) {
+                return;
+            }
+            cancelTimer(timer);
+            if (failure != null) {
+                Throwable cause = ErrorResponses.unwrap(failure);
+                meters.record(api, Outcome.of(cause), startNanos, inputCount);
+                exchange.fail(cause);
+                return;
+            }
+            Answer answer;
+            try {
+                answer = encode.apply(request, submitted.call());
+            } catch (RuntimeException e) {
+                meters.record(api, Outcome.of(e), startNanos, inputCount);
+                exchange.fail(e);
+                return;
+            }
+            meters.record(api, Outcome.OK, startNanos, inputCount);
+            exchange.send(answer);
+        }));
     }
 
     /** Runs {@code task} on the request's Vert.x context (its event loop), or here when there is none. */

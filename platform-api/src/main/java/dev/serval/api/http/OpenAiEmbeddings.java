@@ -1,0 +1,93 @@
+package dev.serval.api.http;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import dev.serval.api.serving.ServedDeployment;
+import dev.serval.error.InvalidInput;
+import dev.serval.predictor.Embedding;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Base64;
+import java.util.List;
+
+/**
+ * OpenAI-compatible embeddings ({@code POST /v1/embeddings}, served by {@link InferenceRoutes}), so that OpenAI
+ * client libraries work unchanged against Serval: the request's JSON, its checks, and the response. Thread-safe.
+ */
+final class OpenAiEmbeddings {
+
+    private final Json json;
+    private final JsonFactory factory;
+
+    OpenAiEmbeddings(Json json, JsonFactory factory) {
+        this.json = json;
+        this.factory = factory;
+    }
+
+    /** Reads {@code model}, {@code input} (a string or an array of strings) and the options; 400 on mistakes. */
+    EmbeddingsRequest decode(byte[] body) {
+        return EmbeddingsRequest.from(json.readObject(body, 0, body.length));
+    }
+
+    /** {@code dimensions}, when given, must be the model's own: Serval does not shorten embeddings. */
+    static EmbeddingsRequest checkDimensions(ServedDeployment served, EmbeddingsRequest request) {
+        served.embeddings(); // refuses models of other kinds
+        served.deployment().signature().ifPresent(signature -> {
+            long dimension = signature.outputs().getFirst().shape().get(1);
+            if (request.dimensions() != 0 && request.dimensions() != dimension) {
+                throw new InvalidInput("dimensions", "model '" + request.model() + "' returns " + dimension
+                        + " dimensions; 'dimensions' " + request.dimensions() + " is not supported");
+            }
+        });
+        return request;
+    }
+
+    /** The OpenAI response: one embedding object per input, in input order, with the token usage. */
+    Answer encode(EmbeddingsRequest request, List<Embedding> embeddings) {
+        int dimension = embeddings.getFirst().vector().length;
+        ByteArrayOutputStream out = new ByteArrayOutputStream(256 + embeddings.size() * dimension * 12);
+        ByteBuffer floats = request.base64()
+                ? ByteBuffer.allocate(dimension * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN) : null;
+        long tokens = 0;
+        try (JsonGenerator gen = factory.createGenerator(out)) {
+            gen.writeStartObject();
+            gen.writeStringField("object", "list");
+            gen.writeArrayFieldStart("data");
+            for (int i = 0; i < embeddings.size(); i++) {
+                Embedding embedding = embeddings.get(i);
+                tokens += embedding.tokens();
+                gen.writeStartObject();
+                gen.writeStringField("object", "embedding");
+                gen.writeNumberField("index", i);
+                gen.writeFieldName("embedding");
+                if (floats != null) {
+                    floats.clear();
+                    for (float value : embedding.vector()) {
+                        floats.putFloat(value);
+                    }
+                    gen.writeString(Base64.getEncoder().encodeToString(floats.array()));
+                } else {
+                    gen.writeStartArray();
+                    for (float value : embedding.vector()) {
+                        gen.writeNumber(value);
+                    }
+                    gen.writeEndArray();
+                }
+                gen.writeEndObject();
+            }
+            gen.writeEndArray();
+            gen.writeStringField("model", request.model());
+            gen.writeObjectFieldStart("usage");
+            gen.writeNumberField("prompt_tokens", tokens);
+            gen.writeNumberField("total_tokens", tokens);
+            gen.writeEndObject();
+            gen.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return Answer.json(out.toByteArray());
+    }
+}
