@@ -50,7 +50,7 @@ import java.util.TreeMap;
  * ({@code profile-*.html} flame graphs and {@code profile-*.collapsed} stacks); with {@code --jfr}, a JFR recording
  * of Serval's whole life ({@code serval.jfr}).
  *
- * <p>Run from the repository root (full: 15-17 minutes on two cores; {@code --quick}: under 2 minutes):
+ * <p>Run from the repository root (full: 16-18 minutes on two cores; {@code --quick}: under 2 minutes):
  * <pre>{@code
  * bin/loadbench [--quick] [--workloads noop,minilm-short,minilm-mixed] [--profile] [--jfr] [--out DIR]
  *               [--serval-opt -Dkey=value]...
@@ -75,7 +75,9 @@ public final class LoadBenchmark {
     /**
      * How long and how wide each phase is.
      *
-     * @param preWarm           the unrecorded closed loop before each target's first run of a workload
+     * @param preWarm           the unrecorded closed loop before each target's first run of a workload (MiniLM: in
+     *                          the full mode long enough that C2 is done with Serval's request path; with 5 s, JIT
+     *                          compilation was still 10-12 % of Serval's CPU in the last MiniLM run at saturation)
      * @param preWarmNoop       the same on noop, longer: at tens of thousands of requests per second the HTTP path
      *                          is all there is to run, and C2 needs seconds of it on two busy cores to compile it
      *                          (with 2 s, the first noop figures of Serval and of the bare server were halved)
@@ -104,7 +106,7 @@ public final class LoadBenchmark {
         }
 
         static Settings full() {
-            return new Settings("full", Duration.ofSeconds(5), Duration.ofSeconds(15), Duration.ofSeconds(3),
+            return new Settings("full", Duration.ofSeconds(20), Duration.ofSeconds(15), Duration.ofSeconds(3),
                     Duration.ofSeconds(10),
                     Duration.ofSeconds(10), List.of(1, 4, 16, 64), List.of(1, 16, 64, 128),
                     List.of(0.1, 0.25, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1), List.of(0.1, 0.25, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1),
