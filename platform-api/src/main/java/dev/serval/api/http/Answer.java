@@ -3,9 +3,8 @@ package dev.serval.api.http;
 import java.util.Map;
 
 /**
- * An HTTP answer built by the inference path, independent of the framework that sends it: the inference endpoints
- * write it straight to a Vert.x response ({@link InferenceRoutes}), the JAX-RS endpoints turn errors into a
- * {@code Response} ({@link ErrorResponses}).
+ * An HTTP answer built by the inference path, independent of the framework that sends it ({@link InferenceRoutes}
+ * writes it to a Vert.x response); errors become one through {@link ErrorResponses.Failure}.
  *
  * @param status      the status code
  * @param contentType the Content-Type of {@code body}

@@ -156,7 +156,8 @@ public class InferenceRoutes {
             accept(context, openAi, then, new Body(null, declared, start));
             return;
         }
-        Buffer buffer = Buffer.buffer(declared > 0 ? (int) declared : 1024);
+        // Sized by Content-Length up to 64 KiB: a client that declares a large body and sends nothing holds little.
+        Buffer buffer = Buffer.buffer((int) Math.min(Math.max(declared, 1024), 64 * 1024));
         long[] received = {0};
         http.handler(chunk -> {
             received[0] += chunk.length();
