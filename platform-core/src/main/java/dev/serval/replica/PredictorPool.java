@@ -58,7 +58,7 @@ final class PredictorPool<I, O> {
     private final boolean batches;
     /** Inputs one inference may take; changed at run time by {@link #tune}. */
     private volatile int maxBatch;
-    /** How long a predictor may wait to fill a batch while another predictor is busy; changed by {@link #tune}. */
+    /** How long a predictor may wait to fill a batch while another is busy and a backlog is queued; see {@link #tune}. */
     private volatile long batchWaitNanos;
     /** Predictors running an inference now: a predictor waits for a fuller batch only while another one is busy. */
     private final AtomicInteger busy = new AtomicInteger();
@@ -262,8 +262,11 @@ final class PredictorPool<I, O> {
     /**
      * Fills {@code batch}: first, without waiting, up to this predictor's fair share of the queue (its length divided by
      * the number of predictors, at most {@link #maxBatch}), so that predictors split a full queue instead of one taking
-     * it all; then, only while another predictor is busy, it may wait up to {@link #batchWaitNanos} for more, up to
-     * {@link #maxBatch}. An idle replica never waits, so a lone input runs at once.
+     * it all; then, only while another predictor is busy and inputs are left in the queue (a backlog: the replica is
+     * not keeping up), it may take more and wait up to {@link #batchWaitNanos} for more still, up to {@link #maxBatch}.
+     * An idle replica never waits, so a lone input runs at once; nor does a predictor whose take emptied the queue,
+     * since waiting for company then only adds latency (and leaves a core idle) while batches still form by
+     * themselves once inputs queue up.
      *
      * @return whether a stop signal was taken (the worker stops after this batch)
      */
@@ -283,7 +286,7 @@ final class PredictorPool<I, O> {
             }
         }
         long wait = batchWaitNanos;
-        if (wait <= 0 || batch.isEmpty() || batch.size() >= max || busy.get() == 0) {
+        if (wait <= 0 || batch.isEmpty() || batch.size() >= max || busy.get() == 0 || queued.get() == 0) {
             return false;
         }
         long start = nanoTime.getAsLong();

@@ -25,7 +25,8 @@ import java.util.regex.Pattern;
  * @param batchInvariance             whether an input's output must not depend on what it runs with; default true
  * @param maxBatchSize                inputs one inference may take when the model batches; default 32
  * @param batchWaitTimeout            how long a predictor may wait to fill a batch while another predictor of its
- *                                    replica is busy (an idle replica never waits); default 2 ms
+ *                                    replica is busy and inputs are still queued (an idle replica never waits, nor
+ *                                    does a predictor whose take emptied the queue); default 2 ms
  * @param rollingUpdateFraction       during a rolling update (new model or version), the share of
  *                                    {@code numReplicas} started at a time (at least one replica); old replicas stop
  *                                    as new ones run; in (0, 1], default 0.25

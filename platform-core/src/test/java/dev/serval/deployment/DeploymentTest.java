@@ -361,22 +361,46 @@ class DeploymentTest {
     }
 
     @Test
-    void aPredictorWaitsForAFullerBatchOnlyWhileAnotherIsBusy() throws Exception {
+    void aPredictorWaitsForAFullerBatchWhileAnotherIsBusyAndABacklogIsQueued() throws Exception {
         model.batches = true;
         Deployment<String, String> deployment = ready(spec(2, 8, 10, 10).withBatchWait(Duration.ofSeconds(1)));
-        CompletableFuture<List<String>> busy = deployment.submit(List.of("wait"));
+        CompletableFuture<List<String>> busy1 = deployment.submit(List.of("wait1"));
         awaitCount(model.waiting, 1);
+        CompletableFuture<List<String>> busy2 = deployment.submit(List.of("wait2"));
+        awaitCount(model.waiting, 2);
+        CompletableFuture<List<String>> backlog = deployment.submit(List.of("a", "b", "c")); // both predictors busy
+        model.gate.release(); // one predictor comes back to three queued inputs: more than its fair share of two
 
-        CompletableFuture<List<String>> first = deployment.submit(List.of("first"));
-        TimeUnit.MILLISECONDS.sleep(100); // within the 1 s batch wait: the free predictor holds "first" for company
-        assertFalse(first.isDone(), "the free predictor waits for a fuller batch while the other is busy");
-        CompletableFuture<List<String>> second = deployment.submit(List.of("second"));
+        TimeUnit.MILLISECONDS.sleep(100); // within the 1 s batch wait: it holds a, b and c for company
+        assertFalse(backlog.isDone(), "with a backlog, the free predictor waits for a fuller batch while the other is busy");
+        CompletableFuture<List<String>> late = deployment.submit(List.of("d"));
 
-        assertEquals(List.of("FIRST"), first.get(WAIT_SECONDS, TimeUnit.SECONDS));
-        assertEquals(List.of("SECOND"), second.get(WAIT_SECONDS, TimeUnit.SECONDS));
-        assertTrue(model.batchSizes.contains(2), "first and second ran as one batch: " + model.batchSizes);
+        assertEquals(List.of("A", "B", "C"), backlog.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("D"), late.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertTrue(model.batchSizes.contains(4), "a, b, c and the late d ran as one batch: " + model.batchSizes);
         model.gate.release();
-        busy.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        busy1.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        busy2.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aPredictorWhoseTakeEmptiedTheQueueRunsAtOnceEvenWhileAnotherIsBusy() throws Exception {
+        model.batches = true;
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (ServingEngine metered = new ServingEngine(Duration.ofMillis(50), System::nanoTime, InstantSource.system(),
+                registry, FailureMonitor.Settings.defaults())) {
+            Deployment<String, String> deployment = metered.deploy(
+                    spec(2, 8, 10, 10).withBatchWait(Duration.ofSeconds(1)), ignored -> model);
+            awaitState(deployment, Deployment.State.READY);
+            CompletableFuture<List<String>> busy = deployment.submit(List.of("wait"));
+            awaitCount(model.waiting, 1);
+
+            assertEquals(List.of("FIRST"), deployment.submit(List.of("first")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+            assertEquals(0, registry.get("serval.batch.wait").timer().count(),
+                    "no backlog: the free predictor ran its lone input without waiting for company");
+            model.gate.release();
+            busy.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        }
     }
 
     @Test

@@ -198,7 +198,10 @@ public interface ServalConfig {
         @WithDefault("32")
         int maxBatchSize();
 
-        /** How long a predictor may wait to fill a batch while another predictor of its replica is busy. */
+        /**
+         * How long a predictor may wait to fill a batch while another predictor of its replica is busy and inputs are
+         * still queued.
+         */
         @WithName("batch-wait-timeout")
         @WithDefault("2ms")
         Duration batchWaitTimeout();
