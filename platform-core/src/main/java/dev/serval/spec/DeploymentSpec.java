@@ -26,7 +26,8 @@ import java.util.regex.Pattern;
  * @param maxBatchSize                inputs one inference may take when the model batches; default 32
  * @param batchWaitTimeout            how long a predictor may wait to fill a batch while another predictor of its
  *                                    replica is busy and inputs are still queued (an idle replica never waits, nor
- *                                    does a predictor whose take emptied the queue); default 2 ms
+ *                                    does a predictor whose take emptied the queue); default 0: a batch is what is
+ *                                    queued when a predictor comes free
  * @param rollingUpdateFraction       during a rolling update (new model or version), the share of
  *                                    {@code numReplicas} started at a time (at least one replica); old replicas stop
  *                                    as new ones run; in (0, 1], default 0.25
@@ -101,13 +102,13 @@ public record DeploymentSpec(
                 batchInvariance, maxBatchSize, batchWaitTimeout, 0.25);
     }
 
-    /** A spec with batch invariance on, batches of up to 32 and a 2 ms batch wait (the defaults). */
+    /** A spec with batch invariance on, batches of up to 32 and no batch wait (the defaults). */
     public DeploymentSpec(String name, String model, String version, int numReplicas, int maxOngoingRequests,
             int maxQueuedRequests, int predictorThreads, int intraOpThreads, int maxInputsPerRequest,
             Duration healthCheckPeriod, int healthCheckFailureThreshold, Duration gracefulShutdownTimeout) {
         this(name, model, version, numReplicas, maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads,
                 maxInputsPerRequest, healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, true, 32,
-                Duration.ofMillis(2));
+                Duration.ZERO);
     }
 
     /** A spec with the documented defaults. */
