@@ -35,7 +35,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * size on a free loopback port with 2 predictor threads of 1 intra-op thread, and stopped afterwards. Everything
  * talks to 127.0.0.1 only, and every phase is bounded in time.
  *
- * <p>Run from the repository root (about 3 minutes on two cores; {@code --quick} about 1):
+ * <p>Run from the repository root (about 5 minutes on two cores; {@code --quick} about 1):
  * <pre>{@code
  * ./mvnw -q -B -DskipTests package -pl platform-api,platform-bench -am
  * java -cp platform-bench/target/benchmarks.jar dev.serval.bench.http.HttpBatchingBenchmark [--quick]
@@ -49,7 +49,8 @@ public final class HttpBatchingBenchmark {
 
     public static void main(String[] args) throws Exception {
         boolean quick = Arrays.asList(args).contains("--quick");
-        Duration warmUp = Duration.ofSeconds(quick ? 3 : 8);
+        // 20 s: with 8 s, C2 was still compiling Serval's request path in the measured window (Serval/raw 0.67-0.81).
+        Duration warmUp = Duration.ofSeconds(quick ? 3 : 20);
         Duration measure = Duration.ofSeconds(quick ? 5 : 15);
         List<String> texts = ChatTexts.withLongTexts(ChatTexts.COUNT, ChatTexts.SEED);
         List<Map<String, Object>> rows = new ArrayList<>();
