@@ -67,7 +67,7 @@ public record DeploymentConfig(
         defaults.put("request_timeout", "30s");
         defaults.put("batch_invariance", true);
         defaults.put("max_batch_size", 32);
-        defaults.put("batch_wait_timeout", "0ms");
+        defaults.put("batch_wait_timeout", "0s");
         defaults.put("rolling_update_fraction", 0.25);
         return defaults;
     }

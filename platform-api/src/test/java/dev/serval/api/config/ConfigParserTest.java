@@ -63,7 +63,7 @@ class ConfigParserTest {
     /** The documented defaults. */
     private static final DeploymentConfig NOOP = new DeploymentConfig("noop", "noop", "1", 0, "truncate", 32, "mean",
             1, 1, 8, 256, 2, 1, 256, Duration.ofSeconds(10), 3, Duration.ofSeconds(10), Duration.ofSeconds(30), true,
-            32, Duration.ofMillis(2), 0.25);
+            32, Duration.ZERO, 0.25);
 
     private static List<DeploymentConfig> parse(String yaml) {
         return ConfigParser.deployments(ConfigParser.read(yaml, SOURCE), SOURCE);
