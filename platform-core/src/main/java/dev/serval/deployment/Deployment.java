@@ -263,8 +263,12 @@ public final class Deployment<I, O> implements AutoCloseable {
      * Changes the desired state (replica count, admission limits, version...). The name must stay the same. A
      * change of model, version, threads or admission limits replaces the replicas without dropping requests: new
      * ones start, old ones serve until the new ones run, then drain.
+     *
+     * @return completed once the controller has applied the change (on its own thread, right after this call):
+     *     from then on, settings that change in place (batch size and wait) hold for every running replica, and
+     *     replacements have begun; completed exceptionally if the controller refused it
      */
-    public void update(DeploymentSpec next) {
+    public CompletableFuture<Void> update(DeploymentSpec next) {
         if (!next.name().equals(spec.name())) {
             throw new IllegalArgumentException("cannot rename deployment '" + spec.name() + "' to '" + next.name() + "'");
         }
@@ -272,7 +276,17 @@ public final class Deployment<I, O> implements AutoCloseable {
             throw new IllegalStateException("deployment '" + next.name() + "' is closed");
         }
         spec = next;
-        loop.execute(() -> controller.apply(next, launcher, router, statusSink));
+        CompletableFuture<Void> applied = new CompletableFuture<>();
+        loop.execute(() -> {
+            try {
+                controller.apply(next, launcher, router, statusSink);
+                applied.complete(null);
+            } catch (RuntimeException e) {
+                applied.completeExceptionally(e);
+                throw e; // the loop logs it
+            }
+        });
+        return applied;
     }
 
     /**

@@ -46,6 +46,12 @@ class DeploymentTest {
         return deployment;
     }
 
+    /** An engine whose deployments record their meters in {@code registry}. */
+    private static ServingEngine metered(SimpleMeterRegistry registry) {
+        return new ServingEngine(Duration.ofMillis(50), System::nanoTime, InstantSource.system(), registry,
+                FailureMonitor.Settings.defaults());
+    }
+
     /** One replica with {@code threads} predictors, {@code ongoing} slots, {@code queued} queue places. */
     private static DeploymentSpec spec(int threads, int ongoing, int queued, int maxPerRequest) {
         return new DeploymentSpec("fake", "fake:", "1", 1, ongoing, queued, threads, 1, maxPerRequest,
@@ -348,8 +354,7 @@ class DeploymentTest {
     void anIdleReplicaNeverWaitsForABatchEvenWithALongBatchWait() throws Exception {
         model.batches = true;
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (ServingEngine metered = new ServingEngine(Duration.ofMillis(50), System::nanoTime, InstantSource.system(),
-                registry, FailureMonitor.Settings.defaults())) {
+        try (ServingEngine metered = metered(registry)) {
             Deployment<String, String> deployment = metered.deploy(
                     spec(2, 8, 10, 10).withBatchWait(Duration.ofSeconds(1)), ignored -> model);
             awaitState(deployment, Deployment.State.READY);
@@ -387,8 +392,7 @@ class DeploymentTest {
     void aPredictorWhoseTakeEmptiedTheQueueRunsAtOnceEvenWhileAnotherIsBusy() throws Exception {
         model.batches = true;
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (ServingEngine metered = new ServingEngine(Duration.ofMillis(50), System::nanoTime, InstantSource.system(),
-                registry, FailureMonitor.Settings.defaults())) {
+        try (ServingEngine metered = metered(registry)) {
             Deployment<String, String> deployment = metered.deploy(
                     spec(2, 8, 10, 10).withBatchWait(Duration.ofSeconds(1)), ignored -> model);
             awaitState(deployment, Deployment.State.READY);
@@ -409,7 +413,7 @@ class DeploymentTest {
         Deployment<String, String> deployment = ready(spec(1, 8, 10, 8));
         long replica = deployment.router().snapshot().replicas().getFirst().id();
 
-        deployment.update(deployment.spec().withBatching(true, 2));
+        deployment.update(deployment.spec().withBatching(true, 2)).get(WAIT_SECONDS, TimeUnit.SECONDS); // applied
         CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
         awaitCount(model.waiting, 1);
         CompletableFuture<List<String>> queued = deployment.submit(List.of("a", "b", "c", "d", "e"));
