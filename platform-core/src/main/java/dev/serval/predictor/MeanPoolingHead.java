@@ -41,9 +41,8 @@ final class MeanPoolingHead implements TextHead<Embedding> {
         List<Embedding> embeddings = new ArrayList<>(rows);
         int rowSize = width * dimension;
         for (int r = 0; r < rows; r++) {
-            float[] row = new float[rowSize];
-            System.arraycopy(all, r * rowSize, row, 0, rowSize);
-            embeddings.add(new Embedding(meanPoolAndNormalise(row, masks[r], dimension), TextHead.tokens(masks[r])));
+            embeddings.add(new Embedding(meanPoolAndNormalise(all, r * rowSize, masks[r], dimension),
+                    TextHead.tokens(masks[r])));
         }
         return embeddings;
     }
@@ -78,8 +77,11 @@ final class MeanPoolingHead implements TextHead<Embedding> {
         return TextHead.maxDifference(a.vector(), b.vector());
     }
 
-    /** Masked mean over the sequence axis of a [seq, dim] row-major matrix, then L2 normalisation. */
-    static float[] meanPoolAndNormalise(float[] hidden, long[] mask, int dimension) {
+    /**
+     * Masked mean over the sequence axis of a [seq, dim] row-major matrix starting at {@code start} in {@code hidden}
+     * (one row of a batch's [rows, seq, dim] output, read in place), then L2 normalisation.
+     */
+    static float[] meanPoolAndNormalise(float[] hidden, int start, long[] mask, int dimension) {
         double[] sum = new double[dimension];
         int counted = 0;
         for (int position = 0; position < mask.length; position++) {
@@ -87,7 +89,7 @@ final class MeanPoolingHead implements TextHead<Embedding> {
                 continue;
             }
             counted++;
-            int offset = position * dimension;
+            int offset = start + position * dimension;
             for (int d = 0; d < dimension; d++) {
                 sum[d] += hidden[offset + d];
             }

@@ -10,6 +10,7 @@ import dev.serval.predictor.Embedding;
 import dev.serval.routing.Router;
 import dev.serval.tensor.TensorIO;
 import dev.serval.tensor.Tensors;
+import io.netty.buffer.Unpooled;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
@@ -151,7 +152,7 @@ public class InferenceRoutes {
         long start = System.nanoTime();
         HttpServerRequest http = context.request();
         long limit = bodies.maxBodySize();
-        long declared = contentLength(http);
+        long declared = RequestBodies.declaredLength(http);
         if (declared > limit) {
             accept(context, openAi, then, new Body(null, declared, start));
             return;
@@ -174,18 +175,6 @@ public class InferenceRoutes {
             then.accept(body);
         } catch (RuntimeException e) {
             fail(context, openAi, e);
-        }
-    }
-
-    private static long contentLength(HttpServerRequest http) {
-        String declared = http.getHeader(HttpHeaders.CONTENT_LENGTH);
-        if (declared == null) {
-            return -1;
-        }
-        try {
-            return Long.parseLong(declared.trim());
-        } catch (NumberFormatException e) {
-            return -1;
         }
     }
 
@@ -214,7 +203,7 @@ public class InferenceRoutes {
         }
         response.setStatusCode(answer.status()).putHeader(HttpHeaders.CONTENT_TYPE, answer.contentType());
         answer.headers().forEach(response::putHeader);
-        response.end(Buffer.buffer(answer.body()));
+        response.end(Buffer.buffer(Unpooled.wrappedBuffer(answer.body()))); // wraps: Buffer.buffer(byte[]) copies
     }
 
     /** One request's HTTP exchange, as {@link Submissions} sees it. */

@@ -25,16 +25,7 @@ public class RequestBodies {
 
     @ServerRequestFilter(preMatching = true)
     public Optional<Response> refuseDeclaredOversizedBodies(HttpServerRequest request) {
-        String declared = request.getHeader("Content-Length");
-        if (declared == null) {
-            return Optional.empty();
-        }
-        long length;
-        try {
-            length = Long.parseLong(declared.trim());
-        } catch (NumberFormatException e) {
-            return Optional.empty();
-        }
+        long length = declaredLength(request);
         if (length <= maxBodySize) {
             return Optional.empty();
         }
@@ -51,6 +42,19 @@ public class RequestBodies {
             throw tooLarge(body.length);
         }
         return body;
+    }
+
+    /** The request's Content-Length, or -1 when it has none or it is not a number (the body is then read to its end). */
+    static long declaredLength(HttpServerRequest request) {
+        String declared = request.getHeader("Content-Length");
+        if (declared == null) {
+            return -1;
+        }
+        try {
+            return Long.parseLong(declared.trim());
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     /** {@code serval.http.max-body-size} in bytes. */
