@@ -24,6 +24,7 @@ public class ManagementProfile implements QuarkusTestProfile {
         }
         return Map.of(
                 "serval.api.token", TOKEN,
+                "serval.api.auth-enabled", "true",
                 "serval.state-dir", STATE_DIR.toString());
     }
 

@@ -118,11 +118,19 @@ class ReadinessAndOverloadTest {
 
         Response refused = given().contentType("application/json").body(oip("one too many")).post("/v2/models/gated/infer");
         refused.then().statusCode(503).body("error", containsString("max-queued-requests 4"));
-        assertTrue(Long.parseLong(refused.header("Retry-After")) >= 1);
+        assertTrue(Long.parseLong(refused.header("Retry-After")) >= 0, refused.header("Retry-After"));
+        assertTrue(Long.parseLong(refused.header("retry-after-ms")) >= 1, refused.header("retry-after-ms"));
         Response refusedOpenAi = given().contentType("application/json").body("{\"model\":\"gated\",\"input\":\"x\"}")
                 .post("/v1/embeddings");
         refusedOpenAi.then().statusCode(429).header("Retry-After", org.hamcrest.Matchers.notNullValue())
+                .header("retry-after-ms", org.hamcrest.Matchers.notNullValue())
                 .body("error.code", equalTo("rate_limit_exceeded"));
+        // Refused on its headers: the 100 kB body it declares is never sent, and the answer does not wait for it.
+        RawHttp.Answer onHeaders = RawHttp.send(base, "POST /v2/models/gated/infer HTTP/1.1\r\n"
+                + "Content-Type: application/json\r\nContent-Length: 100000", new byte[0]);
+        assertEquals(503, onHeaders.status(), onHeaders.text());
+        assertTrue(onHeaders.text().contains("max-queued-requests 4"), onHeaders.text());
+        assertTrue(onHeaders.text().toLowerCase(java.util.Locale.ROOT).contains("retry-after:"), onHeaders.text());
 
         GatedModelSource.GATE.release(6);
         for (CompletableFuture<HttpResponse<String>> response : admitted) {
@@ -130,7 +138,7 @@ class ReadinessAndOverloadTest {
             assertEquals(200, answer.statusCode(), answer.body());
         }
         given().get("/q/metrics").then().body(containsString(
-                "serval_requests_total{api=\"oip\",deployment=\"gated\",outcome=\"rejected\"} 1.0"));
+                "serval_requests_total{api=\"oip\",deployment=\"gated\",outcome=\"rejected\"} 2.0"));
     }
 
 

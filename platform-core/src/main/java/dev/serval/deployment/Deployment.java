@@ -220,6 +220,22 @@ public final class Deployment<I, O> implements AutoCloseable {
     }
 
     /**
+     * Throws what {@link #submit} would refuse any request with now, before its inputs are known: lets the edge refuse
+     * on a request's headers, without reading or decoding its body. Best-effort (room may appear a moment later);
+     * reads three fields and allocates only the refusal.
+     *
+     * @throws NotReady                    when no replica can serve
+     * @throws dev.serval.error.Overloaded when the deployment's queue is full
+     */
+    public void checkAccepting() {
+        State state = state();
+        if (state != State.READY) {
+            throw notReady(state);
+        }
+        router.refuseIfFull();
+    }
+
+    /**
      * Validates the inputs and routes them to a replica, or queues them while every replica is full. Never blocks.
      *
      * @return completed (on a predictor thread) with one output per input, in order

@@ -15,7 +15,11 @@ public final class Overloaded extends ServalException {
         this.retryAfter = retryAfter;
     }
 
-    /** When the caller may retry; at least one second, as HTTP's Retry-After counts whole seconds. */
+    /**
+     * When the caller may retry: the estimated time for the work ahead of it to drain, at millisecond resolution (a
+     * queue that drains in milliseconds says so; the HTTP edge rounds it for {@code Retry-After} and sends it exactly
+     * in {@code retry-after-ms}).
+     */
     public Duration retryAfter() {
         return retryAfter;
     }

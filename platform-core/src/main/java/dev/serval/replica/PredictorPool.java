@@ -373,7 +373,7 @@ final class PredictorPool<I, O> {
     /** Time until {@code queuedNow} inputs drain through all workers at the observed per-input service time. */
     private Duration retryAfter(int queuedNow) {
         long nanos = (queuedNow + 1L) * serviceNanos / workers.length;
-        return Duration.ofSeconds(Math.max(1, (nanos + 999_999_999L) / 1_000_000_000L));
+        return Duration.ofMillis(Math.max(1, Math.min(60_000, (nanos + 999_999L) / 1_000_000L)));
     }
 
     @SuppressWarnings("unchecked")

@@ -143,6 +143,22 @@ public final class Router<I, O> {
         }
     }
 
+    /**
+     * Refuses now, as {@link #submit} would, when the queue is at its bound: a best-effort check (a slot may free a
+     * moment later) that lets the edge refuse on a request's headers, before reading or decoding its body. Reads two
+     * fields; allocates only the refusal.
+     *
+     * @throws Overloaded when {@code max_queued_requests} requests are queued
+     */
+    public void refuseIfFull() {
+        int limit = maxQueued;
+        int now = queued.get();
+        if (now >= limit) {
+            throw new Overloaded("model '" + deployment + "' is overloaded: " + now + " requests are queued "
+                    + "(max-queued-requests " + limit + ")", retryAfter(now));
+        }
+    }
+
     /** Requests waiting for a free slot. */
     public int queuedRequests() {
         return queued.get();
@@ -197,10 +213,10 @@ public final class Router<I, O> {
         completionIntervalNanos += (interval - completionIntervalNanos) >> 4;
     }
 
-    /** Time for {@code queuedNow} requests to drain at the observed completion rate; at least one second. */
+    /** Time for {@code queuedNow} requests to drain at the observed completion rate: 1 ms to 60 s. */
     private Duration retryAfter(int queuedNow) {
         long nanos = (queuedNow + 1L) * Math.max(completionIntervalNanos, 0);
-        return Duration.ofSeconds(Math.max(1, Math.min(60, (nanos + 999_999_999L) / 1_000_000_000L)));
+        return Duration.ofMillis(Math.max(1, Math.min(60_000, (nanos + 999_999L) / 1_000_000L)));
     }
 
     private record Waiting<I, O>(List<I> inputs, Routed<O> result, long since) {

@@ -70,8 +70,24 @@ class RouterTest {
         Overloaded refused = assertThrows(Overloaded.class, () -> router.submit(List.of("refused")));
 
         assertEquals(2, router.queuedRequests());
-        assertTrue(refused.retryAfter().compareTo(Duration.ofSeconds(1)) >= 0);
+        // No request completed yet: the estimate is the initial 10 ms per request for the two queued and this one.
+        assertEquals(Duration.ofMillis(30), refused.retryAfter());
         assertTrue(refused.getMessage().contains("max-queued-requests 2"), refused.getMessage());
+        Overloaded onHeaders = assertThrows(Overloaded.class, router::refuseIfFull);
+        assertEquals(refused.retryAfter(), onHeaders.retryAfter());
+    }
+
+    @Test
+    void refusesOnItsHeadersOnlyOnceTheQueueIsFull() {
+        Router<String, String> router = new Router<>("m", 1, () -> 0);
+        TestReplica replica = TestReplica.held(1, 1);
+        router.publish(RoutingSnapshot.of(List.of(replica)));
+        router.submit(List.of("running"));
+        router.refuseIfFull(); // a free place in the queue: no refusal
+
+        router.submit(List.of("queued"));
+
+        assertThrows(Overloaded.class, router::refuseIfFull);
     }
 
     @Test

@@ -26,6 +26,11 @@ import java.util.regex.Pattern;
  */
 public final class ConfigParser {
 
+    /** Replicas one deployment may ask for (the server-wide thread bound is {@code serval.limits.*}). */
+    public static final int MAX_REPLICAS = 64;
+    /** Predictor threads, and ONNX Runtime intra-op threads, one replica may ask for. */
+    public static final int MAX_THREADS = 64;
+
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
     private static final Pattern NAME = Pattern.compile("[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?");
     private static final Set<String> TOP_LEVEL = Set.of("deployments");
@@ -115,8 +120,8 @@ public final class ConfigParser {
         }
         Reader read = new Reader(fields, source, name);
         String model = read.text("model", true);
-        int numReplicas = read.integer("num_replicas", 0, 1024);
-        int minReady = read.integer("min_ready_replicas", 0, 1024);
+        int numReplicas = read.integer("num_replicas", 0, MAX_REPLICAS);
+        int minReady = read.integer("min_ready_replicas", 0, MAX_REPLICAS);
         if (minReady > numReplicas) {
             throw new InvalidConfig(source, name, "min_ready_replicas", "is " + minReady + " but num_replicas is "
                     + numReplicas + "; the deployment could never be ready");
@@ -141,11 +146,11 @@ public final class ConfigParser {
                 read.choice("chunk_reduction", "mean", "max"),
                 numReplicas,
                 minReady,
-                read.integer("max_ongoing_requests", 1, 1_000_000),
-                read.integer("max_queued_requests", 0, 1_000_000),
-                read.integer("predictor_threads", 1, 1024),
-                read.integer("intra_op_threads", 1, 1024),
-                read.integer("max_inputs_per_request", 1, 1_000_000),
+                read.integer("max_ongoing_requests", 1, 100_000),
+                read.integer("max_queued_requests", 0, 100_000),
+                read.integer("predictor_threads", 1, MAX_THREADS),
+                read.integer("intra_op_threads", 1, MAX_THREADS),
+                read.integer("max_inputs_per_request", 1, 100_000),
                 read.duration("health_check_period", Duration.ofMillis(10), Duration.ofDays(1)),
                 read.integer("health_check_failure_threshold", 1, 1000),
                 read.duration("graceful_shutdown_timeout", Duration.ZERO, Duration.ofHours(1)),

@@ -41,16 +41,41 @@ public interface ServalConfig {
         Path path();
     }
 
+    /** The management API's authentication: see docs/security.md. */
     interface Api {
 
         /**
-         * When set, management calls ({@code /api/*}, {@code /v2/repository/*}) need
-         * {@code Authorization: Bearer <token>}; others get 401.
+         * The token management calls ({@code /api/*}, {@code /v2/repository/*}) need as
+         * {@code Authorization: Bearer <token>}. Unset: Serval generates one at start into {@link #tokenFile()}.
          */
         java.util.Optional<String> token();
+
+        /** Where a generated token is written, readable by Serval's user only. */
+        @WithName("token-file")
+        @WithDefault("${user.home}/.cache/serval/api-token")
+        Path tokenFile();
+
+        /** {@code false} turns the token check off: anyone who reaches the port may change the deployments. */
+        @WithName("auth-enabled")
+        @WithDefault("true")
+        boolean authEnabled();
     }
 
     Http http();
+
+    Limits limits();
+
+    /** Bounds across all deployments, so that no config can ask the server for more threads than it can run. */
+    interface Limits {
+
+        /**
+         * Predictor threads across every deployment (the sum of {@code num_replicas x predictor_threads}); a change
+         * that would pass it is a 400 naming the limit.
+         */
+        @WithName("max-predictor-threads")
+        @WithDefault("256")
+        int maxPredictorThreads();
+    }
 
     @WithName("failure-monitor")
     FailureMonitor failureMonitor();
@@ -69,6 +94,29 @@ public interface ServalConfig {
         @WithName("max-body-size")
         @WithDefault("8M")
         MemorySize maxBodySize();
+
+        /**
+         * Inference request bytes the server holds in memory at once (bodies being read, inputs queued or running);
+         * past it, new requests get 503 + Retry-After on their headers.
+         */
+        @WithName("max-buffered-bytes")
+        @WithDefault("256M")
+        MemorySize maxBufferedBytes();
+
+        /** Input tensors, and outputs asked for, per OIP inference request; more is a 400. */
+        @WithName("max-tensors-per-request")
+        @WithDefault("64")
+        int maxTensorsPerRequest();
+
+        /** Elements one input tensor's shape may declare; more is a 400. */
+        @WithName("max-tensor-elements")
+        @WithDefault("16777216")
+        long maxTensorElements();
+
+        /** Texts per OpenAI embeddings request (OpenAI's own limit); more is a 400. */
+        @WithName("max-texts-per-request")
+        @WithDefault("2048")
+        int maxTextsPerRequest();
     }
 
     /** What a text model does with texts over its maximum length. */

@@ -18,8 +18,12 @@ record EmbeddingsRequest(String model, List<String> texts, boolean base64, int d
 
     private static final Set<String> FIELDS = Set.of("input", "model", "encoding_format", "dimensions", "user");
 
-    /** Validates and decodes a parsed request body; every error names the field (OpenAI's {@code param}). */
-    static EmbeddingsRequest from(JsonNode body) {
+    /**
+     * Validates and decodes a parsed request body; every error names the field (OpenAI's {@code param}).
+     *
+     * @param maxTexts texts one request may hold ({@code serval.http.max-texts-per-request})
+     */
+    static EmbeddingsRequest from(JsonNode body, int maxTexts) {
         Json.rejectUnknownFields(body, FIELDS, "");
         JsonNode model = body.get("model");
         if (model == null || model.isNull()) {
@@ -28,7 +32,7 @@ record EmbeddingsRequest(String model, List<String> texts, boolean base64, int d
         if (!model.isTextual() || model.textValue().isEmpty()) {
             throw new InvalidInput("model", "'model' must be a non-empty string, not " + model);
         }
-        List<String> texts = texts(body.get("input"));
+        List<String> texts = texts(body.get("input"), maxTexts);
         boolean base64 = switch (textOrDefault(body, "encoding_format", "float")) {
             case "float" -> false;
             case "base64" -> true;
@@ -50,7 +54,7 @@ record EmbeddingsRequest(String model, List<String> texts, boolean base64, int d
         return new EmbeddingsRequest(model.textValue(), texts, base64, dimensions);
     }
 
-    private static List<String> texts(JsonNode input) {
+    private static List<String> texts(JsonNode input, int maxTexts) {
         if (input == null || input.isNull()) {
             throw new InvalidInput("input", "'input' is required: a string or an array of strings");
         }
@@ -65,6 +69,10 @@ record EmbeddingsRequest(String model, List<String> texts, boolean base64, int d
         }
         if (input.isEmpty()) {
             throw new InvalidInput("input", "'input' is an empty array; send at least one string");
+        }
+        if (input.size() > maxTexts) {
+            throw new InvalidInput("input", "'input' holds " + input.size() + " texts; at most " + maxTexts
+                    + " are allowed per request (serval.http.max-texts-per-request)");
         }
         List<String> texts = new ArrayList<>(input.size());
         for (int i = 0; i < input.size(); i++) {

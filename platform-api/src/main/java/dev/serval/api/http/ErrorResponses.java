@@ -118,16 +118,30 @@ final class ErrorResponses {
             return web.getMessage();
         }
         LOG.error("request failed on the server", error);
-        return "internal server error: " + error.getClass().getSimpleName();
+        Object requestId = org.jboss.logging.MDC.get("requestId");
+        return "internal server error: " + error.getClass().getSimpleName()
+                + (requestId == null ? "" : " (request id " + requestId + "; the server's log has the details)");
     }
 
-    private static Map<String, String> retryAfter(Throwable error) {
+    /** Header with the retry delay in milliseconds, which OpenAI's client libraries read before Retry-After. */
+    static final String RETRY_AFTER_MS = "retry-after-ms";
+
+    /**
+     * {@code Retry-After} in whole seconds as HTTP defines it, rounded to the nearest (so a queue that drains in
+     * milliseconds says 0: retry now), and the exact delay in {@code retry-after-ms}.
+     */
+    static Map<String, String> retryAfter(Throwable error) {
         if (error instanceof Overloaded overloaded) {
-            return Map.of(HttpHeaders.RETRY_AFTER, Long.toString(overloaded.retryAfter().toSeconds()));
-        } else if (error instanceof NotReady) {
-            return Map.of(HttpHeaders.RETRY_AFTER, "1");
+            return retryAfter(overloaded.retryAfter().toMillis());
+        } else if (error instanceof NotReady || error instanceof ApiError api && api.status() == 503) {
+            return retryAfter(1000);
         }
         return Map.of();
+    }
+
+    static Map<String, String> retryAfter(long millis) {
+        return Map.of(HttpHeaders.RETRY_AFTER, Long.toString((millis + 500) / 1000), RETRY_AFTER_MS,
+                Long.toString(millis));
     }
 
     static Throwable unwrap(Throwable failure) {

@@ -2,6 +2,7 @@ package dev.serval.api.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.serval.api.config.ServalConfig;
 import dev.serval.api.serving.DeploymentMeters;
 import dev.serval.api.serving.Deployments;
 import dev.serval.api.serving.ServedDeployment;
@@ -47,24 +48,32 @@ public class InferenceRoutes {
 
     private final Deployments deployments;
     private final RequestBodies bodies;
+    private final ByteBudget budget;
     private final ObjectMapper mapper;
     private final OipRequestDecoder decoder;
     private final OipResponseEncoder encoder;
     private final OpenAiEmbeddings embeddings;
 
-    InferenceRoutes(Deployments deployments, RequestBodies bodies, ObjectMapper mapper) {
+    InferenceRoutes(Deployments deployments, RequestBodies bodies, ByteBudget budget, ServalConfig config,
+            ObjectMapper mapper) {
         this.deployments = deployments;
         this.bodies = bodies;
+        this.budget = budget;
         this.mapper = mapper;
         Json json = new Json(mapper);
-        this.decoder = new OipRequestDecoder(json);
+        RequestLimits limits = RequestLimits.of(config.http());
+        this.decoder = new OipRequestDecoder(json, limits);
         this.encoder = new OipResponseEncoder(mapper.getFactory());
-        this.embeddings = new OpenAiEmbeddings(json, mapper.getFactory());
+        this.embeddings = new OpenAiEmbeddings(json, mapper.getFactory(), limits);
     }
 
     void install(@Observes io.vertx.ext.web.Router router) {
-        router.post(INFER).handler(context -> withBody(context, false, body -> infer(context, body)));
-        router.post(EMBEDDINGS).handler(context -> withBody(context, true, body -> embed(context, body)));
+        router.post(INFER).handler(context -> guarded(context, false, () -> {
+            ServedDeployment target = deployments.find(context.pathParam("name")).orElse(null);
+            withBody(context, false, target, body -> infer(context, body));
+        }));
+        router.post(EMBEDDINGS).handler(context -> guarded(context, true,
+                () -> withBody(context, true, null, body -> embed(context, body))));
         router.route(INFER).handler(context -> methodNotAllowed(context, false));
         router.route(EMBEDDINGS).handler(context -> methodNotAllowed(context, true));
     }
@@ -78,8 +87,9 @@ public class InferenceRoutes {
         Submissions.submit(new RouteExchange(context, false), served, DeploymentMeters.Api.OIP, body.startNanos(),
                 http.getHeader(Submissions.TIMEOUT_HEADER),
                 () -> {
+                    byte[] bytes = body.read();
                     RequestBodies.checkContentType(contentType, true);
-                    return decoder.decode(body.read(bodies), headerLength);
+                    return decoder.decode(bytes, headerLength);
                 },
                 OipRequest::timeoutMicros,
                 request -> submit(served.deployment(), request),
@@ -88,8 +98,9 @@ public class InferenceRoutes {
 
     private void embed(RoutingContext context, Body body) {
         HttpServerRequest http = context.request();
+        byte[] bytes = body.read();
         RequestBodies.checkContentType(http.getHeader(HttpHeaders.CONTENT_TYPE), false);
-        EmbeddingsRequest request = embeddings.decode(body.read(bodies));
+        EmbeddingsRequest request = embeddings.decode(bytes);
         ServedDeployment served = deployments.get(request.model());
         Submissions.submit(new RouteExchange(context, true), served, DeploymentMeters.Api.OPENAI, body.startNanos(),
                 http.getHeader(Submissions.TIMEOUT_HEADER),
@@ -129,51 +140,118 @@ public class InferenceRoutes {
     /**
      * A request body, and when its request arrived.
      *
-     * @param bytes    the body, or null when it is over the limit
-     * @param oversize the size of a body over the limit (as declared, or as read until its end)
+     * @param bytes   the body, or null when the request was refused before it was read whole
+     * @param refusal why it was refused (413 over the size limit, 503 over the byte budget, {@code Overloaded} when the
+     *                deployment's queue was full on arrival), or null
      */
-    private record Body(byte[] bytes, long oversize, long startNanos) {
+    private record Body(byte[] bytes, RuntimeException refusal, long startNanos) {
 
-        /** The body; throws the 413 when it is over the limit, so that the endpoint meters it like other bad input. */
-        byte[] read(RequestBodies bodies) {
-            if (bytes == null) {
-                throw bodies.tooLarge(oversize);
+        /** The body; throws the refusal instead, so that the endpoint meters it like other bad input. */
+        byte[] read() {
+            if (refusal != null) {
+                throw refusal;
             }
             return bytes;
         }
     }
 
     /**
-     * Reads the body up to the limit, then hands it to {@code then}, which answers; a body over the limit is not
-     * buffered (nor read at all when its Content-Length says so) and reaches {@code then} as a 413 to throw. Anything
-     * {@code then} throws is answered in the endpoint's error format.
+     * Reads the body, then hands it to {@code then}, which answers. Refused on the headers alone, without reading the
+     * body, when its Content-Length is over {@code serval.http.max-body-size}, when the server already holds
+     * {@code serval.http.max-buffered-bytes} of requests, or when {@code target} (the deployment the path names, if
+     * any) has a full queue: the refusal reaches {@code then} as a body to throw, and costs about what a no-op
+     * request costs. While reading, every chunk is reserved in the byte budget (released when the answer is sent or
+     * the connection closes); a body that outgrows the size limit or the budget stops being buffered and is refused
+     * at its end.
      */
-    private void withBody(RoutingContext context, boolean openAi, Consumer<Body> then) {
+    private void withBody(RoutingContext context, boolean openAi, ServedDeployment target, Consumer<Body> then) {
         long start = System.nanoTime();
         HttpServerRequest http = context.request();
         long limit = bodies.maxBodySize();
         long declared = RequestBodies.declaredLength(http);
+        RuntimeException early = null;
         if (declared > limit) {
-            accept(context, openAi, then, new Body(null, declared, start));
+            early = bodies.tooLarge(declared);
+        } else if (budget.exhausted()) {
+            early = budget.full();
+        } else if (target != null) {
+            try {
+                target.deployment().checkAccepting();
+            } catch (RuntimeException e) {
+                early = e;
+            }
+        }
+        if (early != null) {
+            if (declared > DISCARD_LIMIT || declared < 0) {
+                // Reading on only to discard a large or unbounded body wastes more than a new connection costs.
+                context.response().putHeader(HttpHeaders.CONNECTION, "close");
+            }
+            http.handler(ignored -> { });
+            accept(context, openAi, then, new Body(null, early, start));
             return;
         }
-        // Sized by Content-Length up to 64 KiB: a client that declares a large body and sends nothing holds little.
-        Buffer buffer = Buffer.buffer((int) Math.min(Math.max(declared, 1024), 64 * 1024));
-        long[] received = {0};
-        http.handler(chunk -> {
-            received[0] += chunk.length();
-            if (received[0] <= limit) {
-                buffer.appendBuffer(chunk);
+        Reading reading = new Reading(http, limit, declared);
+        context.addEndHandler(ignored -> budget.release(reading.reserved));
+        http.handler(reading);
+        http.endHandler(ignored -> accept(context, openAi, then, reading.body(start)));
+    }
+
+    /** Bodies up to this size are read to their end and discarded after an early refusal, keeping the connection. */
+    private static final long DISCARD_LIMIT = 64 * 1024;
+
+    /** One body being read: buffers it while it fits the size limit and the byte budget. Event loop only. */
+    private final class Reading implements io.vertx.core.Handler<Buffer> {
+        private final long limit;
+        private final Buffer buffer;
+        private long received;
+        private long reserved;
+        private boolean overBudget;
+
+        Reading(HttpServerRequest http, long limit, long declared) {
+            this.limit = limit;
+            // Sized by Content-Length up to 64 KiB: a client that declares a large body and sends nothing holds little.
+            this.buffer = Buffer.buffer((int) Math.min(Math.max(declared, 1024), 64 * 1024));
+        }
+
+        @Override
+        public void handle(Buffer chunk) {
+            received += chunk.length();
+            if (received > limit || overBudget) {
+                return;
             }
-        });
-        http.endHandler(ignored -> accept(context, openAi, then, received[0] > limit
-                ? new Body(null, received[0], start) : new Body(buffer.getBytes(), 0, start)));
+            long taken = budget.reserve(chunk.length());
+            reserved += taken;
+            if (taken < chunk.length()) {
+                overBudget = true;
+                return;
+            }
+            buffer.appendBuffer(chunk);
+        }
+
+        Body body(long start) {
+            if (received > limit) {
+                return new Body(null, bodies.tooLarge(received), start);
+            }
+            if (overBudget) {
+                return new Body(null, budget.full(), start);
+            }
+            return new Body(buffer.getBytes(), null, start);
+        }
+    }
+
+    /** Runs a route's handler; anything it throws is answered in the endpoint's format, so the exchange never hangs. */
+    private void guarded(RoutingContext context, boolean openAi, Runnable handler) {
+        try {
+            handler.run();
+        } catch (Throwable e) {
+            fail(context, openAi, e);
+        }
     }
 
     private void accept(RoutingContext context, boolean openAi, Consumer<Body> then, Body body) {
         try {
             then.accept(body);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             fail(context, openAi, e);
         }
     }
@@ -229,7 +307,13 @@ public class InferenceRoutes {
 
         @Override
         public void onClientGone(Runnable action) {
-            context.response().closeHandler(ignored -> action.run());
+            // Through the routing context's end handlers, which also release the request's byte budget: setting the
+            // response's close handler directly would replace theirs.
+            context.addEndHandler(ended -> {
+                if (ended.failed()) {
+                    action.run();
+                }
+            });
         }
     }
 }

@@ -36,6 +36,7 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Blocking
 @Produces(MediaType.APPLICATION_JSON)
 @Tag(name = "Management")
+@ManagementApi
 public class ManagementResource {
 
     private final Deployments deployments;

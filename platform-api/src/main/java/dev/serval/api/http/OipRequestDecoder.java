@@ -24,6 +24,11 @@ import java.util.Set;
  * the model is the model kind's business ({@link dev.serval.tensor.TensorIO}); here the body must only be a
  * well-formed request. Every error names the field and the offending value. Stateless and thread-safe; runs on the
  * event loop, so it walks the parsed body once.
+ *
+ * <p>Hostile input: nothing is allocated from a size the client declares. A shape is checked against
+ * {@link RequestLimits} and then against the data actually received (JSON elements are counted before the typed
+ * array is made; binary sizes are compared with the bytes present) before any array is allocated, and the number of
+ * inputs and requested outputs is bounded, so a request never costs more than its size.
  */
 final class OipRequestDecoder {
 
@@ -32,9 +37,11 @@ final class OipRequestDecoder {
     private static final Set<String> OUTPUT_FIELDS = Set.of("name", "parameters");
 
     private final Json json;
+    private final RequestLimits limits;
 
-    OipRequestDecoder(Json json) {
+    OipRequestDecoder(Json json, RequestLimits limits) {
         this.json = json;
+        this.limits = limits;
     }
 
     /**
@@ -53,8 +60,9 @@ final class OipRequestDecoder {
             throw new InvalidInput("inputs", "'inputs' must be an array of input tensors"
                     + (inputs == null ? "" : ", not " + Json.describe(inputs)));
         }
+        limits.checkTensorCount(inputs.size(), "inputs", "inputs");
         List<Tensor> tensors = new ArrayList<>(inputs.size());
-        Set<String> names = new HashSet<>();
+        Set<String> names = HashSet.newHashSet(inputs.size());
         int binaryOffset = jsonLength;
         for (int i = 0; i < inputs.size(); i++) {
             Decoded decoded = decodeInput(inputs.get(i), i, body, binaryOffset);
@@ -68,7 +76,7 @@ final class OipRequestDecoder {
             throw new InvalidInput("inputs", "the body has " + (body.length - jsonLength) + " bytes after the JSON "
                     + "header but the inputs declare " + (binaryOffset - jsonLength) + " in parameters.binary_data_size");
         }
-        List<OipRequest.Output> outputs = decodeOutputs(request.get("outputs"), binaryOutput);
+        List<OipRequest.Output> outputs = decodeOutputs(request.get("outputs"), binaryOutput, limits);
         return new OipRequest(id, new Tensors(tensors), binaryOutput, outputs, timeoutMicros);
     }
 
@@ -106,9 +114,10 @@ final class OipRequestDecoder {
                         + Arrays.toString(DataType.values())));
         long[] shape = shape(input.get("shape"), name, where);
         long elements = Tensor.elementCount(shape);
-        if (elements > Integer.MAX_VALUE - 8) {
+        if (elements > limits.maxTensorElements()) {
             throw new InvalidInput(where + ".shape", "input '" + name + "' has shape " + Arrays.toString(shape)
-                    + ", too many elements");
+                    + " of " + elements + " elements; at most " + limits.maxTensorElements()
+                    + " are allowed per tensor (serval.http.max-tensor-elements)");
         }
         int count = (int) elements;
         JsonNode parameters = input.get("parameters");
@@ -135,6 +144,12 @@ final class OipRequestDecoder {
         if (data == null) {
             throw new InvalidInput(where + ".data", "input '" + name + "' has no 'data'");
         }
+        int received = countElements(data, limits.maxTensorElements());
+        if (received != count) {
+            throw new InvalidInput(where + ".shape", "input '" + name + "' has shape of " + count
+                    + " elements but " + (received < 0 ? "more than " + limits.maxTensorElements() : received)
+                    + " data elements");
+        }
         return new Decoded(tensor(name, datatype, shape, jsonData(datatype, data, count, name, where), where), 0);
     }
 
@@ -151,6 +166,10 @@ final class OipRequestDecoder {
         if (shape == null || !shape.isArray()) {
             throw new InvalidInput(where + ".shape", "input '" + name + "' needs 'shape', an array such as [2]"
                     + (shape == null ? "" : ", not " + Json.describe(shape)));
+        }
+        if (shape.size() > RequestLimits.MAX_RANK) {
+            throw new InvalidInput(where + ".shape", "input '" + name + "' has a shape of " + shape.size()
+                    + " dimensions; at most " + RequestLimits.MAX_RANK + " are allowed");
         }
         long[] dims = new long[shape.size()];
         for (int i = 0; i < dims.length; i++) {
@@ -170,9 +189,35 @@ final class OipRequestDecoder {
 
     // --- JSON data -------------------------------------------------------------------------------------------------
 
-    /** The elements of {@code data} (flat or nested arrays, row-major) as the datatype's array. */
+    /**
+     * The leaves of {@code data} (a scalar, or arrays nested to any depth), without allocating; -1 as soon as there are
+     * more than {@code max}.
+     */
+    static int countElements(JsonNode data, long max) {
+        if (!data.isArray()) {
+            return 1;
+        }
+        long total = 0;
+        for (int i = 0; i < data.size(); i++) {
+            int inner = countElements(data.get(i), max);
+            if (inner < 0) {
+                return -1;
+            }
+            total += inner;
+            if (total > max) {
+                return -1;
+            }
+        }
+        return (int) total;
+    }
+
+    /**
+     * The elements of {@code data} (flat or nested arrays, row-major) as the datatype's array.
+     *
+     * @param count the number of leaves, as counted by {@link #countElements} (so allocating it costs what was sent)
+     */
     private static Object jsonData(DataType datatype, JsonNode data, int count, String name, String where) {
-        List<JsonNode> elements = new ArrayList<>(Math.max(count, 1));
+        List<JsonNode> elements = new ArrayList<>(count);
         flatten(data, elements);
         int n = elements.size();
         String field = where + ".data";
@@ -267,7 +312,7 @@ final class OipRequestDecoder {
     private static Object binaryData(DataType datatype, byte[] body, int offset, int size, int count, String name,
             String where) {
         if (datatype == DataType.BYTES) {
-            return binaryStrings(body, offset, size, name, where);
+            return binaryStrings(body, offset, size, count, name, where);
         }
         long expected = (long) count * datatype.byteSize();
         if (size != expected) {
@@ -307,14 +352,21 @@ final class OipRequestDecoder {
         };
     }
 
-    /** BYTES in the binary extension: each element is a 4-byte little-endian length, then that many bytes. */
-    private static String[] binaryStrings(byte[] body, int offset, int size, String name, String where) {
+    /**
+     * BYTES in the binary extension: each element is a 4-byte little-endian length, then that many bytes. Stops at
+     * the first element past the {@code count} the shape declares.
+     */
+    private static String[] binaryStrings(byte[] body, int offset, int size, int count, String name, String where) {
         ByteBuffer buffer = ByteBuffer.wrap(body, offset, size).order(ByteOrder.LITTLE_ENDIAN);
-        List<String> texts = new ArrayList<>();
+        List<String> texts = new ArrayList<>(Math.min(count, size / 4));
         var decoder = StandardCharsets.UTF_8.newDecoder()
                 .onMalformedInput(CodingErrorAction.REPORT)
                 .onUnmappableCharacter(CodingErrorAction.REPORT);
         while (buffer.hasRemaining()) {
+            if (texts.size() == count) {
+                throw new InvalidInput(where + ".shape", "input '" + name + "' has shape of " + count
+                        + " elements but its binary data holds more");
+            }
             if (buffer.remaining() < 4) {
                 throw new InvalidInput(where + ".parameters.binary_data_size", "binary data for '" + name
                         + "' ends inside the length prefix of element " + texts.size());
@@ -339,13 +391,15 @@ final class OipRequestDecoder {
 
     // --- outputs and parameters ------------------------------------------------------------------------------------
 
-    private static List<OipRequest.Output> decodeOutputs(JsonNode outputs, boolean binaryByDefault) {
+    private static List<OipRequest.Output> decodeOutputs(JsonNode outputs, boolean binaryByDefault,
+            RequestLimits limits) {
         if (outputs == null) {
             return null;
         }
         if (!outputs.isArray()) {
             throw new InvalidInput("outputs", "'outputs' must be an array, not " + Json.describe(outputs));
         }
+        limits.checkTensorCount(outputs.size(), "outputs asked for", "outputs");
         List<OipRequest.Output> requested = new ArrayList<>(outputs.size());
         for (int i = 0; i < outputs.size(); i++) {
             JsonNode output = outputs.get(i);

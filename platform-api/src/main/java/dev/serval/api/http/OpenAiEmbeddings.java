@@ -21,15 +21,17 @@ final class OpenAiEmbeddings {
 
     private final Json json;
     private final JsonFactory factory;
+    private final RequestLimits limits;
 
-    OpenAiEmbeddings(Json json, JsonFactory factory) {
+    OpenAiEmbeddings(Json json, JsonFactory factory, RequestLimits limits) {
         this.json = json;
         this.factory = factory;
+        this.limits = limits;
     }
 
     /** Reads {@code model}, {@code input} (a string or an array of strings) and the options; 400 on mistakes. */
     EmbeddingsRequest decode(byte[] body) {
-        return EmbeddingsRequest.from(json.readObject(body, 0, body.length));
+        return EmbeddingsRequest.from(json.readObject(body, 0, body.length), limits.maxTexts());
     }
 
     /** {@code dimensions}, when given, must be the model's own: Serval does not shorten embeddings. */

@@ -33,6 +33,7 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Blocking
 @Produces(MediaType.APPLICATION_JSON)
 @Tag(name = "Management")
+@ManagementApi
 public class RepositoryResource {
 
     private final Deployments deployments;

@@ -24,6 +24,7 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Path("/api/status")
 @NonBlocking
 @Tag(name = "Management")
+@ManagementApi
 public class StatusResource {
 
     private final Deployments deployments;

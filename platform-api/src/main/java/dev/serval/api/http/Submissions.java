@@ -59,7 +59,8 @@ final class Submissions {
     }
 
     /**
-     * Runs one request to its answer, which goes to {@code exchange}; never blocks and never throws.
+     * Runs one request to its answer, which goes to {@code exchange}; never blocks and never throws (whatever decode,
+     * submit or encode throw, {@code Error}s included, becomes the error answer).
      *
      * @param decode turns the body into a request; throws {@code InvalidInput} or {@code ApiError} on bad input
      * @param submit hands a decoded request to the deployment (never blocking)
@@ -79,7 +80,7 @@ final class Submissions {
                 throw new DeadlineExceeded("the request's deadline of 0 ms passed before it could be queued");
             }
             submitted = submit.apply(request);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             meters.record(api, Outcome.of(e), startNanos, 0);
             exchange.fail(e);
             return;
@@ -110,7 +111,7 @@ final class Submissions {
             Answer answer;
             try {
                 answer = encode.apply(request, submitted.call());
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
                 meters.record(api, Outcome.of(e), startNanos, inputCount);
                 exchange.fail(e);
                 return;

@@ -72,6 +72,7 @@ public class Deployments {
     void start(@Observes StartupEvent event) {
         List<DeploymentConfig> initial = initialConfigs();
         initial.forEach(this::check);
+        checkServerLimits(initial, "the initial deployments");
         if (initial.isEmpty()) {
             LOG.warn("no deployments configured: Serval serves nothing until the management API adds some");
         }
@@ -115,6 +116,10 @@ public class Deployments {
      */
     public synchronized boolean put(DeploymentConfig next, String source) {
         checkWith(next, source);
+        Map<String, DeploymentConfig> after = new LinkedHashMap<>();
+        byName.forEach((name, served) -> after.put(name, served.config()));
+        after.put(next.name(), next);
+        checkServerLimits(after.values(), source);
         ServedDeployment current = byName.get(next.name());
         Map<String, ServedDeployment> changed = new LinkedHashMap<>(byName);
         if (current == null) {
@@ -134,6 +139,7 @@ public class Deployments {
      */
     public synchronized void apply(List<DeploymentConfig> configs, String source) {
         configs.forEach(c -> checkWith(c, source));
+        checkServerLimits(configs, source);
         Map<String, ServedDeployment> changed = new LinkedHashMap<>();
         for (DeploymentConfig next : configs) {
             ServedDeployment current = byName.get(next.name());
@@ -175,6 +181,29 @@ public class Deployments {
 
     private void check(DeploymentConfig next) {
         checkWith(next, "serval.deployments." + next.name());
+    }
+
+    /**
+     * Refuses a set of deployments whose predictor threads together pass {@code serval.limits.max-predictor-threads},
+     * naming the deployment that asks for the most.
+     */
+    private void checkServerLimits(java.util.Collection<DeploymentConfig> all, String source) {
+        long threads = 0;
+        DeploymentConfig largest = null;
+        for (DeploymentConfig each : all) {
+            long own = (long) each.numReplicas() * each.predictorThreads();
+            threads += own;
+            if (largest == null || own > (long) largest.numReplicas() * largest.predictorThreads()) {
+                largest = each;
+            }
+        }
+        int limit = config.limits().maxPredictorThreads();
+        if (threads > limit) {
+            throw new InvalidConfig(source, largest.name(), "num_replicas", "the deployments would run " + threads
+                    + " predictor threads (num_replicas x predictor_threads, this one " + largest.numReplicas() + " x "
+                    + largest.predictorThreads() + "); the server allows " + limit
+                    + " (serval.limits.max-predictor-threads)");
+        }
     }
 
     /** Everything that could make {@code next} fail to apply, checked before anything changes. */
