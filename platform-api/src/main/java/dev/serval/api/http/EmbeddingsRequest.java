@@ -42,7 +42,8 @@ record EmbeddingsRequest(String model, List<String> texts, boolean base64, int d
         int dimensions = 0;
         JsonNode requested = body.get("dimensions");
         if (requested != null && !requested.isNull()) {
-            if (!requested.isIntegralNumber() || requested.asLong() < 1 || requested.asLong() > 1_000_000) {
+            if (!requested.isIntegralNumber() || !requested.canConvertToInt() || requested.asInt() < 1
+                    || requested.asInt() > 1_000_000) {
                 throw new InvalidInput("dimensions", "'dimensions' must be a positive integer, not " + requested);
             }
             dimensions = requested.asInt();

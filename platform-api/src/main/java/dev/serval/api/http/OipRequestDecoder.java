@@ -127,7 +127,7 @@ final class OipRequestDecoder {
                 throw new InvalidInput(where + ".data", "input '" + name
                         + "' has both 'data' and parameters.binary_data_size; send one");
             }
-            if (!binarySize.canConvertToInt() || binarySize.asInt() < 0) {
+            if (!binarySize.isIntegralNumber() || !binarySize.canConvertToInt() || binarySize.asInt() < 0) {
                 throw new InvalidInput(where + ".parameters.binary_data_size",
                         "binary_data_size must be a non-negative integer, not " + binarySize);
             }
@@ -174,7 +174,7 @@ final class OipRequestDecoder {
         long[] dims = new long[shape.size()];
         for (int i = 0; i < dims.length; i++) {
             JsonNode dim = shape.get(i);
-            if (!dim.isIntegralNumber() || dim.asLong() < 0 || !dim.canConvertToLong()) {
+            if (!dim.isIntegralNumber() || !dim.canConvertToLong() || dim.asLong() < 0) {
                 throw new InvalidInput(where + ".shape", "shape " + shape + " must hold non-negative integers");
             }
             dims[i] = dim.asLong();
@@ -423,7 +423,7 @@ final class OipRequestDecoder {
         if (timeout == null || timeout.isNull()) {
             return -1;
         }
-        if (!timeout.isIntegralNumber() || timeout.asLong() < 0) {
+        if (!timeout.isIntegralNumber() || !timeout.canConvertToLong() || timeout.asLong() < 0) {
             throw new InvalidInput("parameters.timeout", "'parameters.timeout' must be a non-negative integer of "
                     + "microseconds, not " + timeout);
         }
