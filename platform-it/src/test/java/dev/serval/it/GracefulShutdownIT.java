@@ -31,11 +31,12 @@ class GracefulShutdownIT {
         serval.start();
         try {
             Http http = new Http(serval.getHost(), serval.getMappedPort(ServalImage.HTTP_PORT));
+            String token = ServalImage.generatedToken(serval);
             DockerClient docker = serval.getDockerClient();
             String id = serval.getContainerId();
 
             CompletableFuture<HttpResponse<String>> inFlight = http.postJsonAsync("/v1/embeddings", longRequest());
-            awaitInFlight(http);
+            awaitInFlight(http, token);
             assertFalse(inFlight.isDone(), "the request finished before SIGTERM; make it longer");
 
             long sigterm = System.nanoTime();
@@ -71,11 +72,11 @@ class GracefulShutdownIT {
     }
 
     /** Waits (up to 10 s) until /api/status shows the request being served. */
-    private static void awaitInFlight(Http http) throws Exception {
+    private static void awaitInFlight(Http http, String token) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         String status = "";
         while (System.nanoTime() < deadline) {
-            status = http.get("/api/status").body();
+            status = http.get("/api/status", token).body();
             JsonNode deployment = Http.JSON.readTree(status).get("deployments").get(0);
             if (deployment.get("inFlightRequests").asInt() + deployment.get("queuedRequests").asInt() > 0) {
                 return;

@@ -127,6 +127,21 @@ final class ServalImage {
         }
     }
 
+    /** Where the image's Serval writes the management token it generates when SERVAL_API_TOKEN is not set. */
+    static final String GENERATED_TOKEN_FILE = "/var/lib/serval/.cache/serval/api-token";
+
+    /**
+     * The management token a started container generated for itself (no SERVAL_API_TOKEN), read from its file as an
+     * operator would ({@code kubectl exec ... cat}).
+     */
+    static String generatedToken(GenericContainer<?> container) throws IOException, InterruptedException {
+        var cat = container.execInContainer("cat", GENERATED_TOKEN_FILE);
+        if (cat.getExitCode() != 0 || cat.getStdout().isBlank()) {
+            throw new AssertionError("no generated token in " + GENERATED_TOKEN_FILE + ": " + cat.getStderr());
+        }
+        return cat.getStdout().trim();
+    }
+
     /**
      * A container of the image, not started, configured like the Helm chart's pod: user 10001, read-only root
      * filesystem, writable tmpfs at {@code /tmp}, {@code /var/lib/serval} and {@code /var/cache/serval}, no

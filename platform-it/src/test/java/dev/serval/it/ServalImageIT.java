@@ -1,6 +1,7 @@
 package dev.serval.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -72,6 +73,23 @@ class ServalImageIT {
         assertEquals(401, http.get("/api/status").statusCode());
         assertEquals(401, http.get("/api/status", "wrong").statusCode());
         assertEquals(200, http.get("/api/status", TOKEN).statusCode());
+    }
+
+    @Test
+    void withoutATokenInTheEnvironmentTheContainerGeneratesOneOnlyItsUserCanRead() throws Exception {
+        GenericContainer<?> open = ServalImage.container("serval-no-token", ServalImage.chartDeploymentsFile(List.of()));
+        open.start();
+        try {
+            Http plain = new Http(open.getHost(), open.getMappedPort(ServalImage.HTTP_PORT));
+            assertEquals(401, plain.get("/api/status").statusCode());
+            String token = ServalImage.generatedToken(open);
+            assertEquals(200, plain.get("/api/status", token).statusCode());
+            var mode = open.execInContainer("stat", "-c", "%a %u", ServalImage.GENERATED_TOKEN_FILE);
+            assertEquals("600 " + ServalImage.UID, mode.getStdout().trim(), mode.getStderr());
+            assertFalse(open.getLogs().contains(token), "the token must never be logged");
+        } finally {
+            open.stop();
+        }
     }
 
     @Test
