@@ -63,7 +63,8 @@ class ReadinessAndOverloadTest {
         GatedModelSource.LOAD_GATE.release();
         Serving.awaitModelReady("slow");
 
-        given().contentType("application/json").body(oip("now")).post("/v2/models/slow/infer").then().statusCode(200);
+        given().contentType("application/json").body(oip("now")).post("/v2/models/slow/infer").then()
+                .log().ifValidationFails().statusCode(200);
         Serving.awaitModelReady("fragile");
         given().get("/v2/health/ready").then().statusCode(200);
         given().get("/q/health/ready").then().statusCode(200).body("checks[0].data.slow", equalTo("READY"));
