@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.Test;
  * the body says. Runs in the {@code decoder-fuzz} Surefire fork (512 MB heap), so that an allocation sized from a
  * declared shape fails at once.
  */
+@Tag("decoder-fuzz") // runs in its own small-heap fork (platform-api/pom.xml)
 class DecoderRegressionTest {
 
     /**
