@@ -41,7 +41,7 @@ import net.jqwik.api.constraints.IntRange;
  * request or a 4xx refusal, never another exception or an {@link OutOfMemoryError}, work bounded by the body's size;
  * and what is decoded must be what the body says (no number silently truncated).
  *
- * <p>How many tries: {@code jqwik.tries.default} in {@code src/test/resources/junit-platform.properties} (a few hundred,
+ * <p>How many tries: the Maven property {@code jqwik.tries.default} in platform-api/pom.xml (a few hundred,
  * seconds in {@code bin/test}); longer on demand with {@code -Djqwik.tries.default=100000} (docs/testing.md). Runs in
  * its own Surefire fork with a 512 MB heap (execution {@code decoder-fuzz} in platform-api/pom.xml), so that a decoder
  * sizing an allocation from a declared shape fails at once instead of taking gigabytes of a shared machine. A minimal
