@@ -172,7 +172,8 @@ class DecoderFuzzTest {
 
     @Provide
     Arbitrary<JsonBody> oipJsonBodies() {
-        return request(input(true)).map(JsonBody::of);
+        // Half the inputs valid, so that mutations elsewhere in the request (its parameters) reach the decoder's end.
+        return request(Arbitraries.oneOf(input(true), validInput())).map(JsonBody::of);
     }
 
     @Provide
@@ -196,7 +197,7 @@ class DecoderFuzzTest {
                 Tuple.of(1, input.list().ofMinSize(5).ofMaxSize(400)));
         Arbitrary<JsonNode> parameters = Arbitraries.frequencyOf(
                 Tuple.of(1, Arbitraries.just(NODES.objectNode())),
-                Tuple.of(3, timeouts().map(t -> NODES.objectNode().set("timeout", t))),
+                Tuple.of(5, timeouts().map(t -> NODES.objectNode().set("timeout", t))),
                 Tuple.of(1, anyScalar().map(v -> NODES.objectNode().set("binary_data_output", v))),
                 Tuple.of(1, anyScalar()));
         Arbitrary<JsonNode> outputs = Arbitraries.oneOf(
