@@ -34,8 +34,8 @@ final class DecodeContract {
 
     static final ObjectMapper MAPPER = new ObjectMapper();
     static final Json JSON = new Json(MAPPER);
-    static final OipRequestDecoder OIP = new OipRequestDecoder(JSON);
-    static final OpenAiEmbeddings OPENAI = new OpenAiEmbeddings(JSON, new JsonFactory());
+    static final OipRequestDecoder OIP = new OipRequestDecoder(JSON, RequestLimits.defaults());
+    static final OpenAiEmbeddings OPENAI = new OpenAiEmbeddings(JSON, new JsonFactory(), RequestLimits.defaults());
 
     private static final com.sun.management.ThreadMXBean THREADS =
             (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
