@@ -1,6 +1,7 @@
 package dev.serval.api;
 
 import dev.serval.api.config.DeploymentConfig;
+import dev.serval.api.config.ModelReference;
 import dev.serval.api.repository.ModelKind;
 import dev.serval.api.serving.ModelSource;
 import dev.serval.predictor.Embedding;
@@ -8,6 +9,7 @@ import dev.serval.predictor.Model;
 import dev.serval.predictor.ModelSignature;
 import dev.serval.predictor.Predictor;
 import dev.serval.predictor.TensorSignature;
+import dev.serval.spec.DeploymentSpec;
 import jakarta.inject.Singleton;
 import java.util.List;
 import java.util.Set;
@@ -53,8 +55,8 @@ public class GatedModelSource implements ModelSource {
     }
 
     @Override
-    public Model<String, Embedding> load(DeploymentConfig config) throws InterruptedException {
-        String reference = config.model();
+    public Model<String, Embedding> load(ModelReference model, DeploymentSpec spec) throws InterruptedException {
+        String reference = model.model();
         if (reference.equals("gated-load:")) {
             LOAD_GATE.acquire();
         }

@@ -79,15 +79,14 @@ public record DeploymentConfig(
      * @throws IllegalArgumentException naming the field when a value is out of its bounds
      */
     public DeploymentSpec toSpec() {
-        return new DeploymentSpec(name, modelReference(), version, numReplicas, maxOngoingRequests, maxQueuedRequests,
+        return new DeploymentSpec(name, reference().text(), version, numReplicas, maxOngoingRequests, maxQueuedRequests,
                 predictorThreads, intraOpThreads, maxInputsPerRequest, healthCheckPeriod, healthCheckFailureThreshold,
                 gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout, rollingUpdateFraction);
     }
 
-    /** The model name plus the options its loader reads, as one string. */
-    public String modelReference() {
-        return model + "?max_length=" + maxLength + "&long_inputs=" + longInputs + "&chunk_overlap=" + chunkOverlap
-                + "&chunk_reduction=" + chunkReduction;
+    /** The model name plus the options its loader reads ({@link ModelReference#text()} is the spec's model). */
+    public ModelReference reference() {
+        return new ModelReference(model, maxLength, longInputs, chunkOverlap, chunkReduction);
     }
 
     /** The fields under their config-file keys, durations as text: what the API shows and the state file stores. */
