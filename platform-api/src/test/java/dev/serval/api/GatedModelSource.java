@@ -32,6 +32,9 @@ public class GatedModelSource implements ModelSource {
     static final AtomicInteger WAITING = new AtomicInteger();
     static final Set<String> MODEL_THREADS = ConcurrentHashMap.newKeySet();
     static final Set<String> MODEL_INPUTS = ConcurrentHashMap.newKeySet();
+    /** {@code gated-load:} loads that reached {@link #LOAD_GATE}, and models of that kind closed since. */
+    static final AtomicInteger GATED_LOADS = new AtomicInteger();
+    static final AtomicInteger GATED_LOADS_CLOSED = new AtomicInteger();
 
     /** Waits (up to 30 s) until {@code count} predictors are held at {@link #GATE}. */
     static void awaitWaiting(int count) throws InterruptedException {
@@ -57,7 +60,9 @@ public class GatedModelSource implements ModelSource {
     @Override
     public Model<String, Embedding> load(ModelReference model, DeploymentSpec spec) throws InterruptedException {
         String reference = model.model();
-        if (reference.equals("gated-load:")) {
+        boolean gatedLoad = reference.equals("gated-load:");
+        if (gatedLoad) {
+            GATED_LOADS.incrementAndGet();
             LOAD_GATE.acquire();
         }
         boolean fragile = reference.equals("gated-fragile:");
@@ -108,6 +113,9 @@ public class GatedModelSource implements ModelSource {
 
             @Override
             public void close() {
+                if (gatedLoad) {
+                    GATED_LOADS_CLOSED.incrementAndGet();
+                }
             }
         };
     }

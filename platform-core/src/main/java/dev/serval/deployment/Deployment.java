@@ -128,9 +128,21 @@ public final class Deployment<I, O> implements AutoCloseable {
         return total;
     }
 
+    /**
+     * Hands the deployment to the controller. Should the controller refuse it, the refusal becomes the deployment's
+     * failure (state FAILED, with the reason), so that it never sits in LOADING waiting for replicas nobody starts.
+     */
     void start() {
         DeploymentSpec initial = spec;
-        loop.execute(() -> controller.apply(initial, launcher, router, statusSink));
+        loop.execute(() -> {
+            try {
+                controller.apply(initial, launcher, router, statusSink);
+            } catch (RuntimeException e) {
+                publish(new DeploymentStatus(initial.name(), initial.version(), initial.numReplicas(), 0, 0, 0, 0, 0, 1,
+                        "the controller refused the deployment: " + e.getMessage()));
+                throw e; // the loop logs it
+            }
+        });
     }
 
     public String name() {
