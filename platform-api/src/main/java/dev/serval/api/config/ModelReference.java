@@ -15,8 +15,10 @@ import java.util.Objects;
  * @param longInputs     {@code truncate} or {@code chunk}
  * @param chunkOverlap   tokens each window shares with the previous one, when chunking
  * @param chunkReduction how a classifier combines the scores of a chunked text: {@code mean} or {@code max}
+ * @param maxChunksPerInput windows one text may split into, when chunking
  */
-public record ModelReference(String model, int maxLength, String longInputs, int chunkOverlap, String chunkReduction) {
+public record ModelReference(String model, int maxLength, String longInputs, int chunkOverlap, String chunkReduction,
+        int maxChunksPerInput) {
 
     public ModelReference {
         Objects.requireNonNull(model, "model");
@@ -27,7 +29,7 @@ public record ModelReference(String model, int maxLength, String longInputs, int
     /** The model name, then {@code ?} and the options as {@code key=value} pairs joined by {@code &}. */
     public String text() {
         return model + "?max_length=" + maxLength + "&long_inputs=" + longInputs + "&chunk_overlap=" + chunkOverlap
-                + "&chunk_reduction=" + chunkReduction;
+                + "&chunk_reduction=" + chunkReduction + "&max_chunks_per_input=" + maxChunksPerInput;
     }
 
     /**
@@ -52,7 +54,8 @@ public record ModelReference(String model, int maxLength, String longInputs, int
         try {
             return new ModelReference(text.substring(0, query), Integer.parseInt(option(options, "max_length", text)),
                     option(options, "long_inputs", text), Integer.parseInt(option(options, "chunk_overlap", text)),
-                    option(options, "chunk_reduction", text));
+                    option(options, "chunk_reduction", text),
+                    Integer.parseInt(option(options, "max_chunks_per_input", text)));
         } catch (NumberFormatException e) {
             throw new IllegalArgumentException("model reference '" + text + "': " + e.getMessage(), e);
         }

@@ -74,7 +74,8 @@ public class RepositoryModelSource implements ModelSource {
         ModelRepository.ModelVersion found = repository.resolve(reference.model(), spec.version());
         ModelDescriptor descriptor = found.descriptor();
         int maxLength = reference.maxLength() > 0 ? reference.maxLength() : descriptor.maxLength();
-        LongInputs longInputs = reference.longInputs().equals("chunk") ? LongInputs.chunk(reference.chunkOverlap())
+        LongInputs longInputs = reference.longInputs().equals("chunk") ? LongInputs.chunk(reference.chunkOverlap(),
+                reference.maxChunksPerInput())
                 : LongInputs.truncate();
         // the descriptor's engine options and output; intra-op threads always come from the deployment
         return switch (descriptor.kind()) {

@@ -67,7 +67,7 @@ class ModelLoaderTest {
 
     @Test
     void aReferenceReadsBackWhatItWrote() {
-        ModelReference reference = new ModelReference("odd?name&with=signs", 256, "chunk", 32, "max");
+        ModelReference reference = new ModelReference("odd?name&with=signs", 256, "chunk", 32, "max", 8);
 
         assertEquals(reference, ModelReference.parse(reference.text()));
         assertThrows(IllegalArgumentException.class, () -> ModelReference.parse("encoder"));
