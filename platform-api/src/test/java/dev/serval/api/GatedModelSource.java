@@ -3,6 +3,7 @@ package dev.serval.api;
 import dev.serval.api.config.DeploymentConfig;
 import dev.serval.api.config.ModelReference;
 import dev.serval.api.repository.ModelKind;
+import dev.serval.error.InvalidInput;
 import dev.serval.api.serving.ModelSource;
 import dev.serval.predictor.Embedding;
 import dev.serval.predictor.Model;
@@ -22,6 +23,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * starting with {@code "wait"} and record which threads ran the model. {@code gated-load:} is the same model,
  * but its loading blocks on {@link #LOAD_GATE} first. {@code gated-fragile:} fails its probe (and so its warm-up
  * and health checks) while {@link #FRAGILE_BROKEN} is set. Texts starting with {@code "boom"} always fail.
+ * {@code gated-versioned:} differs by version: version {@code v} refuses (by validation) texts starting with
+ * {@code "vN-only"} for any other N, and would fail on them if they reached it; its embedding is {@code [v, 0, 0, 0]};
+ * the probe of its version 2 waits for {@link #V2_PROBE_GATE}.
  */
 @Singleton
 public class GatedModelSource implements ModelSource {
@@ -29,6 +33,8 @@ public class GatedModelSource implements ModelSource {
     static final Semaphore GATE = new Semaphore(0);
     static final Semaphore LOAD_GATE = new Semaphore(0);
     static volatile boolean FRAGILE_BROKEN;
+    static final Semaphore V2_PROBE_GATE = new Semaphore(0);
+    static final AtomicInteger V2_PROBES_WAITING = new AtomicInteger();
     static final AtomicInteger WAITING = new AtomicInteger();
     static final Set<String> MODEL_THREADS = ConcurrentHashMap.newKeySet();
     static final Set<String> MODEL_INPUTS = ConcurrentHashMap.newKeySet();
@@ -49,7 +55,13 @@ public class GatedModelSource implements ModelSource {
 
     @Override
     public boolean accepts(String reference) {
-        return reference.equals("gated:") || reference.equals("gated-load:") || reference.equals("gated-fragile:");
+        return reference.equals("gated:") || reference.equals("gated-load:") || reference.equals("gated-fragile:")
+                || reference.equals("gated-versioned:");
+    }
+
+    /** Whether {@code input} is meant only for a version other than {@code version} ({@code "vN-only..."}). */
+    private static boolean otherVersionOnly(String input, String version) {
+        return input.startsWith("v") && input.contains("-only") && !input.startsWith("v" + version + "-only");
     }
 
     @Override
@@ -66,6 +78,7 @@ public class GatedModelSource implements ModelSource {
             LOAD_GATE.acquire();
         }
         boolean fragile = reference.equals("gated-fragile:");
+        String version = reference.equals("gated-versioned:") ? spec.version() : null;
         return new Model<>() {
             @Override
             public dev.serval.tensor.TensorIO<String, Embedding> io() {
@@ -88,6 +101,17 @@ public class GatedModelSource implements ModelSource {
                         if (input.startsWith("boom") || (fragile && FRAGILE_BROKEN && input.equals("probe"))) {
                             throw new IllegalStateException("the model failed on '" + input + "'");
                         }
+                        if (version != null) {
+                            if (otherVersionOnly(input, version)) {
+                                throw new IllegalStateException("version " + version + " cannot run '" + input + "'");
+                            }
+                            if (version.equals("2") && input.equals("probe")) {
+                                V2_PROBES_WAITING.incrementAndGet();
+                                V2_PROBE_GATE.acquire();
+                                V2_PROBES_WAITING.decrementAndGet();
+                            }
+                            return new Embedding(new float[] {Float.parseFloat(version), 0, 0, 0}, input.length());
+                        }
                         if (input.startsWith("wait")) {
                             WAITING.incrementAndGet();
                             GATE.acquire();
@@ -109,6 +133,9 @@ public class GatedModelSource implements ModelSource {
 
             @Override
             public void validate(String input, int index) {
+                if (version != null && otherVersionOnly(input, version)) {
+                    throw new InvalidInput("text " + index + " is for another version than " + version);
+                }
             }
 
             @Override

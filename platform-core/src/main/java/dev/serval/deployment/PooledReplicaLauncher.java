@@ -43,7 +43,6 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
     private final LongSupplier nanoTime;
     private final DeploymentMetrics metrics;
     private final ConcurrentHashMap<Long, Slot<I, O>> slots = new ConcurrentHashMap<>();
-    private volatile Model<I, O> latest;
 
     PooledReplicaLauncher(ModelLoader<I, O> loader, Executor work, ScheduledExecutorService health,
             LongSupplier nanoTime, DeploymentMetrics metrics) {
@@ -52,11 +51,6 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
         this.work = work;
         this.health = health;
         this.nanoTime = nanoTime;
-    }
-
-    /** The most recently loaded model (for validation and metadata), or null before the first replica starts. */
-    Model<I, O> latestModel() {
-        return latest;
     }
 
     @Override
@@ -80,7 +74,6 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
                 slots.remove(id, slot);
                 return;
             }
-            latest = model;
             replica = Replica.start(spec, id, model,
                     Thread.ofPlatform().daemon(true).name("serval-" + spec.name() + "-r" + id + "-", 0).factory(),
                     nanoTime, metrics, reason -> {
