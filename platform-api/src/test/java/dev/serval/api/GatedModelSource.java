@@ -1,13 +1,16 @@
 package dev.serval.api;
 
 import dev.serval.api.config.DeploymentConfig;
+import dev.serval.api.config.ModelReference;
 import dev.serval.api.repository.ModelKind;
+import dev.serval.error.InvalidInput;
 import dev.serval.api.serving.ModelSource;
 import dev.serval.predictor.Embedding;
 import dev.serval.predictor.Model;
 import dev.serval.predictor.ModelSignature;
 import dev.serval.predictor.Predictor;
 import dev.serval.predictor.TensorSignature;
+import dev.serval.spec.DeploymentSpec;
 import jakarta.inject.Singleton;
 import java.util.List;
 import java.util.Set;
@@ -20,6 +23,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * starting with {@code "wait"} and record which threads ran the model. {@code gated-load:} is the same model,
  * but its loading blocks on {@link #LOAD_GATE} first. {@code gated-fragile:} fails its probe (and so its warm-up
  * and health checks) while {@link #FRAGILE_BROKEN} is set. Texts starting with {@code "boom"} always fail.
+ * {@code gated-versioned:} differs by version: version {@code v} refuses (by validation) texts starting with
+ * {@code "vN-only"} for any other N, and would fail on them if they reached it; its embedding is {@code [v, 0, 0, 0]};
+ * the probe of its version 2 waits for {@link #V2_PROBE_GATE}.
  */
 @Singleton
 public class GatedModelSource implements ModelSource {
@@ -27,9 +33,14 @@ public class GatedModelSource implements ModelSource {
     static final Semaphore GATE = new Semaphore(0);
     static final Semaphore LOAD_GATE = new Semaphore(0);
     static volatile boolean FRAGILE_BROKEN;
+    static final Semaphore V2_PROBE_GATE = new Semaphore(0);
+    static final AtomicInteger V2_PROBES_WAITING = new AtomicInteger();
     static final AtomicInteger WAITING = new AtomicInteger();
     static final Set<String> MODEL_THREADS = ConcurrentHashMap.newKeySet();
     static final Set<String> MODEL_INPUTS = ConcurrentHashMap.newKeySet();
+    /** {@code gated-load:} loads that reached {@link #LOAD_GATE}, and models of that kind closed since. */
+    static final AtomicInteger GATED_LOADS = new AtomicInteger();
+    static final AtomicInteger GATED_LOADS_CLOSED = new AtomicInteger();
 
     /** Waits (up to 30 s) until {@code count} predictors are held at {@link #GATE}. */
     static void awaitWaiting(int count) throws InterruptedException {
@@ -44,7 +55,13 @@ public class GatedModelSource implements ModelSource {
 
     @Override
     public boolean accepts(String reference) {
-        return reference.equals("gated:") || reference.equals("gated-load:") || reference.equals("gated-fragile:");
+        return reference.equals("gated:") || reference.equals("gated-load:") || reference.equals("gated-fragile:")
+                || reference.equals("gated-versioned:");
+    }
+
+    /** Whether {@code input} is meant only for a version other than {@code version} ({@code "vN-only..."}). */
+    private static boolean otherVersionOnly(String input, String version) {
+        return input.startsWith("v") && input.contains("-only") && !input.startsWith("v" + version + "-only");
     }
 
     @Override
@@ -53,12 +70,15 @@ public class GatedModelSource implements ModelSource {
     }
 
     @Override
-    public Model<String, Embedding> load(DeploymentConfig config) throws InterruptedException {
-        String reference = config.model();
-        if (reference.equals("gated-load:")) {
+    public Model<String, Embedding> load(ModelReference model, DeploymentSpec spec) throws InterruptedException {
+        String reference = model.model();
+        boolean gatedLoad = reference.equals("gated-load:");
+        if (gatedLoad) {
+            GATED_LOADS.incrementAndGet();
             LOAD_GATE.acquire();
         }
         boolean fragile = reference.equals("gated-fragile:");
+        String version = reference.equals("gated-versioned:") ? spec.version() : null;
         return new Model<>() {
             @Override
             public dev.serval.tensor.TensorIO<String, Embedding> io() {
@@ -81,6 +101,17 @@ public class GatedModelSource implements ModelSource {
                         if (input.startsWith("boom") || (fragile && FRAGILE_BROKEN && input.equals("probe"))) {
                             throw new IllegalStateException("the model failed on '" + input + "'");
                         }
+                        if (version != null) {
+                            if (otherVersionOnly(input, version)) {
+                                throw new IllegalStateException("version " + version + " cannot run '" + input + "'");
+                            }
+                            if (version.equals("2") && input.equals("probe")) {
+                                V2_PROBES_WAITING.incrementAndGet();
+                                V2_PROBE_GATE.acquire();
+                                V2_PROBES_WAITING.decrementAndGet();
+                            }
+                            return new Embedding(new float[] {Float.parseFloat(version), 0, 0, 0}, input.length());
+                        }
                         if (input.startsWith("wait")) {
                             WAITING.incrementAndGet();
                             GATE.acquire();
@@ -102,10 +133,16 @@ public class GatedModelSource implements ModelSource {
 
             @Override
             public void validate(String input, int index) {
+                if (version != null && otherVersionOnly(input, version)) {
+                    throw new InvalidInput("text " + index + " is for another version than " + version);
+                }
             }
 
             @Override
             public void close() {
+                if (gatedLoad) {
+                    GATED_LOADS_CLOSED.incrementAndGet();
+                }
             }
         };
     }

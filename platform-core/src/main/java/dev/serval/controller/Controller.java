@@ -23,7 +23,14 @@ import java.util.function.LongSupplier;
  * <p>Design. <b>Controller thread only</b>: every public method must be called on one thread (the
  * {@link ControllerLoop} in production, the test thread in tests); nothing here is synchronised. Replica reports
  * arrive through {@link ReplicaEvents} from other threads and are handed to {@code events} (the loop's queue),
- * which runs them here.
+ * which runs them here, on the deployment object that started the replica (never looked up by name: the name may
+ * meanwhile belong to a new deployment).
+ *
+ * <p>Names and removal: {@code byName} maps a name to the deployment that currently holds it; {@code deployments}
+ * holds every deployment still managed, including removed ones whose replicas are still stopping. Re-creating a name
+ * that is being removed detaches the removed deployment from the name (it finishes stopping on its own and is then
+ * forgotten) and creates a new one at once, so a delete followed by a create never depends on how long the old
+ * replicas take to stop or their models to load.
  *
  * <p>Each deployment keeps its replicas in four insertion-ordered buckets keyed by id: {@code starting} and
  * {@code running} (the current version), {@code outdated} (another version, still starting or serving) and
@@ -69,14 +76,19 @@ public final class Controller {
             Consumer<DeploymentStatus> onStatus) {
         @SuppressWarnings("unchecked")
         Managed<I, O> managed = (Managed<I, O>) byName.get(spec.name());
-        if (managed == null) {
+        if (managed != null && managed.removed) {
+            // A new deployment under the name of one still stopping: the old one stops on its own, detached.
+            byName.remove(spec.name());
+            Managed<I, O> created = new Managed<>(spec, launcher, router, onStatus);
+            created.nextId = managed.nextId; // replica ids (and their meters) stay unique under the name
+            managed = created;
+            byName.put(spec.name(), managed);
+            deployments.add(managed);
+        } else if (managed == null) {
             managed = new Managed<>(spec, launcher, router, onStatus);
             byName.put(spec.name(), managed);
             deployments.add(managed);
         } else {
-            if (managed.removed) {
-                throw new IllegalStateException("deployment '" + spec.name() + "' is being removed");
-            }
             if (!managed.spec.sameReplicaShape(spec)) {
                 managed.retireCurrentReplicas();
             } else if (!managed.spec.equals(spec)) {
@@ -92,7 +104,7 @@ public final class Controller {
 
     /**
      * Stops every replica of the deployment; when the last has stopped, closes its router (failing queued
-     * requests) and forgets it, then runs {@code onRemoved}.
+     * requests) and forgets it, then runs {@code onRemoved}. The name is free for {@link #apply} at once.
      */
     public void remove(String name, Runnable onRemoved) {
         Managed<?, ?> managed = byName.get(name);
@@ -162,24 +174,6 @@ public final class Controller {
         return byName.containsKey(name);
     }
 
-    /** Handles a replica's report that it started; runs on the controller thread. */
-    public void replicaStarted(String deployment, long id, RoutableReplica<?, ?> replica) {
-        Managed<?, ?> managed = byName.get(deployment);
-        if (managed != null) {
-            managed.onStarted(id, replica);
-            managed.afterChange();
-        }
-    }
-
-    /** Handles a replica's report that it failed to start or became unhealthy; runs on the controller thread. */
-    public void replicaFailed(String deployment, long id, String reason) {
-        Managed<?, ?> managed = byName.get(deployment);
-        if (managed != null) {
-            managed.onFailed(id, reason, nanoTime.getAsLong());
-            managed.afterChange();
-        }
-    }
-
     /**
      * Replaces every routable replica of {@code name} (the failure monitor's first remedy): each goes RECOVERING,
      * leaves the routable set at once, drains what it admitted, and a replacement starts on the next tick.
@@ -200,15 +194,6 @@ public final class Controller {
         return ids.length;
     }
 
-    /** Handles a replica's report that it stopped; runs on the controller thread. */
-    public void replicaStopped(String deployment, long id) {
-        Managed<?, ?> managed = byName.get(deployment);
-        if (managed != null) {
-            managed.onStopped(id);
-            managed.afterChange();
-        }
-    }
-
     private Managed<?, ?> require(String name) {
         Managed<?, ?> managed = byName.get(name);
         if (managed == null) {
@@ -218,8 +203,9 @@ public final class Controller {
     }
 
     private void forget(Managed<?, ?> managed) {
-        byName.remove(managed.spec.name());
+        byName.remove(managed.spec.name(), managed); // the name may already belong to a new deployment
         deployments.remove(managed);
+        managed.forgotten = true;
         managed.router.close();
         for (Runnable callback : managed.onRemoved) {
             callback.run();
@@ -244,6 +230,8 @@ public final class Controller {
         private boolean dirty;
         private boolean deferred;
         private boolean removed;
+        /** Removed and all its replicas stopped: late reports are ignored. */
+        private boolean forgotten;
         private boolean routableChanged;
         private boolean statusChanged = true;
         private int startFailures;
@@ -456,24 +444,36 @@ public final class Controller {
             return record;
         }
 
-        // ReplicaEvents: reports from launcher threads, handed to the controller thread.
+        // ReplicaEvents: reports from launcher threads, handed to the controller thread, to this deployment.
 
         @Override
         public void started(long id, RoutableReplica<I, O> replica) {
-            String name = spec.name();
-            events.execute(() -> replicaStarted(name, id, replica));
+            events.execute(() -> {
+                if (!forgotten) {
+                    onStarted(id, replica);
+                    afterChange();
+                }
+            });
         }
 
         @Override
         public void failed(long id, String reason) {
-            String name = spec.name();
-            events.execute(() -> replicaFailed(name, id, reason));
+            events.execute(() -> {
+                if (!forgotten) {
+                    onFailed(id, reason, nanoTime.getAsLong());
+                    afterChange();
+                }
+            });
         }
 
         @Override
         public void stopped(long id) {
-            String name = spec.name();
-            events.execute(() -> replicaStopped(name, id));
+            events.execute(() -> {
+                if (!forgotten) {
+                    onStopped(id);
+                    afterChange();
+                }
+            });
         }
     }
 

@@ -9,7 +9,9 @@ import dev.serval.health.FailureMonitor;
 import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.predictor.Model;
 import dev.serval.predictor.ModelSignature;
+import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
+import dev.serval.routing.RoutingSnapshot;
 import dev.serval.spec.DeploymentSpec;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,6 +31,14 @@ import java.util.function.LongSupplier;
  * <p>Design. Requests go straight to the deployment's {@link Router} (lock-free); everything else is handed to the
  * controller thread. {@link #status} is replaced by the controller whenever the replicas change and read here
  * without locks; {@link #spec} is written by {@link #update} callers and read by request threads (volatile).
+ *
+ * <p>Which model judges a request: the one of the replica that runs it. Each routable replica carries its loaded
+ * model in the routing snapshot; the replica validates a request's inputs when the request reaches it, and the
+ * request's outputs are mapped with that model's {@code io()} ({@link #io(CompletableFuture)}). A model that loaded
+ * but has not warmed up, or failed to, is in no snapshot and so judges nothing; during a rolling update, while both
+ * versions serve, a request is judged by whichever version took it. Metadata ({@link #signature()},
+ * {@link #batching()}) describes the newest version that serves. All of it is read from the one snapshot a call
+ * reads: no lock, no allocation.
  */
 public final class Deployment<I, O> implements AutoCloseable {
 
@@ -128,9 +138,21 @@ public final class Deployment<I, O> implements AutoCloseable {
         return total;
     }
 
+    /**
+     * Hands the deployment to the controller. Should the controller refuse it, the refusal becomes the deployment's
+     * failure (state FAILED, with the reason), so that it never sits in LOADING waiting for replicas nobody starts.
+     */
     void start() {
         DeploymentSpec initial = spec;
-        loop.execute(() -> controller.apply(initial, launcher, router, statusSink));
+        loop.execute(() -> {
+            try {
+                controller.apply(initial, launcher, router, statusSink);
+            } catch (RuntimeException e) {
+                publish(new DeploymentStatus(initial.name(), initial.version(), initial.numReplicas(), 0, 0, 0, 0, 0, 1,
+                        "the controller refused the deployment: " + e.getMessage()));
+                throw e; // the loop logs it
+            }
+        });
     }
 
     public String name() {
@@ -162,28 +184,57 @@ public final class Deployment<I, O> implements AutoCloseable {
         return Optional.ofNullable(status.lastError());
     }
 
-    /** What the model takes and returns, once a replica has loaded it. */
+    /** The model of the newest version that serves (has a routable replica); null when none serves. */
+    private Model<I, O> servingModel() {
+        RoutableReplica<I, O> newest = router.snapshot().newest();
+        return newest == null ? null : newest.model();
+    }
+
+    /** What the model of the newest serving version takes and returns; empty while no replica serves. */
     public Optional<ModelSignature> signature() {
-        Model<I, O> model = launcher.latestModel();
+        Model<I, O> model = servingModel();
         return model == null ? Optional.empty() : Optional.of(model.signature());
     }
 
     /**
-     * How request tensors map to the model's inputs and its outputs back, for the model the newest replicas run.
+     * What the model takes and returns when every serving replica runs the same model; empty while none serves, or
+     * while a rolling update has two versions serving. A check of a request against the signature (its requested
+     * outputs, say) made before the request is routed is only sound then; otherwise it is made on the answer, against
+     * the model that gave it.
+     */
+    public Optional<ModelSignature> uniformSignature() {
+        RoutingSnapshot<I, O> snapshot = router.snapshot();
+        RoutableReplica<I, O> newest = snapshot.newest();
+        return newest == null || !snapshot.servesOneModel() ? Optional.empty()
+                : Optional.of(newest.model().signature());
+    }
+
+    /**
+     * How request tensors map to the model's inputs, for the newest serving version. The input side depends only on
+     * the model's kind, which a deployment never changes; map outputs with {@link #io(CompletableFuture)}.
      *
-     * @throws NotReady when no replica has loaded the model yet
+     * @throws NotReady when no replica serves
      */
     public dev.serval.tensor.TensorIO<I, O> io() {
-        Model<I, O> model = launcher.latestModel();
+        Model<I, O> model = servingModel();
         if (model == null) {
             throw notReady(state());
         }
         return model.io();
     }
 
-    /** How the model runs its inputs (single or batched, invariant or not, and why), once a replica has loaded it. */
+    /**
+     * How the outputs of {@code result} (a future {@link #submit} returned, completed normally) map back to tensors:
+     * with the model of the replica that answered, whose outputs they are (its labels, its output names).
+     */
+    public dev.serval.tensor.TensorIO<I, O> io(CompletableFuture<List<O>> result) {
+        RoutableReplica<I, O> answered = Router.servedBy(result);
+        return answered == null ? io() : answered.model().io();
+    }
+
+    /** How the newest serving version runs its inputs (single or batched, invariant or not, and why). */
     public Optional<dev.serval.predictor.Batching> batching() {
-        Model<I, O> model = launcher.latestModel();
+        Model<I, O> model = servingModel();
         return model == null ? Optional.empty() : Optional.of(model.batching());
     }
 
@@ -236,10 +287,13 @@ public final class Deployment<I, O> implements AutoCloseable {
     }
 
     /**
-     * Validates the inputs and routes them to a replica, or queues them while every replica is full. Never blocks.
+     * Checks the request's size and routes it to a replica, which validates the inputs against its own model, or
+     * queues it while every replica is full. Never blocks.
      *
-     * @return completed (on a predictor thread) with one output per input, in order
-     * @throws InvalidInput when the request is empty, too large, or holds an input the model cannot take
+     * @return completed (on a predictor thread) with one output per input, in order; completed with
+     *     {@link InvalidInput} when the request waited in the queue and the replica that took it refused an input
+     * @throws InvalidInput when the request is empty, too large, or the replica it was routed to at once refused an
+     *                      input
      * @throws NotReady     when no replica can serve (loading, failed, closing)
      * @throws dev.serval.error.Overloaded when every chosen replica and the deployment's queue are full
      */
@@ -256,11 +310,14 @@ public final class Deployment<I, O> implements AutoCloseable {
             throw new InvalidInput("the request holds " + inputs.size() + " inputs; model '" + current.name()
                     + "' takes at most " + current.maxInputsPerRequest() + " per request");
         }
-        Model<I, O> model = launcher.latestModel();
-        for (int i = 0; i < inputs.size(); i++) {
-            model.validate(inputs.get(i), i);
+        CompletableFuture<List<O>> result = router.submit(inputs);
+        if (result.state() == java.util.concurrent.Future.State.FAILED && Router.servedBy(result) == null
+                && result.exceptionNow() instanceof InvalidInput refused) {
+            // Refused by the validation of the replica it was routed to, before it ran (a replica records itself as
+            // the one serving only once its run began): as synchronous as a size check.
+            throw refused;
         }
-        return router.submit(inputs);
+        return result;
     }
 
     private NotReady notReady(State state) {

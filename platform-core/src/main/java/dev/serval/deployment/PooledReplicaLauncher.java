@@ -23,6 +23,13 @@ import java.util.function.LongSupplier;
  * <p>Threads: {@link #start} and {@link #stop} are called on the controller thread and only queue work; the work
  * runs on {@code work} threads. A {@link Slot} per replica records whether a stop arrived while the replica was
  * still starting; its monitor is held only for those two field updates.
+ *
+ * <p>A stop that arrives while the replica is still starting (its model loading, its predictors warming up) is
+ * reported {@code stopped} at once: the replica never served, so there is nothing to drain, and a deployment being
+ * deleted must not wait for a load that may take minutes. The start goes on in the background; when it finishes,
+ * whatever it obtained (the model reference, the predictor threads) is released without any report, so a model that
+ * finishes loading after its deployment was removed is closed and discarded (with its last reference). Until then
+ * it holds its memory: that is the price of answering the delete at once.
  */
 final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
 
@@ -36,7 +43,6 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
     private final LongSupplier nanoTime;
     private final DeploymentMetrics metrics;
     private final ConcurrentHashMap<Long, Slot<I, O>> slots = new ConcurrentHashMap<>();
-    private volatile Model<I, O> latest;
 
     PooledReplicaLauncher(ModelLoader<I, O> loader, Executor work, ScheduledExecutorService health,
             LongSupplier nanoTime, DeploymentMetrics metrics) {
@@ -45,11 +51,6 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
         this.work = work;
         this.health = health;
         this.nanoTime = nanoTime;
-    }
-
-    /** The most recently loaded model (for validation and metadata), or null before the first replica starts. */
-    Model<I, O> latestModel() {
-        return latest;
     }
 
     @Override
@@ -66,7 +67,13 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
         Replica<I, O> replica;
         try {
             model = models.acquire(spec, loader, metrics);
-            latest = model;
+            if (abandoned(slot)) {
+                LOG.log(System.Logger.Level.INFO, "replica {0} was stopped while its model loaded; releasing the model",
+                        record.name());
+                models.release(slot.version);
+                slots.remove(id, slot);
+                return;
+            }
             replica = Replica.start(spec, id, model,
                     Thread.ofPlatform().daemon(true).name("serval-" + spec.name() + "-r" + id + "-", 0).factory(),
                     nanoTime, metrics, reason -> {
@@ -78,15 +85,12 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
             if (model != null) {
                 models.release(SharedModels.key(spec));
             }
-            slots.remove(id);
-            LOG.log(System.Logger.Level.ERROR, "replica " + record.name() + " failed to start", t);
-            boolean stopRequested;
-            synchronized (slot) {
-                stopRequested = slot.stopRequested;
-            }
-            if (stopRequested) {
-                events.stopped(id);
+            slots.remove(id, slot);
+            if (abandoned(slot)) {
+                LOG.log(System.Logger.Level.INFO, "replica " + record.name() + ", stopped while starting, failed to start"
+                        + " (already reported stopped)", t);
             } else {
+                LOG.log(System.Logger.Level.ERROR, "replica " + record.name() + " failed to start", t);
                 events.failed(id, String.valueOf(t.getMessage()));
             }
             return;
@@ -101,10 +105,17 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
             slot.replica = replica;
         }
         if (stopRequested) {
-            stopNow(id, slot, Duration.ZERO, events);
+            stopNow(id, slot, Duration.ZERO, null); // reported stopped when the stop arrived
             return;
         }
         events.started(id, replica);
+    }
+
+    /** Whether a stop arrived while the replica was starting (and was reported at once). */
+    private static boolean abandoned(Slot<?, ?> slot) {
+        synchronized (slot) {
+            return slot.stopRequested;
+        }
     }
 
     @Override
@@ -116,14 +127,19 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
         }
         boolean started;
         synchronized (slot) {
-            slot.stopRequested = true;
             started = slot.replica != null;
+            if (!started) {
+                slot.stopRequested = true;
+            }
         }
         if (started) {
             work.execute(() -> stopNow(record.id(), slot, drain, events));
+        } else {
+            events.stopped(record.id()); // never served: nothing to drain; its start cleans up when it finishes
         }
     }
 
+    /** Drains and closes a started replica; reports {@code stopped} to {@code events} unless it is null. */
     private void stopNow(long id, Slot<I, O> slot, Duration drain, ReplicaEvents<I, O> events) {
         try {
             ScheduledFuture<?> check = slot.healthCheck;
@@ -146,14 +162,18 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
                 metrics.remove(slot.inFlightGauge);
             }
             models.release(slot.version);
-            slots.remove(id);
-            events.stopped(id);
+            slots.remove(id, slot);
+            if (events != null) {
+                events.stopped(id);
+            }
         }
     }
 
     private static final class Slot<I, O> {
         final String version;
+        /** Set once the replica started; guarded by the slot's monitor. */
         Replica<I, O> replica;
+        /** A stop arrived before the replica started, and was reported; guarded by the slot's monitor. */
         boolean stopRequested;
         volatile ScheduledFuture<?> healthCheck;
         volatile io.micrometer.core.instrument.Meter inFlightGauge;

@@ -51,9 +51,15 @@ final class SharedModels<I, O> {
         }
     }
 
-    /** What identifies one loaded model: the model reference, the version, and whether it is batch invariant. */
+    /**
+     * What identifies one loaded model: every field of the spec a {@link ModelLoader} may read (the model reference
+     * with its loader options, the version, the intra-op threads its session runs with, and whether it is batch
+     * invariant). Replicas whose specs differ in any of them get their own model, so that a change of one of them
+     * never hands new replicas the session the old ones run.
+     */
     static String key(DeploymentSpec spec) {
-        return spec.model() + "@" + spec.version() + (spec.batchInvariance() ? "" : "/not-invariant");
+        return spec.model() + "@" + spec.version() + "/intra-op=" + spec.intraOpThreads()
+                + (spec.batchInvariance() ? "" : "/not-invariant");
     }
 
     /** Gives back one reference (by {@link #key}); the last one closes the model. */

@@ -32,7 +32,12 @@ import java.util.TreeSet;
  * switch invariance off; then even a row-coupled model batches, and says so.
  *
  * <p>Long texts ({@link LongInputs}) are truncated at the maximum length, or split into overlapping windows whose
- * results the head combines. A text within the maximum costs one tokenisation either way.
+ * results the head combines. A text within the maximum costs one tokenisation either way. Chunking is bounded: a
+ * text longer than {@link LongInputs#maxChars} characters is refused by {@link #validate} without being tokenised,
+ * one that splits into more than {@link LongInputs#maxChunks()} windows by its predictor before any window runs, and
+ * a predictor stops running a text's windows as soon as its request is abandoned (cancelled, or past its deadline).
+ * Under chunking texts never share an inference (a text's windows do), so the model reports single batching to the
+ * predictor pool: each text is taken alone, and its abandonment is checked between its windows.
  *
  * <p>Thread-safe. Predictors from {@link #newPredictor()} are not (see {@link Predictor}).
  *
@@ -41,6 +46,13 @@ import java.util.TreeSet;
 abstract class TextModel<O> implements Model<String, O> {
 
     private static final String PROBE = "Serval warm-up probe.";
+    private static final java.util.function.BooleanSupplier NEVER_ABANDONED = () -> false;
+    /**
+     * Windows of one text run in one inference when rows are independent. Windows are all {@code max_length} tokens but
+     * the last, so grouping them changes no result of a model whose rows are independent; smaller groups bound the memory of one inference and let an
+     * abandoned text stop sooner.
+     */
+    static final int WINDOWS_PER_INFERENCE = 16;
     private static final String PROBE_PARTNER =
             "A longer companion text for the batch-invariance probe, so that the probe is padded inside its batch.";
     /** Operators whose result for one batch row depends on the other rows. */
@@ -52,10 +64,14 @@ abstract class TextModel<O> implements Model<String, O> {
      * A loaded text model's parts, handed from {@link #load} to the kind's constructor.
      *
      * @param chunker     splits long texts into overlapping windows; null when long texts are truncated
+     * @param batching    whether rows (texts, or a chunked text's windows) may share an inference, as the load decided
      * @param probeResult the probe text's result, alone
+     * @param longInputs  the long-input policy and its bounds
+     * @param maxLength   tokens per text (per window when chunking)
      */
     record Parts<O>(ZooModel<NDList, NDList> model, HuggingFaceTokenizer tokenizer, HuggingFaceTokenizer chunker,
-            EncodingBatchTranslator<O> translator, TextHead<O> head, Batching batching, O probeResult) {
+            EncodingBatchTranslator<O> translator, TextHead<O> head, Batching batching, O probeResult,
+            LongInputs longInputs, int maxLength) {
     }
 
     private final ZooModel<NDList, NDList> model;
@@ -64,7 +80,13 @@ abstract class TextModel<O> implements Model<String, O> {
     private final HuggingFaceTokenizer chunker;
     private final EncodingBatchTranslator<O> translator;
     private final TextHead<O> head;
+    /** Whether rows may share an inference (texts when truncating, a text's windows when chunking). */
+    private final Batching rows;
+    /** What the predictor pool is told: {@link #rows}, or single under chunking (texts run alone). */
     private final Batching batching;
+    private final int maxChunks;
+    private final long maxChars;
+    private final int maxLength;
 
     TextModel(Parts<O> parts) {
         this.model = parts.model();
@@ -72,7 +94,12 @@ abstract class TextModel<O> implements Model<String, O> {
         this.chunker = parts.chunker();
         this.translator = parts.translator();
         this.head = parts.head();
-        this.batching = parts.batching();
+        this.rows = parts.batching();
+        this.maxLength = parts.maxLength();
+        this.maxChunks = parts.longInputs().maxChunks();
+        this.maxChars = parts.longInputs().maxChars(parts.maxLength());
+        this.batching = chunker == null ? rows : Batching.single("long inputs are chunked, so each text runs alone, its "
+                + "windows " + (rows.batched() ? "together" : "one by one") + " (" + rows.reason() + ")");
     }
 
     /**
@@ -139,7 +166,7 @@ abstract class TextModel<O> implements Model<String, O> {
                     modelFile.getFileName(), batching.mode(), batching.batchInvariant(), batching.reason(),
                     head.output(), engine.values());
             HuggingFaceTokenizer chunker = longInputs.chunk() ? tokenizer(tokenizerFile, maxLength, longInputs) : null;
-            return new Parts<>(model, tokenizer, chunker, translator, head, batching, alone);
+            return new Parts<>(model, tokenizer, chunker, translator, head, batching, alone, longInputs, maxLength);
         } catch (Exception e) {
             model.close();
             tokenizer.close();
@@ -220,8 +247,9 @@ abstract class TextModel<O> implements Model<String, O> {
     /**
      * One thread's DJL predictor. A batch is tokenised once, sorted by token count and cut into groups whose lengths
      * differ by at most a quarter (plus two tokens), so that a short text is not padded to a long one; each group is
-     * one inference. Under chunking, texts run one at a time, and a long text's windows run together when the model
-     * batches, or one by one when it does not.
+     * one inference. Under chunking, texts run one at a time, and a long text's windows run together (in inferences
+     * of up to {@link #WINDOWS_PER_INFERENCE}) when the model batches rows, or one by one when it does not; between
+     * two inferences the predictor checks whether the text's request was abandoned, and stops if it was.
      */
     final class TextPredictor implements Predictor<String, O> {
         private final ai.djl.inference.Predictor<Encoding[], List<O>> predictor = model.newPredictor(translator);
@@ -233,6 +261,17 @@ abstract class TextModel<O> implements Model<String, O> {
 
         @Override
         public O predict(String input) throws Exception {
+            return predict(input, NEVER_ABANDONED);
+        }
+
+        /**
+         * {@inheritDoc} Under chunking, {@code abandoned} is checked before each inference over the text's windows.
+         *
+         * @throws InvalidInput when the text splits into more than {@code max_chunks_per_input} windows (checked
+         *                      after tokenising, before any window runs)
+         */
+        @Override
+        public O predict(String input, java.util.function.BooleanSupplier abandoned) throws Exception {
             if (chunker == null) {
                 return run(tokenizer.encode(input));
             }
@@ -241,16 +280,25 @@ abstract class TextModel<O> implements Model<String, O> {
             if (rest == null || rest.length == 0) {
                 return run(whole); // within the maximum: no chunking work beyond this one tokenisation
             }
+            if (rest.length + 1 > maxChunks) {
+                throw new InvalidInput("a text of " + input.length() + " characters splits into " + (rest.length + 1)
+                        + " windows of " + maxLength + " tokens; this model runs at most " + maxChunks
+                        + " windows per text (max_chunks_per_input)");
+            }
             Encoding[] windows = new Encoding[rest.length + 1];
             windows[0] = whole;
             System.arraycopy(rest, 0, windows, 1, rest.length);
-            List<O> parts;
-            if (batching.batched()) {
-                parts = predictor.predict(windows);
-            } else {
-                parts = new ArrayList<>(windows.length);
-                for (Encoding window : windows) {
-                    parts.add(run(window)); // the same rule as whole texts: row-coupled models run windows alone
+            List<O> parts = new ArrayList<>(windows.length);
+            int step = rows.batched() ? WINDOWS_PER_INFERENCE : 1; // row-coupled models run windows alone
+            for (int start = 0; start < windows.length; start += step) {
+                if (abandoned.getAsBoolean()) {
+                    return null;
+                }
+                if (step == 1) {
+                    parts.add(run(windows[start]));
+                } else {
+                    parts.addAll(predictor.predict(Arrays.copyOfRange(windows, start,
+                            Math.min(windows.length, start + step))));
                 }
             }
             return head.combine(parts);
@@ -263,7 +311,7 @@ abstract class TextModel<O> implements Model<String, O> {
 
         @Override
         public List<O> predictBatch(List<String> inputs) throws Exception {
-            if (chunker != null || !batching.batched() || inputs.size() == 1) {
+            if (chunker != null || !rows.batched() || inputs.size() == 1) {
                 return Predictor.super.predictBatch(inputs);
             }
             int n = inputs.size();
@@ -313,6 +361,10 @@ abstract class TextModel<O> implements Model<String, O> {
         return PROBE;
     }
 
+    /**
+     * {@inheritDoc} Under chunking, also refuses a text longer than {@link LongInputs#maxChars} characters, before it
+     * is tokenised: O(1), whatever its length.
+     */
     @Override
     public void validate(String input, int index) {
         if (input == null) {
@@ -320,6 +372,12 @@ abstract class TextModel<O> implements Model<String, O> {
         }
         if (input.isEmpty()) {
             throw new InvalidInput("text " + index + " is an empty string");
+        }
+        if (chunker != null && input.length() > maxChars) {
+            throw new InvalidInput("text " + index + " is " + input.length() + " characters long; with long_inputs: "
+                    + "chunk this model takes at most " + maxChars + " characters per text (max_chunks_per_input "
+                    + maxChunks + " windows of " + maxLength + " tokens, at most " + LongInputs.CHARS_PER_TOKEN
+                    + " characters per token)");
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.serval.replica;
 
 import dev.serval.error.InferenceFailed;
+import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.metrics.DeploymentMetrics;
@@ -18,6 +19,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
 /**
@@ -343,13 +345,19 @@ final class PredictorPool<I, O> {
         try {
             if (batch.size() == 1) {
                 Task<I, O> only = batch.getFirst();
-                only.request.complete(only.index, predictor.predict(only.input));
+                // the request tells the predictor when it is abandoned (a chunked text stops between its windows)
+                only.request.complete(only.index, predictor.predict(only.input, only.request));
             } else {
                 List<O> outputs = predictor.predictBatch(inputs);
                 for (int i = 0; i < batch.size(); i++) {
                     Task<I, O> task = batch.get(i);
                     task.request.complete(task.index, outputs.get(i));
                 }
+            }
+        } catch (InvalidInput refused) {
+            // Input the model found it cannot take only while running it: the client's error, not the replica's.
+            for (Task<I, O> task : batch) {
+                task.request.fail(refused);
             }
         } catch (Throwable t) {
             if (stopped) {
@@ -388,7 +396,7 @@ final class PredictorPool<I, O> {
      * The outputs of one request, filled by any worker. Each worker writes its slot and then decrements
      * {@code remaining}; the atomic decrement orders those writes before the last worker's read.
      */
-    private static final class Request<O> {
+    private static final class Request<O> implements BooleanSupplier {
         private final Object[] outputs;
         private final AtomicInteger remaining;
         private final CompletableFuture<List<O>> future = new CompletableFuture<>();
@@ -408,6 +416,12 @@ final class PredictorPool<I, O> {
 
         void fail(Throwable failure) {
             future.completeExceptionally(failure);
+        }
+
+        /** Whether the request is abandoned: done before its outputs were (failed, cancelled, expired). */
+        @Override
+        public boolean getAsBoolean() {
+            return future.isDone();
         }
     }
 }

@@ -30,6 +30,11 @@ import java.util.function.LongSupplier;
  * {@link #idle}. Health: a failed inference or probe adds to {@link #consecutiveFailures}, a success resets it;
  * reaching the threshold reports the replica unhealthy once (to the controller, which replaces it). Counters are
  * atomics written by predictor threads and the health-check thread; all fields are otherwise final or volatile.
+ *
+ * <p>Validation: {@link #run} checks every input against this replica's own {@link #model} before queueing it, on
+ * the dispatching thread. A request is thus judged by the version that runs it, also while a rolling update has two
+ * versions serving, and input a version cannot take is refused (400) instead of failing in the model (500, counted
+ * against the replica's health).
  */
 public final class Replica<I, O> implements RoutableReplica<I, O> {
 
@@ -39,6 +44,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     private final Slots slots;
     private final int failureThreshold;
     private final PredictorPool<I, O> pool;
+    private final Model<I, O> model;
     private final Consumer<String> onUnhealthy;
     private final AtomicInteger consecutiveFailures = new AtomicInteger();
     private final AtomicBoolean reportedUnhealthy = new AtomicBoolean();
@@ -47,8 +53,9 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     private volatile boolean accepting = true;
     private volatile CompletableFuture<List<O>> probe = CompletableFuture.completedFuture(null);
 
-    private Replica(String deployment, long id, DeploymentSpec spec, PredictorPool<I, O> pool,
+    private Replica(String deployment, long id, DeploymentSpec spec, Model<I, O> model, PredictorPool<I, O> pool,
             Consumer<String> onUnhealthy) {
+        this.model = model;
         this.deployment = deployment;
         this.id = id;
         this.version = spec.version();
@@ -78,7 +85,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
             pool.close(Duration.ZERO);
             throw e;
         }
-        return new Replica<>(spec.name(), id, spec, pool, onUnhealthy);
+        return new Replica<>(spec.name(), id, spec, model, pool, onUnhealthy);
     }
 
     @Override
@@ -116,7 +123,15 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     }
 
     @Override
+    public Model<I, O> model() {
+        return model;
+    }
+
+    @Override
     public CompletableFuture<List<O>> run(List<I> inputs) {
+        for (int i = 0; i < inputs.size(); i++) {
+            model.validate(inputs.get(i), i);
+        }
         CompletableFuture<List<O>> result = pool.submit(inputs);
         result.whenComplete(health);
         return result;

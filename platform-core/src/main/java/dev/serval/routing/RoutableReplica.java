@@ -1,5 +1,6 @@
 package dev.serval.routing;
 
+import dev.serval.predictor.Model;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -29,7 +30,22 @@ public interface RoutableReplica<I, O> {
     /** Gives back a slot taken with {@link #tryAcquire()}. */
     void release();
 
-    /** Runs one admitted request; completes on a predictor thread. Never blocks the caller. */
+    /**
+     * The loaded model this replica runs. Requests are validated against it when they reach this replica, and their
+     * outputs mapped with its {@code io()}, so that during a rolling update each request is judged by the version
+     * that runs it. Every serving replica has one; only stand-ins that run no model (routing tests, benchmarks) keep
+     * this default, null.
+     */
+    default Model<I, O> model() {
+        return null;
+    }
+
+    /**
+     * Runs one admitted request; completes on a predictor thread. Never blocks the caller.
+     *
+     * @throws dev.serval.error.InvalidInput when an input is one this replica's {@link #model()} cannot take (checked
+     *                                       before anything is queued); the caller then releases the slot
+     */
     CompletableFuture<List<O>> run(List<I> inputs);
 
     /** Takes over the settings of {@code spec} that a running replica can change in place (batch size and wait). */

@@ -107,7 +107,7 @@ public final class Router<I, O> {
             return result;
         }
         result.upstream = run;
-        result.version = replica.version();
+        result.replica = replica;
         run.whenComplete(new Completion<>(this, replica, result));
         return result;
     }
@@ -117,8 +117,18 @@ public final class Router<I, O> {
      * the request waits in the queue or when it never reached a replica.
      */
     public static java.util.Optional<String> servedVersion(CompletableFuture<?> result) {
-        return result instanceof Routed<?> routed ? java.util.Optional.ofNullable(routed.version)
-                : java.util.Optional.empty();
+        RoutableReplica<?, ?> replica = result instanceof Routed<?> routed ? routed.replica : null;
+        return replica == null ? java.util.Optional.empty() : java.util.Optional.of(replica.version());
+    }
+
+    /**
+     * The replica that runs (or ran) a request, given the future {@link #submit} returned: its model answers it. Null
+     * while the request waits in the queue, and when no replica ran it (none took it, or the one chosen refused it:
+     * {@link RoutableReplica#run} threw). Set before the run can complete the future.
+     */
+    @SuppressWarnings("unchecked")
+    public static <I, O> RoutableReplica<I, O> servedBy(CompletableFuture<List<O>> result) {
+        return result instanceof Routed<O> routed ? (RoutableReplica<I, O>) routed.replica : null;
     }
 
     /** Dispatches queued requests while some replica has a free slot. */
@@ -229,7 +239,7 @@ public final class Router<I, O> {
      */
     private static final class Routed<O> extends CompletableFuture<List<O>> {
         private volatile CompletableFuture<List<O>> upstream;
-        private volatile String version;
+        private volatile RoutableReplica<?, O> replica;
 
         @Override
         public boolean cancel(boolean mayInterruptIfRunning) {

@@ -7,6 +7,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * The replicas a deployment routes to, immutable. The controller builds a new one only when the set of
  * routable replicas changes and swaps it into the {@link Router}; request threads read it without locks.
  * Selection ({@link #choose()}) takes no lock and allocates nothing.
+ *
+ * <p>What the replicas serve is computed once, when the snapshot is built: {@link #newest()} (the replica started
+ * last, so of the newest version that serves) and {@link #servesOneModel()} (whether every replica runs the same
+ * loaded model, i.e. no rolling update has two versions serving at once).
  */
 public final class RoutingSnapshot<I, O> {
 
@@ -14,9 +18,23 @@ public final class RoutingSnapshot<I, O> {
     private static final RoutingSnapshot<?, ?> EMPTY = new RoutingSnapshot<Object, Object>(new RoutableReplica[0]);
 
     private final RoutableReplica<I, O>[] replicas;
+    private final RoutableReplica<I, O> newest;
+    private final boolean oneModel;
 
     private RoutingSnapshot(RoutableReplica<I, O>[] replicas) {
         this.replicas = replicas;
+        RoutableReplica<I, O> last = null;
+        for (RoutableReplica<I, O> replica : replicas) {
+            if (last == null || replica.id() > last.id()) {
+                last = replica;
+            }
+        }
+        boolean same = true;
+        for (RoutableReplica<I, O> replica : replicas) {
+            same &= replica.model() == last.model();
+        }
+        this.newest = last;
+        this.oneModel = same;
     }
 
     @SuppressWarnings("unchecked")
@@ -35,6 +53,19 @@ public final class RoutingSnapshot<I, O> {
 
     public boolean isEmpty() {
         return replicas.length == 0;
+    }
+
+    /**
+     * The replica started last (the highest id), hence one of the newest version that serves; null when there is
+     * none. Replica ids grow with every start, and once a new version is applied only replicas of it start.
+     */
+    public RoutableReplica<I, O> newest() {
+        return newest;
+    }
+
+    /** Whether every replica runs one loaded model (vacuously true when there is none). */
+    public boolean servesOneModel() {
+        return oneModel;
     }
 
     /** The replicas, in a new list (for status and tests; not for the request path). */

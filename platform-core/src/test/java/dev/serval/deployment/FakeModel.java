@@ -15,6 +15,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A model that upper-cases its input. Inputs starting with {@code "wait"} block until {@link #gate} is
  * released; {@code "boom"} fails; {@code "bad"} is refused by validation; the probe fails on replicas whose id is
  * in {@link #doomed} (their threads are named {@code serval-<deployment>-r<id>-<n>}). Records who ran what.
+ * Inputs starting with {@link #refusedPrefix} are refused by validation and, should one reach the model anyway, fail
+ * it (as a real model fails on input of another shape); the probe waits for {@link #probeGate} when one is set.
  */
 final class FakeModel implements Model<String, String> {
 
@@ -29,6 +31,9 @@ final class FakeModel implements Model<String, String> {
     volatile boolean batches;
     final java.util.List<Integer> batchSizes = new java.util.concurrent.CopyOnWriteArrayList<>();
     volatile boolean closed;
+    volatile String refusedPrefix;
+    volatile Semaphore probeGate;
+    final AtomicInteger probesWaiting = new AtomicInteger();
 
     @Override
     public dev.serval.tensor.TensorIO<String, String> io() {
@@ -80,6 +85,15 @@ final class FakeModel implements Model<String, String> {
                     waiting.incrementAndGet();
                     gate.acquire();
                 }
+                Semaphore probes = probeGate;
+                if (input.equals("probe") && probes != null) {
+                    probesWaiting.incrementAndGet();
+                    probes.acquire();
+                }
+                String refused = refusedPrefix;
+                if (refused != null && input.startsWith(refused)) {
+                    throw new IllegalStateException("the model cannot run '" + input + "'");
+                }
                 if (input.equals("probe") && (allProbesFail || doomed.contains(replicaId()))) {
                     throw new IllegalStateException("doomed replica");
                 }
@@ -112,6 +126,10 @@ final class FakeModel implements Model<String, String> {
     public void validate(String input, int index) {
         if (input.equals("bad")) {
             throw new InvalidInput("text " + index + " is bad");
+        }
+        String refused = refusedPrefix;
+        if (refused != null && input.startsWith(refused)) {
+            throw new InvalidInput("text " + index + " starts with '" + refused + "'");
         }
     }
 

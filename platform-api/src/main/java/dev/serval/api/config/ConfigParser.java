@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.quarkus.runtime.configuration.DurationConverter;
+import dev.serval.predictor.LongInputs;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -144,6 +145,7 @@ public final class ConfigParser {
                 longInputs,
                 chunkOverlap,
                 read.choice("chunk_reduction", "mean", "max"),
+                read.integer("max_chunks_per_input", 1, LongInputs.MAX_CHUNKS_LIMIT),
                 numReplicas,
                 minReady,
                 read.integer("max_ongoing_requests", 1, 100_000),

@@ -15,6 +15,7 @@ import java.util.Objects;
  * @param maxLength      tokens kept per text, or 0 for the model descriptor's {@code max_length}
  * @param longInputs     {@code truncate} or {@code chunk}
  * @param chunkReduction how a classifier combines the scores of a chunked text: {@code mean} or {@code max}
+ * @param maxChunksPerInput windows one text may split into under {@code chunk}; longer texts are refused (400)
  */
 public record DeploymentConfig(
         String name,
@@ -24,6 +25,7 @@ public record DeploymentConfig(
         String longInputs,
         int chunkOverlap,
         String chunkReduction,
+        int maxChunksPerInput,
         int numReplicas,
         int minReadyReplicas,
         int maxOngoingRequests,
@@ -54,6 +56,7 @@ public record DeploymentConfig(
         defaults.put("long_inputs", "truncate");
         defaults.put("chunk_overlap", 32);
         defaults.put("chunk_reduction", "mean");
+        defaults.put("max_chunks_per_input", 64);
         defaults.put("num_replicas", 1);
         defaults.put("min_ready_replicas", 1);
         defaults.put("max_ongoing_requests", 8);
@@ -79,15 +82,14 @@ public record DeploymentConfig(
      * @throws IllegalArgumentException naming the field when a value is out of its bounds
      */
     public DeploymentSpec toSpec() {
-        return new DeploymentSpec(name, modelReference(), version, numReplicas, maxOngoingRequests, maxQueuedRequests,
+        return new DeploymentSpec(name, reference().text(), version, numReplicas, maxOngoingRequests, maxQueuedRequests,
                 predictorThreads, intraOpThreads, maxInputsPerRequest, healthCheckPeriod, healthCheckFailureThreshold,
                 gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout, rollingUpdateFraction);
     }
 
-    /** The model name plus the options its loader reads, as one string. */
-    public String modelReference() {
-        return model + "?max_length=" + maxLength + "&long_inputs=" + longInputs + "&chunk_overlap=" + chunkOverlap
-                + "&chunk_reduction=" + chunkReduction;
+    /** The model name plus the options its loader reads ({@link ModelReference#text()} is the spec's model). */
+    public ModelReference reference() {
+        return new ModelReference(model, maxLength, longInputs, chunkOverlap, chunkReduction, maxChunksPerInput);
     }
 
     /** The fields under their config-file keys, durations as text: what the API shows and the state file stores. */
@@ -100,6 +102,7 @@ public record DeploymentConfig(
         map.put("long_inputs", longInputs);
         map.put("chunk_overlap", chunkOverlap);
         map.put("chunk_reduction", chunkReduction);
+        map.put("max_chunks_per_input", maxChunksPerInput);
         map.put("num_replicas", numReplicas);
         map.put("min_ready_replicas", minReadyReplicas);
         map.put("max_ongoing_requests", maxOngoingRequests);

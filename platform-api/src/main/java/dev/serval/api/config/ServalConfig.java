@@ -199,6 +199,11 @@ public interface ServalConfig {
         @WithDefault("mean")
         String chunkReduction();
 
+        /** Windows one text may split into with {@code long-inputs=chunk}; a text needing more is refused (400). */
+        @WithName("max-chunks-per-input")
+        @WithDefault("64")
+        int maxChunksPerInput();
+
         /** The share of the replicas a rolling update (new model or version) replaces at a time. */
         @WithName("rolling-update-fraction")
         @WithDefault("0.25")
@@ -263,6 +268,7 @@ public interface ServalConfig {
             fields.put("long_inputs", longInputs().name().toLowerCase(java.util.Locale.ROOT));
             fields.put("chunk_overlap", chunkOverlap());
             fields.put("chunk_reduction", chunkReduction());
+            fields.put("max_chunks_per_input", maxChunksPerInput());
             fields.put("num_replicas", numReplicas());
             fields.put("min_ready_replicas", minReadyReplicas());
             fields.put("max_ongoing_requests", maxOngoingRequests());

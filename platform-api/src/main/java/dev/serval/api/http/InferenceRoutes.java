@@ -114,10 +114,11 @@ public class InferenceRoutes {
     }
 
     /** What the encoder needs of a submitted OIP request once its result is in. */
-    private record Call<I, O>(Deployment<I, O> deployment, TensorIO<I, O> io, CompletableFuture<List<O>> result) {
+    private record Call<I, O>(Deployment<I, O> deployment, CompletableFuture<List<O>> result) {
 
+        /** The output tensors, mapped by the model of the replica that answered (its labels, its output names). */
         Tensors outputs() {
-            return io.outputs(result.join());
+            return deployment.io(result).outputs(result.join());
         }
 
         /** The version of the replica that answered (the deployment's, if the request never reached one). */
@@ -126,15 +127,20 @@ public class InferenceRoutes {
         }
     }
 
-    /** Maps the request's tensors to the model's inputs (its kind decides how) and submits them. */
+    /**
+     * Maps the request's tensors to the model's inputs (its kind decides how) and submits them. Requested outputs are
+     * checked here when every serving replica runs one model; while a rolling update has two serving, the encoder
+     * checks them against the outputs of the version that answered.
+     */
     private static <I, O> Submissions.Submitted<Call<?, ?>> submit(Deployment<I, O> deployment, OipRequest request) {
         TensorIO<I, O> io = deployment.io();
         if (request.outputs() != null) {
-            deployment.signature().ifPresent(signature -> OipResponseEncoder.checkRequestedOutputs(request, signature));
+            deployment.uniformSignature()
+                    .ifPresent(signature -> OipResponseEncoder.checkRequestedOutputs(request, signature));
         }
         List<I> inputs = io.inputs(request.inputs());
         CompletableFuture<List<O>> result = deployment.submit(inputs);
-        return new Submissions.Submitted<>(result, inputs.size(), new Call<>(deployment, io, result));
+        return new Submissions.Submitted<>(result, inputs.size(), new Call<>(deployment, result));
     }
 
     /**

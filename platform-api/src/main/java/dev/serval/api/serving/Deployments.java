@@ -3,6 +3,7 @@ package dev.serval.api.serving;
 import dev.serval.api.config.ConfigParser;
 import dev.serval.api.config.DeploymentConfig;
 import dev.serval.api.config.InvalidConfig;
+import dev.serval.api.config.ModelReference;
 import dev.serval.api.config.ServalConfig;
 import dev.serval.api.repository.ModelKind;
 import dev.serval.deployment.Deployment;
@@ -31,7 +32,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicReference;
 import org.jboss.logging.Logger;
 
 /**
@@ -240,26 +240,33 @@ public class Deployments {
                 + "' is not a model name of the repository");
     }
 
-    @SuppressWarnings("unchecked")
     private ServedDeployment create(DeploymentConfig initial) {
         ModelSource source = sourceFor(initial, "serval");
         ModelKind kind = source.kind(initial);
-        AtomicReference<DeploymentConfig> current = new AtomicReference<>(initial);
-        ModelLoader<Object, Object> loader = spec -> (Model<Object, Object>) source.load(current.get());
         DeploymentSpec spec = initial.toSpec();
         Deployment<Object, Object> deployment;
         try {
-            deployment = engine.deploy(spec, loader);
+            deployment = engine.deploy(spec, loader(source));
         } catch (IllegalArgumentException e) {
             throw new dev.serval.api.http.ApiError(409, "deployment '" + initial.name()
                     + "' is still shutting down after a delete; try again when it is gone");
         }
         ServedDeployment served = new ServedDeployment(deployment, new DeploymentMeters(deployment, registry), kind,
-                initial, current);
+                initial);
         LOG.infof("deployment '%s': starting %d replica(s) of %s version %s (%s), each %d predictor threads x %d "
                 + "intra-op threads", initial.name(), spec.numReplicas(), initial.model(), spec.version(), kind.id(),
                 spec.predictorThreads(), spec.intraOpThreads());
         return served;
+    }
+
+    /**
+     * The loader of a deployment served by {@code source}: it loads exactly the spec the engine hands it (its model
+     * reference carries the loader options), never the deployment's current config, which may have moved on to
+     * another version while the replica was starting.
+     */
+    @SuppressWarnings("unchecked")
+    static ModelLoader<Object, Object> loader(ModelSource source) {
+        return spec -> (Model<Object, Object>) source.load(ModelReference.parse(spec.model()), spec);
     }
 
     private static void update(ServedDeployment served, DeploymentConfig next) {

@@ -1,6 +1,7 @@
 package dev.serval.api.serving;
 
 import dev.serval.api.config.DeploymentConfig;
+import dev.serval.api.config.ModelReference;
 import dev.serval.api.config.ServalConfig;
 import dev.serval.api.repository.ModelDescriptor;
 import dev.serval.api.repository.ModelKind;
@@ -13,6 +14,7 @@ import dev.serval.predictor.ChunkReduction;
 import dev.serval.predictor.TensorModel;
 import dev.serval.predictor.TextClassificationModel;
 import dev.serval.predictor.TextEmbeddingModel;
+import dev.serval.spec.DeploymentSpec;
 import jakarta.inject.Singleton;
 import java.util.Map;
 
@@ -68,22 +70,23 @@ public class RepositoryModelSource implements ModelSource {
     }
 
     @Override
-    public Model<?, ?> load(DeploymentConfig config) throws Exception {
-        ModelRepository.ModelVersion found = repository.resolve(config.model(), config.version());
+    public Model<?, ?> load(ModelReference reference, DeploymentSpec spec) throws Exception {
+        ModelRepository.ModelVersion found = repository.resolve(reference.model(), spec.version());
         ModelDescriptor descriptor = found.descriptor();
-        int maxLength = config.maxLength() > 0 ? config.maxLength() : descriptor.maxLength();
-        LongInputs longInputs = config.longInputs().equals("chunk") ? LongInputs.chunk(config.chunkOverlap())
+        int maxLength = reference.maxLength() > 0 ? reference.maxLength() : descriptor.maxLength();
+        LongInputs longInputs = reference.longInputs().equals("chunk") ? LongInputs.chunk(reference.chunkOverlap(),
+                reference.maxChunksPerInput())
                 : LongInputs.truncate();
         // the descriptor's engine options and output; intra-op threads always come from the deployment
         return switch (descriptor.kind()) {
             case TEXT_EMBEDDING -> TextEmbeddingModel.load(found.file(), found.tokenizer(), maxLength,
-                    config.intraOpThreads(), config.batchInvariance(), longInputs, descriptor.engine(),
+                    spec.intraOpThreads(), spec.batchInvariance(), longInputs, descriptor.engine(),
                     descriptor.output());
-            case TENSOR -> TensorModel.load(found.file(), config.intraOpThreads(), descriptor.engine());
+            case TENSOR -> TensorModel.load(found.file(), spec.intraOpThreads(), descriptor.engine());
             case NOOP -> new NoopModel();
             case TEXT_CLASSIFICATION -> TextClassificationModel.load(found.file(), found.tokenizer(),
-                    descriptor.labels(), maxLength, config.intraOpThreads(), config.batchInvariance(), longInputs,
-                    config.chunkReduction().equals("max") ? ChunkReduction.MAX : ChunkReduction.MEAN,
+                    descriptor.labels(), maxLength, spec.intraOpThreads(), spec.batchInvariance(), longInputs,
+                    reference.chunkReduction().equals("max") ? ChunkReduction.MAX : ChunkReduction.MEAN,
                     descriptor.engine(), descriptor.output());
         };
     }

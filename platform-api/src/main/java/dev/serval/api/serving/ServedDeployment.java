@@ -6,7 +6,6 @@ import dev.serval.deployment.Deployment;
 import dev.serval.predictor.Embedding;
 import dev.serval.error.InvalidInput;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A running deployment with what the edge needs beside it: its meters, its kind and its current config (replaced
@@ -17,16 +16,18 @@ public final class ServedDeployment {
     private final Deployment<?, ?> deployment;
     private final DeploymentMeters meters;
     private final ModelKind kind;
-    /** The current config; shared with the deployment's model loader, which loads what it says. */
-    private final AtomicReference<DeploymentConfig> config;
+    /**
+     * The current config, for the edge (request timeout, readiness, the management API's view); written by
+     * {@link Deployments} under its lock, read by request threads. The model loader never reads it: it loads the spec
+     * it is given.
+     */
+    private volatile DeploymentConfig config;
 
-    ServedDeployment(Deployment<?, ?> deployment, DeploymentMeters meters, ModelKind kind, DeploymentConfig initial,
-            AtomicReference<DeploymentConfig> config) {
+    ServedDeployment(Deployment<?, ?> deployment, DeploymentMeters meters, ModelKind kind, DeploymentConfig initial) {
         this.deployment = deployment;
         this.meters = meters;
         this.kind = kind;
-        this.config = config;
-        config.set(initial);
+        this.config = initial;
     }
 
     public String name() {
@@ -46,15 +47,15 @@ public final class ServedDeployment {
     }
 
     public DeploymentConfig config() {
-        return config.get();
+        return config;
     }
 
     void config(DeploymentConfig next) {
-        config.set(next);
+        config = next;
     }
 
     public Duration requestTimeout() {
-        return config.get().requestTimeout();
+        return config.requestTimeout();
     }
 
     /**
@@ -74,6 +75,6 @@ public final class ServedDeployment {
     /** Whether at least {@code min_ready_replicas} replicas are routable. */
     public boolean ready() {
         return deployment.state() == Deployment.State.READY
-                && deployment.router().routableReplicas() >= config.get().minReadyReplicas();
+                && deployment.router().routableReplicas() >= config.minReadyReplicas();
     }
 }

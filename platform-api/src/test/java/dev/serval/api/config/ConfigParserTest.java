@@ -57,12 +57,12 @@ class ConfigParserTest {
             """;
 
     private static final DeploymentConfig MINILM = new DeploymentConfig("minilm", "all-minilm-l6-v2", "2", 128,
-            "chunk", 16, "max", 3, 2, 4, 100, 1, 2, 64, Duration.ofSeconds(5), 5, Duration.ZERO,
+            "chunk", 16, "max", 64, 3, 2, 4, 100, 1, 2, 64, Duration.ofSeconds(5), 5, Duration.ZERO,
             Duration.ofMillis(1500), false, 16, Duration.ofMillis(5), 0.5);
 
     /** The documented defaults. */
     private static final DeploymentConfig NOOP = new DeploymentConfig("noop", "noop", "1", 0, "truncate", 32, "mean",
-            1, 1, 8, 256, 2, 1, 256, Duration.ofSeconds(10), 3, Duration.ofSeconds(10), Duration.ofSeconds(30), true,
+            64, 1, 1, 8, 256, 2, 1, 256, Duration.ofSeconds(10), 3, Duration.ofSeconds(10), Duration.ofSeconds(30), true,
             32, Duration.ZERO, 0.25);
 
     private static List<DeploymentConfig> parse(String yaml) {
@@ -335,6 +335,7 @@ class ConfigParserTest {
         "health_check_failure_threshold: 0 | health_check_failure_threshold | must be between 1 and 1000, not 0",
         "max_length: -1                  | max_length                     | must be between 0 and 1000000, not -1",
         "chunk_overlap: -1               | chunk_overlap                  | must be between 0 and 1000000, not -1",
+        "max_chunks_per_input: 0         | max_chunks_per_input           | must be between 1 and 4096, not 0",
         "rolling_update_fraction: 0      | rolling_update_fraction        | must be in (0, 1], not 0.0",
         "rolling_update_fraction: 1.5    | rolling_update_fraction        | must be in (0, 1], not 1.5",
         "rolling_update_fraction: -0.25  | rolling_update_fraction        | must be in (0, 1], not -0.25",
@@ -439,7 +440,7 @@ class ConfigParserTest {
         DeploymentConfig merged = ConfigParser.merge(MINILM,
                 ConfigParser.read("{\"num_replicas\": 5, \"request_timeout\": \"2s\"}", source), source);
 
-        assertEquals(new DeploymentConfig("minilm", "all-minilm-l6-v2", "2", 128, "chunk", 16, "max", 5, 2, 4, 100, 1,
+        assertEquals(new DeploymentConfig("minilm", "all-minilm-l6-v2", "2", 128, "chunk", 16, "max", 64, 5, 2, 4, 100, 1,
                 2, 64, Duration.ofSeconds(5), 5, Duration.ZERO, Duration.ofSeconds(2), false, 16, Duration.ofMillis(5),
                 0.5), merged);
     }

@@ -115,7 +115,8 @@ class DescriptorLoadingTest {
 
     @SuppressWarnings("unchecked")
     private static <I, O> Model<I, O> load(String model, String version) throws Exception {
-        return (Model<I, O>) source.load(deployment(model, version));
+        DeploymentConfig config = deployment(model, version);
+        return (Model<I, O>) source.load(config.reference(), config.toSpec());
     }
 
     @Test

@@ -1,0 +1,85 @@
+package dev.serval.deployment;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.serval.spec.DeploymentSpec;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Which replicas share a loaded model, and which get their own. */
+class SharedModelsTest {
+
+    private final ServingEngine engine = new ServingEngine(Duration.ofMillis(50), System::nanoTime);
+
+    @AfterEach
+    void closeAll() {
+        engine.close();
+    }
+
+    private static DeploymentSpec spec() {
+        return new DeploymentSpec("fake", "fake:", "1", 1, 8, 10, 1, 1, 10, Duration.ofSeconds(10), 3,
+                Duration.ofSeconds(5));
+    }
+
+    @Test
+    void theKeyHoldsEveryFieldALoaderReads() {
+        DeploymentSpec spec = spec();
+        String key = SharedModels.key(spec);
+
+        assertNotEquals(key, SharedModels.key(spec.withPredictors(1, 2)), "intra-op threads");
+        assertNotEquals(key, SharedModels.key(spec.withVersion("2")), "version");
+        assertNotEquals(key, SharedModels.key(spec.withBatching(false, spec.maxBatchSize())), "batch invariance");
+        assertEquals(key, SharedModels.key(spec.withNumReplicas(3).withPredictors(4, 1)),
+                "replica count and predictor threads do not change the session");
+    }
+
+    @Test
+    void aChangeOfIntraOpThreadsLoadsASessionWithTheNewThreadsInsteadOfReusingTheRunningOne() throws Exception {
+        List<DeploymentSpec> loads = new CopyOnWriteArrayList<>();
+        List<FakeModel> models = new CopyOnWriteArrayList<>();
+        Deployment<String, String> deployment = engine.deploy(spec(), spec -> {
+            loads.add(spec);
+            FakeModel model = new FakeModel();
+            models.add(model);
+            return model;
+        });
+        awaitSettled(deployment, 1);
+
+        deployment.update(spec().withPredictors(1, 2)).get(10, TimeUnit.SECONDS);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        for (;;) { // one read of each piece of shared state per check
+            var replicas = deployment.router().snapshot().replicas();
+            boolean replaced = replicas.size() == 1 && replicas.getFirst().id() != 0;
+            if (replaced && models.getFirst().closed) {
+                break;
+            }
+            assertTrue(System.nanoTime() < deadline, "the replica was never replaced, or the old session never closed"
+                    + " with its last replica: " + deployment.status() + ", loads " + loads.size());
+            Thread.yield();
+        }
+
+        assertEquals(List.of(1, 2), loads.stream().map(DeploymentSpec::intraOpThreads).toList(),
+                "the new replica loaded its own session with 2 intra-op threads");
+        assertEquals(List.of("A"), deployment.submit(List.of("a")).get(10, TimeUnit.SECONDS));
+    }
+
+    /** Waits until exactly {@code running} replicas run and none is updating, stopping or starting. */
+    static void awaitSettled(Deployment<?, ?> deployment, int running) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        for (;;) {
+            var status = deployment.status();
+            if (status.running() == running && status.updating() == 0 && status.stopping() == 0
+                    && status.starting() == 0) {
+                return;
+            }
+            assertTrue(System.nanoTime() < deadline, "never settled at " + running + " running: " + status);
+            Thread.yield();
+        }
+    }
+}
