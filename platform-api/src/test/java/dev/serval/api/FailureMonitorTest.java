@@ -35,7 +35,9 @@ class FailureMonitorTest {
                     "serval.deployments.flaky.model", "gated:",
                     "serval.deployments.flaky.predictor-threads", "1",
                     "serval.deployments.flaky.health-check-failure-threshold", "1000",
-                    "serval.failure-monitor.window", "2s",
+                    // Long enough that four failing requests fall in one window on a loaded machine (the monitor
+                    // evaluates once a second; with 2 s, four requests taking over a second could straddle it).
+                    "serval.failure-monitor.window", "10s",
                     "serval.failure-monitor.min-requests", "4",
                     "serval.failure-monitor.max-replacements", "1");
         }
