@@ -155,7 +155,8 @@ class DecoderFuzzTest {
                     long start = System.nanoTime();
                     OipRequest request = DecodeContract.oip(DecodeContract.OIP_MANY_TENSORS, body, null);
                     long millis = (System.nanoTime() - start) / 1_000_000;
-                    long allowed = 500 + inputs / 50; // 20 µs per input on top of half a second (the square: seconds)
+                    // 40 µs per input on top of half a second, for a shared machine (the square: 4-17 s at 20-30,000)
+                    long allowed = 500 + inputs / 25;
                     if (request == null || request.inputs().size() != inputs || millis > allowed) {
                         throw new AssertionError(inputs + " inputs (" + body.length + " bytes) took " + millis
                                 + " ms, " + (request == null ? "refused" : "decoded") + "; allowed " + allowed + " ms");

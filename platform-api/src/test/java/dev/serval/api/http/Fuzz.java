@@ -156,12 +156,12 @@ final class Fuzz {
         private AssertionError report(String test, int index, int count, Failure<T> failure, Failure<T> smaller) {
             StringBuilder message = new StringBuilder()
                     .append(test).append(" failed on try ").append(index + 1).append(" of ").append(count)
-                    .append(" (base seed ").append(SEED).append("): ").append(failure.error)
+                    .append(" (base seed ").append(SEED).append("): ").append(summary(failure.error))
                     .append("\n  seed ").append(failure.seed).append(sizeNote(failure.size))
                     .append(", input: ").append(describe.apply(failure.value))
                     .append("\n  replay: ").append(replay(test, failure));
             if (smaller != null) {
-                message.append("\n  a smaller input that fails too: ").append(smaller.error)
+                message.append("\n  a smaller input that fails too: ").append(summary(smaller.error))
                         .append("\n  seed ").append(smaller.seed).append(sizeNote(smaller.size))
                         .append(", input: ").append(describe.apply(smaller.value))
                         .append("\n  replay: ").append(replay(test, smaller));
@@ -171,6 +171,12 @@ final class Fuzz {
                 error.addSuppressed(smaller.error);
             }
             return error;
+        }
+
+        /** The failure's first line, shortened (its whole message is the cause's, below the report). */
+        private static String summary(Throwable error) {
+            String text = error.toString().lines().findFirst().orElse("");
+            return truncate(text, 300);
         }
 
         private static String sizeNote(double size) {
