@@ -47,7 +47,7 @@ final class Fuzz {
     private static final int SHRINK_SEEDS_PER_SIZE = 12;
 
     static {
-        System.out.println("serval.fuzz: base seed " + SEED + ", " + TRIES + " tries per property"
+        System.out.println("serval.fuzz: base seed " + SEED + ", " + TRIES + (TRIES == 1 ? " try" : " tries") + " per property"
                 + (SIZE == 1 ? "" : ", size " + SIZE) + " (replay this run: -Dserval.fuzz.seed=" + SEED + ")");
     }
 
