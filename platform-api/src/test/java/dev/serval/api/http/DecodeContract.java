@@ -35,6 +35,9 @@ final class DecodeContract {
     static final ObjectMapper MAPPER = new ObjectMapper();
     static final Json JSON = new Json(MAPPER);
     static final OipRequestDecoder OIP = new OipRequestDecoder(JSON, RequestLimits.defaults());
+    /** The decoder with a tensor limit far above the default, for the linear-time checks of many inputs. */
+    static final OipRequestDecoder OIP_MANY_TENSORS =
+            new OipRequestDecoder(JSON, new RequestLimits(1_000_000, 16L << 20, 2048));
     static final OpenAiEmbeddings OPENAI = new OpenAiEmbeddings(JSON, new JsonFactory(), RequestLimits.defaults());
 
     private static final com.sun.management.ThreadMXBean THREADS =
@@ -65,11 +68,25 @@ final class DecodeContract {
 
     /** Decodes an Open Inference Protocol body; returns the request, or null when it was refused as it should be. */
     static OipRequest oip(byte[] body, String headerLength) {
-        OipRequest request = run(body, () -> OIP.decode(body, headerLength));
+        return oip(OIP, body, headerLength);
+    }
+
+    /** The same with another decoder (other limits). */
+    static OipRequest oip(OipRequestDecoder decoder, byte[] body, String headerLength) {
+        OipRequest request = run(body, () -> decoder.decode(body, headerLength)).request();
         if (request != null) {
             checkWellFormed(request);
         }
         return request;
+    }
+
+    /** Decodes an Open Inference Protocol body that must be refused; returns the refusal (a 4xx, as the contract says). */
+    static RuntimeException oipRefusal(byte[] body, String headerLength) {
+        Outcome<OipRequest> outcome = run(body, () -> OIP.decode(body, headerLength));
+        if (outcome.refusal() == null) {
+            throw new AssertionError("accepted, not refused: " + show(body));
+        }
+        return outcome.refusal();
     }
 
     static OipRequest oip(String body) {
@@ -78,7 +95,7 @@ final class DecodeContract {
 
     /** Decodes an OpenAI embeddings body; returns the request, or null when it was refused as it should be. */
     static EmbeddingsRequest embeddings(byte[] body) {
-        EmbeddingsRequest request = run(body, () -> OPENAI.decode(body));
+        EmbeddingsRequest request = run(body, () -> OPENAI.decode(body)).request();
         if (request != null) {
             assertNotNull(request.model(), "model");
             assertTrue(!request.model().isEmpty(), "model is empty");
@@ -93,20 +110,24 @@ final class DecodeContract {
         return embeddings(body.getBytes(StandardCharsets.UTF_8));
     }
 
-    private static <T> T run(byte[] body, Supplier<T> decode) {
+    /** What one decode came to: the request, or (request null) the refusal. */
+    private record Outcome<T>(T request, RuntimeException refusal) {
+    }
+
+    private static <T> Outcome<T> run(byte[] body, Supplier<T> decode) {
         long allocatedBefore = THREADS.getCurrentThreadAllocatedBytes();
         long start = System.nanoTime();
-        T result;
+        Outcome<T> result;
         try {
-            result = decode.get();
+            result = new Outcome<>(decode.get(), null);
         } catch (InvalidInput refused) {
-            result = null;
+            result = new Outcome<>(null, refused);
         } catch (ApiError refused) {
             if (refused.status() >= 500) {
                 throw new AssertionError("refused with status " + refused.status() + " (a server error): "
                         + refused.getMessage() + "; body " + show(body), refused);
             }
-            result = null;
+            result = new Outcome<>(null, refused);
         } catch (OutOfMemoryError e) {
             throw new AssertionError("OutOfMemoryError (" + e.getMessage() + ") decoding " + body.length
                     + " bytes: " + show(body), e);
@@ -144,9 +165,8 @@ final class DecodeContract {
         assertTrue(request.timeoutMicros() >= -1, "timeout " + request.timeoutMicros());
     }
 
-    /** The body as text for a failure message (the first 600 characters; invalid UTF-8 shows as U+FFFD). */
+    /** The body for a failure message: its length and text, truncated ({@link Fuzz#show(byte[])}). */
     static String show(byte[] body) {
-        String text = new String(body, StandardCharsets.UTF_8);
-        return text.length() <= 600 ? text : text.substring(0, 600) + "... (" + body.length + " bytes)";
+        return Fuzz.show(body);
     }
 }
