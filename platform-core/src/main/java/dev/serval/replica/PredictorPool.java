@@ -45,6 +45,8 @@ import java.util.function.LongSupplier;
 final class PredictorPool<I, O> {
 
     private static final System.Logger LOG = System.getLogger(PredictorPool.class.getName());
+    /** The longest Retry-After given: an estimate beyond a minute is noise. */
+    private static final long MAX_RETRY_AFTER_SECONDS = 60;
     private static final Task<?, ?> POISON = new Task<>(null, -1, null, 0);
 
     private final String deployment;
@@ -127,7 +129,7 @@ final class PredictorPool<I, O> {
         int n = inputs.size();
         for (;;) {
             int current = queued.get();
-            if (current + n > maxQueuedInputs) {
+            if ((long) current + n > maxQueuedInputs) {
                 throw new Overloaded("model '" + deployment + "' is overloaded: " + current + " inputs queued, "
                         + n + " more would exceed max-queued-inputs " + maxQueuedInputs, retryAfter(current));
             }
@@ -272,7 +274,8 @@ final class PredictorPool<I, O> {
      */
     private boolean fill(List<Task<I, O>> batch) {
         int max = maxBatch;
-        int share = Math.max(1, Math.min(max, (queued.get() + batch.size() + workers.length - 1) / workers.length));
+        int share = (int) Math.max(1, Math.min(max,
+                ((long) queued.get() + batch.size() + workers.length - 1) / workers.length));
         while (batch.size() < share) {
             Task<I, O> next = queue.poll();
             if (next == null) {
@@ -372,8 +375,8 @@ final class PredictorPool<I, O> {
 
     /** Time until {@code queuedNow} inputs drain through all workers at the observed per-input service time. */
     private Duration retryAfter(int queuedNow) {
-        long nanos = (queuedNow + 1L) * serviceNanos / workers.length;
-        return Duration.ofSeconds(Math.max(1, (nanos + 999_999_999L) / 1_000_000_000L));
+        double nanos = (queuedNow + 1.0) * Math.max(serviceNanos, 0) / workers.length; // double: no overflow
+        return Duration.ofSeconds((long) Math.max(1, Math.min(MAX_RETRY_AFTER_SECONDS, Math.ceil(nanos / 1e9))));
     }
 
     @SuppressWarnings("unchecked")

@@ -68,8 +68,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     public static <I, O> Replica<I, O> start(DeploymentSpec spec, long id, Model<I, O> model, ThreadFactory threads,
             LongSupplier nanoTime, DeploymentMetrics metrics, Consumer<String> onUnhealthy) throws Exception {
         PredictorPool<I, O> pool = new PredictorPool<>(spec.name(), spec.predictorThreads(),
-                spec.maxOngoingRequests() * spec.maxInputsPerRequest(), spec.maxBatchSize(), model, threads, nanoTime,
-                metrics);
+                maxQueuedInputs(spec), spec.maxBatchSize(), model, threads, nanoTime, metrics);
         pool.tune(spec.maxBatchSize(), spec.batchWaitTimeout());
         pool.start();
         try {
@@ -80,6 +79,18 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
         }
         return new Replica<>(spec.name(), id, spec, pool, onUnhealthy);
     }
+
+    /**
+     * Inputs the replica's predictor queue may hold: every admitted request at its largest. Computed in {@code long}
+     * and clamped below {@link Integer#MAX_VALUE} (both factors go up to a million), so that it never wraps negative
+     * and the pool's {@code queued + n} checks stay in range.
+     */
+    static int maxQueuedInputs(DeploymentSpec spec) {
+        return (int) Math.min((long) spec.maxOngoingRequests() * spec.maxInputsPerRequest(), MAX_QUEUED_INPUTS);
+    }
+
+    /** The largest queue bound: below {@link Integer#MAX_VALUE} with room for one request's inputs on top. */
+    static final int MAX_QUEUED_INPUTS = Integer.MAX_VALUE - 8;
 
     @Override
     public long id() {

@@ -255,8 +255,8 @@ public final class Router<I, O> {
 
     /** Time for {@code queuedNow} requests to drain at the observed completion rate; at least one second. */
     private Duration retryAfter(int queuedNow) {
-        long nanos = (queuedNow + 1L) * Math.max(completionIntervalNanos, 0);
-        return Duration.ofSeconds(Math.max(1, Math.min(60, (nanos + 999_999_999L) / 1_000_000_000L)));
+        double nanos = (queuedNow + 1.0) * Math.max(completionIntervalNanos, 0); // double: no overflow
+        return Duration.ofSeconds((long) Math.max(1, Math.min(60, Math.ceil(nanos / 1e9))));
     }
 
     /**

@@ -256,6 +256,14 @@ class DeploymentTest {
     }
 
     @Test
+    void aReplicaWhoseSlotsTimesInputsPerRequestPassesTheIntRangeStillAdmitsRequests() throws Exception {
+        // 1,000,000 x 1,000,000 inputs wrapped to a negative int queue bound: every request was refused as overloaded.
+        Deployment<String, String> deployment = ready(spec(1, 1_000_000, 10, 1_000_000));
+
+        assertEquals(List.of("A", "B"), deployment.submit(List.of("a", "b")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    @Test
     void loadsTheWeightsOncePerVersionForAllReplicasAndClosesThemWithTheLastReplica() throws Exception {
         AtomicInteger loads = new AtomicInteger();
         Deployment<String, String> deployment = engine.deploy(spec(1, 8, 10, 10).withNumReplicas(3), ignored -> {
