@@ -300,7 +300,8 @@ public final class Deployment<I, O> implements AutoCloseable {
             loop.execute(() -> controller.remove(spec.name(), removed::countDown));
         }
         try {
-            Duration wait = spec.gracefulShutdownTimeout().plusSeconds(30);
+            // A replica drains for the graceful timeout, then its threads get the exit grace to leave the model.
+            Duration wait = spec.gracefulShutdownTimeout().plus(dev.serval.replica.Replica.exitGrace(spec)).plusSeconds(30);
             if (!removed.await(wait.toMillis(), TimeUnit.MILLISECONDS)) {
                 System.getLogger(Deployment.class.getName()).log(System.Logger.Level.WARNING,
                         "deployment ''{0}'' did not stop within {1}", spec.name(), wait);

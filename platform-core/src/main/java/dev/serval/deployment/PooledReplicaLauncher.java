@@ -18,7 +18,8 @@ import java.util.function.LongSupplier;
 /**
  * Starts and stops one deployment's {@link Replica}s on launcher threads: a replica takes a reference on the shared
  * model of its version, starts its predictor threads, warms up, and runs its health probe every period; stopping it
- * drains its admitted requests (up to the timeout), then closes its predictors and releases the model.
+ * drains its admitted requests (up to the timeout), then closes its predictors and releases the model: closing it
+ * when this was the last reference and every predictor thread exited, leaving it open for good when one is stuck in it.
  *
  * <p>Threads: {@link #start} and {@link #stop} are called on the controller thread and only queue work; the work
  * runs on {@code work} threads. A {@link Slot} per replica records whether a stop arrived while the replica was
@@ -54,7 +55,7 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
 
     @Override
     public void start(DeploymentSpec spec, ReplicaRecord record, ReplicaEvents<I, O> events) {
-        Slot<I, O> slot = new Slot<>(SharedModels.key(spec));
+        Slot<I, O> slot = new Slot<>(SharedModels.key(spec), record.name());
         slots.put(record.id(), slot);
         work.execute(() -> startNow(spec, record, slot, events));
     }
@@ -76,7 +77,11 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
         } catch (Throwable t) {
             metrics.replicaStartFailed();
             if (model != null) {
-                models.release(SharedModels.key(spec));
+                if (stuck(t)) {
+                    models.releaseLeaked(SharedModels.key(spec), record.name());
+                } else {
+                    models.release(SharedModels.key(spec));
+                }
             }
             slots.remove(id);
             LOG.log(System.Logger.Level.ERROR, "replica " + record.name() + " failed to start", t);
@@ -125,6 +130,7 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
     }
 
     private void stopNow(long id, Slot<I, O> slot, Duration drain, ReplicaEvents<I, O> events) {
+        boolean exited = false; // until the replica says so: the model stays open if anything goes wrong first
         try {
             ScheduledFuture<?> check = slot.healthCheck;
             if (check != null) {
@@ -137,29 +143,46 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
                         id, drain);
             }
             // Idle: the predictor threads only have to take their stop signal, give them a moment to.
-            slot.replica.close(idle ? IDLE_STOP_GRACE : Duration.ZERO);
+            exited = slot.replica.close(idle ? IDLE_STOP_GRACE : Duration.ZERO);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            slot.replica.close(Duration.ZERO);
+            exited = slot.replica.close(Duration.ZERO);
         } finally {
             if (slot.inFlightGauge != null) {
                 metrics.remove(slot.inFlightGauge);
             }
-            models.release(slot.version);
+            // The model is closed only once no thread of this replica can be inside it.
+            if (exited) {
+                models.release(slot.version);
+            } else {
+                models.releaseLeaked(slot.version, slot.name);
+            }
             slots.remove(id);
             events.stopped(id);
         }
     }
 
+    /** Whether a start failure says a predictor thread of the failed replica is still inside the model. */
+    private static boolean stuck(Throwable failure) {
+        for (Throwable suppressed : failure.getSuppressed()) {
+            if (suppressed instanceof Replica.PredictorsStuck) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static final class Slot<I, O> {
         final String version;
+        final String name;
         Replica<I, O> replica;
         boolean stopRequested;
         volatile ScheduledFuture<?> healthCheck;
         volatile io.micrometer.core.instrument.Meter inFlightGauge;
 
-        Slot(String version) {
+        Slot(String version, String name) {
             this.version = version;
+            this.name = name;
         }
     }
 }

@@ -27,9 +27,12 @@ import java.util.function.LongSupplier;
  * {@link #accepting} afterwards, while {@link #stopAccepting()} clears the flag before anyone reads the count to
  * wait for idleness: of two threads racing there, at least one sees the other, so no request is admitted to a
  * replica whose drain has already finished. The last {@link #release()} after {@code stopAccepting()} completes
- * {@link #idle}. Health: a failed inference or probe adds to {@link #consecutiveFailures}, a success resets it;
+ * {@link #idle}. Health: a failed inference ({@link InferenceFailed}: never bad input, which the model reports as
+ * {@code InvalidInput} and which fails only its request) or probe adds to {@link #consecutiveFailures}, a success resets it;
  * reaching the threshold reports the replica unhealthy once (to the controller, which replaces it). Counters are
  * atomics written by predictor threads and the health-check thread; all fields are otherwise final or volatile.
+ * Closing ({@link #close}) reports whether every predictor thread left the model, which decides whether the model may
+ * be closed.
  */
 public final class Replica<I, O> implements RoutableReplica<I, O> {
 
@@ -38,6 +41,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     private final String version;
     private final Slots slots;
     private final int failureThreshold;
+    private final Duration exitGrace;
     private final PredictorPool<I, O> pool;
     private final Consumer<String> onUnhealthy;
     private final AtomicInteger consecutiveFailures = new AtomicInteger();
@@ -54,6 +58,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
         this.version = spec.version();
         this.slots = new Slots(spec.maxOngoingRequests());
         this.failureThreshold = spec.healthCheckFailureThreshold();
+        this.exitGrace = exitGrace(spec);
         this.pool = pool;
         this.onUnhealthy = onUnhealthy;
     }
@@ -63,21 +68,43 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
      * Blocks the calling (launcher) thread for the warm-up.
      *
      * @param onUnhealthy called at most once, with the reason, when failures reach the spec's threshold
-     * @throws Exception the warm-up failure; the replica's threads are stopped before it is thrown
+     * @throws Exception the warm-up failure; the replica's threads are stopped before it is thrown, and when one of
+     *     them would not exit, a {@link PredictorsStuck} is attached as suppressed: the model must then not be closed
      */
     public static <I, O> Replica<I, O> start(DeploymentSpec spec, long id, Model<I, O> model, ThreadFactory threads,
             LongSupplier nanoTime, DeploymentMetrics metrics, Consumer<String> onUnhealthy) throws Exception {
-        PredictorPool<I, O> pool = new PredictorPool<>(spec.name(), spec.predictorThreads(),
+        String name = spec.name() + "#" + id;
+        PredictorPool<I, O> pool = new PredictorPool<>(spec.name(), name, spec.predictorThreads(),
                 maxQueuedInputs(spec), spec.maxBatchSize(), model, threads, nanoTime, metrics);
         pool.tune(spec.maxBatchSize(), spec.batchWaitTimeout());
         pool.start();
         try {
             pool.awaitWarmUp();
         } catch (Exception e) {
-            pool.close(Duration.ZERO);
+            if (!pool.close(Duration.ZERO, exitGrace(spec))) {
+                e.addSuppressed(new PredictorsStuck(name));
+            }
             throw e;
         }
         return new Replica<>(spec.name(), id, spec, pool, onUnhealthy);
+    }
+
+    /**
+     * How long a replica's predictor threads get to leave the model once interrupted at close before they are
+     * declared stuck: the spec's graceful shutdown timeout, at least {@link #MIN_EXIT_GRACE}.
+     */
+    public static Duration exitGrace(DeploymentSpec spec) {
+        Duration drain = spec.gracefulShutdownTimeout();
+        return drain.compareTo(MIN_EXIT_GRACE) < 0 ? MIN_EXIT_GRACE : drain;
+    }
+
+    private static final Duration MIN_EXIT_GRACE = Duration.ofSeconds(1);
+
+    /** Attached (suppressed) to a start failure when a predictor thread of the failed replica would not exit. */
+    public static final class PredictorsStuck extends IllegalStateException {
+        public PredictorsStuck(String replica) {
+            super("a predictor thread of replica " + replica + " did not exit; its model must stay open");
+        }
     }
 
     /**
@@ -204,9 +231,20 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
         }
     }
 
-    /** Stops the predictor threads (finishing queued work for up to {@code drain}) and closes the predictors. */
-    public void close(Duration drain) {
+    /**
+     * Stops the predictor threads (finishing queued work for up to {@code drain}, then interrupting them and giving
+     * them {@link #exitGrace} to leave the model) and closes their predictors.
+     *
+     * @return whether every predictor thread exited: only then may the model be closed. False when one is still
+     *     inside the model (hung in native code), named in a WARNING; the model must then be left open.
+     */
+    public boolean close(Duration drain) {
         accepting = false;
-        pool.close(drain);
+        return pool.close(drain, exitGrace);
+    }
+
+    /** Inputs admitted to the predictor queue and not yet taken by a predictor (status and tests). */
+    public int queuedInputs() {
+        return pool.queuedInputs();
     }
 }

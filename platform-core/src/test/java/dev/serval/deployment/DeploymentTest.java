@@ -37,7 +37,9 @@ class DeploymentTest {
     @AfterEach
     void closeAll() {
         model.gate.release(10_000);
+        model.hang.countDown();
         engine.close();
+        assertFalse(model.closedWhilePredicting, "the model was closed while a predictor was inside it");
     }
 
     private Deployment<String, String> ready(DeploymentSpec spec) throws InterruptedException {
@@ -141,6 +143,139 @@ class DeploymentTest {
         assertInstanceOf(InferenceFailed.class, failure.getCause());
         assertEquals(List.of("STILL SERVING"),
                 deployment.submit(List.of("still serving")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void anInputTheModelRejectsInsideABatchFailsAloneAsInvalidInputAndTheRestOfTheBatchIsAnswered() throws Exception {
+        model.batches = true;
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
+        CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+        CompletableFuture<List<String>> before = deployment.submit(List.of("a"));
+        CompletableFuture<List<String>> rejected = deployment.submit(List.of("reject"));
+        CompletableFuture<List<String>> after = deployment.submit(List.of("c", "d"));
+        model.batchSizes.clear();
+
+        model.gate.release(); // the predictor comes back to four queued inputs and takes them as one batch
+
+        assertEquals(List.of("A"), before.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("C", "D"), after.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        ExecutionException failure = assertThrows(ExecutionException.class,
+                () -> rejected.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertInstanceOf(InvalidInput.class, failure.getCause(), "a client error (400), not a server failure");
+        assertEquals("text 'reject' is refused by the model", failure.getCause().getMessage());
+        assertEquals(4, model.batchSizes.getFirst(), "the four inputs did run as one batch: " + model.batchSizes);
+        blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void anInputThatCrashesABatchFailsAloneAndTheRestOfTheBatchIsAnswered() throws Exception {
+        model.batches = true;
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
+        CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+        CompletableFuture<List<String>> fine = deployment.submit(List.of("a"));
+        CompletableFuture<List<String>> crashing = deployment.submit(List.of("boom"));
+
+        model.gate.release();
+
+        assertEquals(List.of("A"), fine.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        ExecutionException failure = assertThrows(ExecutionException.class,
+                () -> crashing.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertInstanceOf(InferenceFailed.class, failure.getCause());
+        blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void inputTheModelRejectsNeverCountsAgainstTheReplicasHealth() throws Exception {
+        List<String> unhealthy = Collections.synchronizedList(new ArrayList<>());
+        DeploymentSpec spec = spec(1, 8, 10, 10).withHealthCheck(Duration.ofSeconds(10), 1); // one failure is enough
+        dev.serval.replica.Replica<String, String> replica = dev.serval.replica.Replica.start(spec, 0, model,
+                Thread.ofPlatform().name("serval-fake-r0-", 0).factory(), System::nanoTime,
+                dev.serval.metrics.DeploymentMetrics.discarding("fake"), unhealthy::add);
+        try {
+            ExecutionException failure = assertThrows(ExecutionException.class,
+                    () -> replica.run(List.of("reject")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+            assertInstanceOf(InvalidInput.class, failure.getCause());
+            // The one predictor thread records a request's outcome before it takes the next request.
+            assertEquals(List.of("OK"), replica.run(List.of("ok")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+
+            assertEquals(List.of(), unhealthy, "bad input is the client's fault, not the replica's");
+        } finally {
+            assertTrue(replica.close(Duration.ZERO));
+        }
+    }
+
+    @Test
+    void aCancelledRequestGivesBackItsPredictorQueuePlacesAndItsInputsAtOnce() throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
+        CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+        dev.serval.replica.Replica<?, ?> replica =
+                (dev.serval.replica.Replica<?, ?>) deployment.router().snapshot().replicas().getFirst();
+        Submitted submitted = submitPayload(deployment, 3);
+        assertEquals(3, replica.queuedInputs());
+
+        submitted.result.cancel(false);
+
+        assertEquals(0, replica.queuedInputs(), "the predictor queue gave its places back at once");
+        assertUnreachable(submitted.inputs);
+        model.gate.release();
+        blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void theModelIsNotClosedWhileAPredictorThreadIsStillInsideItAndIsLeftOpenWhenTheThreadNeverLeaves()
+            throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10)
+                .withGracefulShutdownTimeout(Duration.ofMillis(50)));
+        CompletableFuture<List<String>> hung = deployment.submit(List.of("hang"));
+        awaitCount(model.waiting, 1);
+
+        deployment.close(); // drains for 50 ms, interrupts (ignored), gives the thread the exit grace, then gives up
+
+        assertTrue(model.ignoredInterrupts.get() > 0, "the predictor thread was interrupted");
+        assertEquals(1, model.inside.get(), "it is still inside the model");
+        assertFalse(model.closed, "so the model was left open");
+        model.hang.countDown();
+        assertEquals(List.of("HANG"), hung.get(WAIT_SECONDS, TimeUnit.SECONDS), "answered when the thread comes back");
+        assertFalse(model.closed, "a model once left open stays open");
+    }
+
+    @Test
+    void anInterruptedPredictorLeavesTheModelBeforeTheModelIsClosed() throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10)
+                .withGracefulShutdownTimeout(Duration.ofMillis(50)));
+        CompletableFuture<List<String>> blocked = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+
+        deployment.close(); // the drain runs out; the interrupt ends the blocked predict
+
+        assertTrue(model.closed);
+        assertFalse(model.closedWhilePredicting, "closed only after the interrupted thread left the model");
+        assertEquals(0, model.openPredictors.get());
+        ExecutionException failure = assertThrows(ExecutionException.class,
+                () -> blocked.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertInstanceOf(NotReady.class, failure.getCause());
+    }
+
+    private record Submitted(CompletableFuture<List<String>> result, java.lang.ref.WeakReference<List<String>> inputs) {
+    }
+
+    /** Submits {@code count} inputs that only the engine holds, so their reachability shows what the engine keeps. */
+    private static Submitted submitPayload(Deployment<String, String> deployment, int count) {
+        List<String> inputs = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            inputs.add("x".repeat(1 << 16));
+        }
+        return new Submitted(deployment.submit(inputs), new java.lang.ref.WeakReference<>(inputs));
+    }
+
+    private static void assertUnreachable(java.lang.ref.WeakReference<?> reference) {
+        for (int i = 0; i < 20 && reference.get() != null; i++) {
+            System.gc();
+        }
+        assertTrue(reference.get() == null, "the inputs are still referenced");
     }
 
     @Test
