@@ -105,11 +105,29 @@ public final class Deployment<I, O> implements AutoCloseable {
             }
         }
         status = next;
-        if (next.routable() == 0 && next.starting() == 0 && next.failedStarts() > 0) {
-            // Nothing serves and nothing is starting (back-off after failed starts): queued requests would wait for
-            // nothing, so they fail now with the reason.
-            router.failQueued("model '" + next.name() + "' failed to load: " + next.lastError());
+        // Nothing serves and nothing is starting (scaled to zero, or backing off after failed starts): requests would
+        // wait for nothing, so the router refuses them, queued ones included, with the reason.
+        String reason = unservable(next);
+        if (reason != null) {
+            router.refuse(reason);
+        } else {
+            router.accept();
         }
+    }
+
+    /** Why nothing can serve with {@code status}, or null while a replica serves or one is starting. */
+    private static String unservable(DeploymentStatus status) {
+        if (status.routable() > 0 || status.starting() > 0) {
+            return null;
+        }
+        if (status.desired() == 0) {
+            return scaledToZero(status.name());
+        }
+        return status.failedStarts() > 0 ? "model '" + status.name() + "' failed to load: " + status.lastError() : null;
+    }
+
+    private static String scaledToZero(String name) {
+        return "model '" + name + "' has num_replicas 0: no replica serves it";
     }
 
     /** The last few replica failures (failed starts, failed health checks, failure-monitor replacements), oldest first. */
@@ -249,6 +267,9 @@ public final class Deployment<I, O> implements AutoCloseable {
 
     private NotReady notReady(State state) {
         String name = spec.name();
+        if (state == State.LOADING && status.desired() == 0) {
+            return new NotReady(scaledToZero(name));
+        }
         return switch (state) {
             case LOADING -> everRouted
                     ? new NotReady("model '" + name + "' has no running replica; " + status.starting() + " starting")

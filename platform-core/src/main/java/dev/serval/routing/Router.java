@@ -39,7 +39,7 @@ import java.util.function.LongSupplier;
  * {@link #waiting} at once and drops its inputs, so an abandoned request holds neither a queue place nor memory.
  *
  * <p>Threads: any thread calls {@link #submit}; completions run {@link #drain()} on predictor threads; the
- * controller thread calls {@link #publish}, {@link #failQueued} and {@link #close}; a draining thread
+ * controller thread calls {@link #publish}, {@link #refuse}, {@link #accept} and {@link #close}; a draining thread
  * can be any of them. {@link #completionIntervalNanos} is written by completions without coordination and read for
  * Retry-After estimates: best-effort by design.
  */
@@ -57,6 +57,8 @@ public final class Router<I, O> {
     private final AtomicInteger drainRequests = new AtomicInteger();
     private volatile int maxQueued;
     private volatile boolean closed;
+    /** Why no request can be served now (written by the controller thread), or null while requests may wait. */
+    private volatile String refusal;
     private volatile long lastCompletionNanos;
     private volatile long completionIntervalNanos = 10_000_000L;
 
@@ -77,16 +79,17 @@ public final class Router<I, O> {
      * Sends {@code inputs} to a replica now, or queues them until one has room. Never blocks.
      *
      * @return completes with the outputs, or exceptionally with the replica's failure or {@link NotReady} if the
-     *     deployment closes while the request waits. A caller that cancels it or
+     *     deployment closes or is refused (see {@link #refuse}) while the request waits. A caller that cancels it or
      *     fails it (its deadline) ends it at once: it leaves the queue, or its run on the replica is cancelled.
      * @throws Overloaded when every chosen replica is full and the queue is too
-     * @throws NotReady   when the deployment has no routable replica, or is closed
+     * @throws NotReady   when the deployment has no routable replica, is refused, or is closed
      */
     public CompletableFuture<List<O>> submit(List<I> inputs) {
         RoutingSnapshot<I, O> current = snapshot.get();
-        if (closed || current.isEmpty()) {
+        String refused = refusal;
+        if (closed || refused != null || current.isEmpty()) {
             throw new NotReady(closed ? "model '" + deployment + "' is shutting down"
-                    : "model '" + deployment + "' has no running replica");
+                    : refused != null ? refused : "model '" + deployment + "' has no running replica");
         }
         metrics.requestInputs(inputs.size());
         RoutableReplica<I, O> replica = current.choose();
@@ -109,8 +112,10 @@ public final class Router<I, O> {
         Routed<I, O> request = new Routed<>(this, inputs, nanoTime.getAsLong());
         waiting.add(request);
         drain();
-        if (closed) {
-            failQueued(shutDownReason()); // a close that ran before this request queued
+        String refusedNow = refusal;
+        if (closed || refusedNow != null) {
+            // A close or refusal that ran before this request queued: it would otherwise wait for nothing.
+            failQueued(closed ? shutDownReason() : refusedNow);
         }
         return request;
     }
@@ -222,9 +227,21 @@ public final class Router<I, O> {
     }
 
     /**
-     * Fails every queued request with {@link NotReady} carrying {@code reason}: for a deployment that has no replica
-     * and none starting, where waiting would never end. New requests are refused by {@link #submit} as usual.
+     * Controller thread: refuses new requests with {@link NotReady} carrying {@code reason} and fails every queued one
+     * with it, until {@link #accept()}: for a deployment that has no replica and none starting (its starts failed, or
+     * it is scaled to zero), where waiting would never end. A request that queues while this runs fails itself.
      */
+    public void refuse(String reason) {
+        refusal = reason;
+        failQueued(reason);
+    }
+
+    /** Controller thread: takes requests again after {@link #refuse}. */
+    public void accept() {
+        refusal = null;
+    }
+
+    /** Fails every queued request with {@link NotReady} carrying {@code reason}; new requests are still taken. */
     public void failQueued(String reason) {
         Routed<I, O> next;
         while ((next = waiting.poll()) != null) {

@@ -494,6 +494,29 @@ class DeploymentTest {
     }
 
     @Test
+    void scalingToZeroReplicasRefusesQueuedAndNewRequestsAtOnceNamingTheReason() throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 1, 4, 4));
+        CompletableFuture<List<String>> running = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+        CompletableFuture<List<String>> queued = deployment.submit(List.of("queued"));
+
+        deployment.update(deployment.spec().withNumReplicas(0)).get(WAIT_SECONDS, TimeUnit.SECONDS);
+
+        ExecutionException failure = assertThrows(ExecutionException.class,
+                () -> queued.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertInstanceOf(NotReady.class, failure.getCause());
+        assertEquals("model 'fake' has num_replicas 0: no replica serves it", failure.getCause().getMessage());
+        assertEquals("model 'fake' has num_replicas 0: no replica serves it",
+                assertThrows(NotReady.class, () -> deployment.submit(List.of("new"))).getMessage());
+        model.gate.release();
+        assertEquals(List.of("WAIT"), running.get(WAIT_SECONDS, TimeUnit.SECONDS), "the admitted request finished");
+
+        deployment.update(deployment.spec().withNumReplicas(1)).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        awaitState(deployment, Deployment.State.READY);
+        assertEquals(List.of("BACK"), deployment.submit(List.of("back")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    @Test
     void anIdleReplicaNeverWaitsForABatchEvenWithALongBatchWait() throws Exception {
         model.batches = true;
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
