@@ -287,7 +287,8 @@ public final class Deployment<I, O> implements AutoCloseable {
      *
      * @return completed once the controller has applied the change (on its own thread, right after this call):
      *     from then on, settings that change in place (batch size and wait) hold for every running replica, and
-     *     replacements have begun; completed exceptionally if the controller refused it
+     *     replacements have begun; completed exceptionally if the controller refused it, or with
+     *     {@link java.util.concurrent.RejectedExecutionException} if the engine closed first
      */
     public CompletableFuture<Void> update(DeploymentSpec next) {
         if (!next.name().equals(spec.name())) {
@@ -297,17 +298,7 @@ public final class Deployment<I, O> implements AutoCloseable {
             throw new IllegalStateException("deployment '" + next.name() + "' is closed");
         }
         spec = next;
-        CompletableFuture<Void> applied = new CompletableFuture<>();
-        loop.execute(() -> {
-            try {
-                controller.apply(next, launcher, router, statusSink);
-                applied.complete(null);
-            } catch (RuntimeException e) {
-                applied.completeExceptionally(e);
-                throw e; // the loop logs it
-            }
-        });
-        return applied;
+        return loop.submit(() -> controller.apply(next, launcher, router, statusSink));
     }
 
     /**
@@ -318,7 +309,13 @@ public final class Deployment<I, O> implements AutoCloseable {
     public void close() {
         if (!closed) {
             closed = true;
-            loop.execute(() -> controller.remove(spec.name(), removed::countDown));
+            String name = spec.name();
+            loop.submit(() -> controller.remove(name, removed::countDown)).whenComplete((ignored, failure) -> {
+                if (failure != null) { // the engine's controller stopped first: nothing else will close the router
+                    router.close();
+                    removed.countDown();
+                }
+            });
         }
         try {
             // A replica drains for the graceful timeout, then its threads get the exit grace to leave the model.

@@ -10,6 +10,7 @@ import dev.serval.spec.DeploymentSpec;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -72,7 +73,7 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
                     Thread.ofPlatform().daemon(true).name("serval-" + spec.name() + "-r" + id + "-", 0).factory(),
                     nanoTime, metrics, reason -> {
                         metrics.replicaUnhealthy();
-                        events.failed(id, reason);
+                        report(record.name(), () -> events.failed(id, reason));
                     });
         } catch (Throwable t) {
             metrics.replicaStartFailed();
@@ -89,11 +90,8 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
             synchronized (slot) {
                 stopRequested = slot.stopRequested;
             }
-            if (stopRequested) {
-                events.stopped(id);
-            } else {
-                events.failed(id, String.valueOf(t.getMessage()));
-            }
+            String reason = String.valueOf(t.getMessage());
+            report(record.name(), stopRequested ? () -> events.stopped(id) : () -> events.failed(id, reason));
             return;
         }
         metrics.replicaStarted(nanoTime.getAsLong() - begin);
@@ -109,14 +107,18 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
             stopNow(id, slot, Duration.ZERO, events);
             return;
         }
-        events.started(id, replica);
+        try {
+            events.started(id, replica);
+        } catch (RejectedExecutionException e) {
+            stopNow(id, slot, Duration.ZERO, events); // the engine closed while it started: nobody will stop it
+        }
     }
 
     @Override
     public void stop(ReplicaRecord record, Duration drain, ReplicaEvents<I, O> events) {
         Slot<I, O> slot = slots.get(record.id());
         if (slot == null) {
-            events.stopped(record.id()); // its start already failed and cleaned up
+            report(record.name(), () -> events.stopped(record.id())); // its start already failed and cleaned up
             return;
         }
         boolean started;
@@ -158,7 +160,16 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
                 models.releaseLeaked(slot.version, slot.name);
             }
             slots.remove(id);
-            events.stopped(id);
+            report(slot.name, () -> events.stopped(id));
+        }
+    }
+
+    /** Sends a report to the controller; after the engine closed there is no one left to tell, which is fine. */
+    private static void report(String replica, Runnable report) {
+        try {
+            report.run();
+        } catch (RejectedExecutionException e) {
+            LOG.log(System.Logger.Level.DEBUG, "replica {0}: the controller is closed; report dropped", replica);
         }
     }
 
