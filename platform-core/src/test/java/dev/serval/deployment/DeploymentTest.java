@@ -410,9 +410,9 @@ class DeploymentTest {
 
         deployment.update(deployment.spec().withVersion("2"));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-        while (!deployment.status().version().equals("2") || deployment.status().running() != 3
-                || deployment.status().stopping() > 0 || deployment.status().updating() > 0) {
-            assertTrue(System.nanoTime() < deadline, "old replicas never left: " + deployment.status());
+        for (var now = deployment.status(); !now.version().equals("2") || now.running() != 3 || now.stopping() > 0
+                || now.updating() > 0; now = deployment.status()) { // one status per check: it is replaced meanwhile
+            assertTrue(System.nanoTime() < deadline, "old replicas never left: " + now);
             Thread.yield();
         }
         assertEquals(2, loads.get(), "a new version loads once more");
@@ -427,13 +427,9 @@ class DeploymentTest {
 
         model.doomed.add(first);
 
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-        while (deployment.router().snapshot().isEmpty()
-                || deployment.router().snapshot().replicas().getFirst().id() == first) {
-            assertTrue(System.nanoTime() < deadline, "the failing replica was never replaced: " + deployment.status());
-            Thread.yield();
-        }
-        assertTrue(deployment.status().lastError().contains("doomed replica"), deployment.status().lastError());
+        awaitReplaced(deployment, first);
+        String lastError = deployment.status().lastError();
+        assertTrue(lastError.contains("doomed replica"), lastError);
         assertTrue(deployment.recentErrors().getLast().message().contains("doomed replica"));
         assertEquals(List.of("STILL SERVED"), deployment.submit(List.of("still served")).get(WAIT_SECONDS, TimeUnit.SECONDS));
     }
@@ -451,12 +447,7 @@ class DeploymentTest {
             failRequests(deployment, 4);
             failing.failureMonitor().evaluate();
 
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-            while (deployment.router().snapshot().isEmpty()
-                    || deployment.router().snapshot().replicas().getFirst().id() == first) {
-                assertTrue(System.nanoTime() < deadline, "replicas were never replaced: " + deployment.status());
-                Thread.yield();
-            }
+            awaitReplaced(deployment, first);
             assertTrue(failing.failureMonitor().live());
 
             failRequests(deployment, 4);
@@ -609,6 +600,19 @@ class DeploymentTest {
                 throw new AssertionError("deployment stayed " + deployment.state() + ", expected " + state);
             }
             Thread.onSpinWait();
+            Thread.yield();
+        }
+    }
+
+    /**
+     * Waits until a replica other than {@code first} is routable. Reads one snapshot per check: the controller may
+     * swap in a new (even empty) one between two reads.
+     */
+    private static void awaitReplaced(Deployment<?, ?> deployment, long first) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        for (var now = deployment.router().snapshot(); now.isEmpty() || now.replicas().getFirst().id() == first;
+                now = deployment.router().snapshot()) {
+            assertTrue(System.nanoTime() < deadline, "the replica was never replaced: " + deployment.status());
             Thread.yield();
         }
     }
