@@ -2,7 +2,10 @@ package dev.serval.controller;
 
 import dev.serval.routing.RoutableReplica;
 
-/** Reports from replicas to the controller; thread-safe, each report is handled on the controller thread. */
+/**
+ * Reports from replicas to the controller; thread-safe, each report is handled on the controller thread. Once the
+ * controller is closed a report throws {@link java.util.concurrent.RejectedExecutionException}: nobody will handle it.
+ */
 public interface ReplicaEvents<I, O> {
 
     void started(long id, RoutableReplica<I, O> replica);

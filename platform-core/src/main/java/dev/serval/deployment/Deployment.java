@@ -115,11 +115,29 @@ public final class Deployment<I, O> implements AutoCloseable {
             }
         }
         status = next;
-        if (next.routable() == 0 && next.starting() == 0 && next.failedStarts() > 0) {
-            // Nothing serves and nothing is starting (back-off after failed starts): queued requests would wait for
-            // nothing, so they fail now with the reason.
-            router.failQueued("model '" + next.name() + "' failed to load: " + next.lastError());
+        // Nothing serves and nothing is starting (scaled to zero, or backing off after failed starts): requests would
+        // wait for nothing, so the router refuses them, queued ones included, with the reason.
+        String reason = unservable(next);
+        if (reason != null) {
+            router.refuse(reason);
+        } else {
+            router.accept();
         }
+    }
+
+    /** Why nothing can serve with {@code status}, or null while a replica serves or one is starting. */
+    private static String unservable(DeploymentStatus status) {
+        if (status.routable() > 0 || status.starting() > 0) {
+            return null;
+        }
+        if (status.desired() == 0) {
+            return scaledToZero(status.name());
+        }
+        return status.failedStarts() > 0 ? "model '" + status.name() + "' failed to load: " + status.lastError() : null;
+    }
+
+    private static String scaledToZero(String name) {
+        return "model '" + name + "' has num_replicas 0: no replica serves it";
     }
 
     /** The last few replica failures (failed starts, failed health checks, failure-monitor replacements), oldest first. */
@@ -322,6 +340,9 @@ public final class Deployment<I, O> implements AutoCloseable {
 
     private NotReady notReady(State state) {
         String name = spec.name();
+        if (state == State.LOADING && status.desired() == 0) {
+            return new NotReady(scaledToZero(name));
+        }
         return switch (state) {
             case LOADING -> everRouted
                     ? new NotReady("model '" + name + "' has no running replica; " + status.starting() + " starting")
@@ -339,7 +360,8 @@ public final class Deployment<I, O> implements AutoCloseable {
      *
      * @return completed once the controller has applied the change (on its own thread, right after this call):
      *     from then on, settings that change in place (batch size and wait) hold for every running replica, and
-     *     replacements have begun; completed exceptionally if the controller refused it
+     *     replacements have begun; completed exceptionally if the controller refused it, or with
+     *     {@link java.util.concurrent.RejectedExecutionException} if the engine closed first
      */
     public CompletableFuture<Void> update(DeploymentSpec next) {
         if (!next.name().equals(spec.name())) {
@@ -349,17 +371,7 @@ public final class Deployment<I, O> implements AutoCloseable {
             throw new IllegalStateException("deployment '" + next.name() + "' is closed");
         }
         spec = next;
-        CompletableFuture<Void> applied = new CompletableFuture<>();
-        loop.execute(() -> {
-            try {
-                controller.apply(next, launcher, router, statusSink);
-                applied.complete(null);
-            } catch (RuntimeException e) {
-                applied.completeExceptionally(e);
-                throw e; // the loop logs it
-            }
-        });
-        return applied;
+        return loop.submit(() -> controller.apply(next, launcher, router, statusSink));
     }
 
     /**
@@ -370,10 +382,17 @@ public final class Deployment<I, O> implements AutoCloseable {
     public void close() {
         if (!closed) {
             closed = true;
-            loop.execute(() -> controller.remove(spec.name(), removed::countDown));
+            String name = spec.name();
+            loop.submit(() -> controller.remove(name, removed::countDown)).whenComplete((ignored, failure) -> {
+                if (failure != null) { // the engine's controller stopped first: nothing else will close the router
+                    router.close();
+                    removed.countDown();
+                }
+            });
         }
         try {
-            Duration wait = spec.gracefulShutdownTimeout().plusSeconds(30);
+            // A replica drains for the graceful timeout, then its threads get the exit grace to leave the model.
+            Duration wait = spec.gracefulShutdownTimeout().plus(dev.serval.replica.Replica.exitGrace(spec)).plusSeconds(30);
             if (!removed.await(wait.toMillis(), TimeUnit.MILLISECONDS)) {
                 System.getLogger(Deployment.class.getName()).log(System.Logger.Level.WARNING,
                         "deployment ''{0}'' did not stop within {1}", spec.name(), wait);

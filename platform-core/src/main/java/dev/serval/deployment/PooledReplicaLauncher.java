@@ -10,6 +10,7 @@ import dev.serval.spec.DeploymentSpec;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -18,7 +19,8 @@ import java.util.function.LongSupplier;
 /**
  * Starts and stops one deployment's {@link Replica}s on launcher threads: a replica takes a reference on the shared
  * model of its version, starts its predictor threads, warms up, and runs its health probe every period; stopping it
- * drains its admitted requests (up to the timeout), then closes its predictors and releases the model.
+ * drains its admitted requests (up to the timeout), then closes its predictors and releases the model: closing it
+ * when this was the last reference and every predictor thread exited, leaving it open for good when one is stuck in it.
  *
  * <p>Threads: {@link #start} and {@link #stop} are called on the controller thread and only queue work; the work
  * runs on {@code work} threads. A {@link Slot} per replica records whether a stop arrived while the replica was
@@ -55,7 +57,7 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
 
     @Override
     public void start(DeploymentSpec spec, ReplicaRecord record, ReplicaEvents<I, O> events) {
-        Slot<I, O> slot = new Slot<>(SharedModels.key(spec));
+        Slot<I, O> slot = new Slot<>(SharedModels.key(spec), record.name());
         slots.put(record.id(), slot);
         work.execute(() -> startNow(spec, record, slot, events));
     }
@@ -78,12 +80,16 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
                     Thread.ofPlatform().daemon(true).name("serval-" + spec.name() + "-r" + id + "-", 0).factory(),
                     nanoTime, metrics, reason -> {
                         metrics.replicaUnhealthy();
-                        events.failed(id, reason);
+                        report(record.name(), () -> events.failed(id, reason));
                     });
         } catch (Throwable t) {
             metrics.replicaStartFailed();
             if (model != null) {
-                models.release(SharedModels.key(spec));
+                if (stuck(t)) {
+                    models.releaseLeaked(SharedModels.key(spec), record.name());
+                } else {
+                    models.release(SharedModels.key(spec));
+                }
             }
             slots.remove(id, slot);
             if (abandoned(slot)) {
@@ -91,7 +97,8 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
                         + " (already reported stopped)", t);
             } else {
                 LOG.log(System.Logger.Level.ERROR, "replica " + record.name() + " failed to start", t);
-                events.failed(id, String.valueOf(t.getMessage()));
+                String reason = String.valueOf(t.getMessage());
+                report(record.name(), () -> events.failed(id, reason));
             }
             return;
         }
@@ -108,7 +115,11 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
             stopNow(id, slot, Duration.ZERO, null); // reported stopped when the stop arrived
             return;
         }
-        events.started(id, replica);
+        try {
+            events.started(id, replica);
+        } catch (RejectedExecutionException e) {
+            stopNow(id, slot, Duration.ZERO, events); // the engine closed while it started: nobody will stop it
+        }
     }
 
     /** Whether a stop arrived while the replica was starting (and was reported at once). */
@@ -122,7 +133,7 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
     public void stop(ReplicaRecord record, Duration drain, ReplicaEvents<I, O> events) {
         Slot<I, O> slot = slots.get(record.id());
         if (slot == null) {
-            events.stopped(record.id()); // its start already failed and cleaned up
+            report(record.name(), () -> events.stopped(record.id())); // its start already failed and cleaned up
             return;
         }
         boolean started;
@@ -141,6 +152,7 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
 
     /** Drains and closes a started replica; reports {@code stopped} to {@code events} unless it is null. */
     private void stopNow(long id, Slot<I, O> slot, Duration drain, ReplicaEvents<I, O> events) {
+        boolean exited = false; // until the replica says so: the model stays open if anything goes wrong first
         try {
             ScheduledFuture<?> check = slot.healthCheck;
             if (check != null) {
@@ -153,24 +165,49 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
                         id, drain);
             }
             // Idle: the predictor threads only have to take their stop signal, give them a moment to.
-            slot.replica.close(idle ? IDLE_STOP_GRACE : Duration.ZERO);
+            exited = slot.replica.close(idle ? IDLE_STOP_GRACE : Duration.ZERO);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            slot.replica.close(Duration.ZERO);
+            exited = slot.replica.close(Duration.ZERO);
         } finally {
             if (slot.inFlightGauge != null) {
                 metrics.remove(slot.inFlightGauge);
             }
-            models.release(slot.version);
+            // The model is closed only once no thread of this replica can be inside it.
+            if (exited) {
+                models.release(slot.version);
+            } else {
+                models.releaseLeaked(slot.version, slot.name);
+            }
             slots.remove(id, slot);
             if (events != null) {
-                events.stopped(id);
+                report(slot.name, () -> events.stopped(id));
             }
         }
     }
 
+    /** Sends a report to the controller; after the engine closed there is no one left to tell, which is fine. */
+    private static void report(String replica, Runnable report) {
+        try {
+            report.run();
+        } catch (RejectedExecutionException e) {
+            LOG.log(System.Logger.Level.DEBUG, "replica {0}: the controller is closed; report dropped", replica);
+        }
+    }
+
+    /** Whether a start failure says a predictor thread of the failed replica is still inside the model. */
+    private static boolean stuck(Throwable failure) {
+        for (Throwable suppressed : failure.getSuppressed()) {
+            if (suppressed instanceof Replica.PredictorsStuck) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static final class Slot<I, O> {
         final String version;
+        final String name;
         /** Set once the replica started; guarded by the slot's monitor. */
         Replica<I, O> replica;
         /** A stop arrived before the replica started, and was reported; guarded by the slot's monitor. */
@@ -178,8 +215,9 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
         volatile ScheduledFuture<?> healthCheck;
         volatile io.micrometer.core.instrument.Meter inFlightGauge;
 
-        Slot(String version) {
+        Slot(String version, String name) {
             this.version = version;
+            this.name = name;
         }
     }
 }

@@ -11,10 +11,15 @@ import java.util.concurrent.ExecutionException;
 
 /**
  * One deployment's loaded models, one per version, reference-counted by the replicas using them: the weights of a
- * version are loaded once, however many replicas start, and closed when its last replica stops. Launcher threads
- * only; the lock guards the map and counts and is never held while a model loads.
+ * version are loaded once, however many replicas start, and closed when its last replica stops. A replica whose
+ * predictor thread never left the model (hung in native code) releases its reference with {@link #releaseLeaked}: the
+ * model is then never closed, since freeing its native session under a running thread would crash the JVM; the leak
+ * is logged when the last reference goes. Launcher threads only; the lock guards the map, counts and leak flags and is
+ * never held while a model loads or closes.
  */
 final class SharedModels<I, O> {
+
+    private static final System.Logger LOG = System.getLogger(SharedModels.class.getName());
 
     private final Map<String, Entry<I, O>> byVersion = new HashMap<>();
 
@@ -62,23 +67,51 @@ final class SharedModels<I, O> {
                 + (spec.batchInvariance() ? "" : "/not-invariant");
     }
 
-    /** Gives back one reference (by {@link #key}); the last one closes the model. */
+    /** Gives back one reference (by {@link #key}); the last one closes the model, unless a reference leaked it. */
     void release(String version) {
+        release(version, null);
+    }
+
+    /**
+     * Gives back the reference of {@code replica}, a predictor thread of which is still inside the model: the model is
+     * never closed, even when other replicas release it later.
+     */
+    void releaseLeaked(String version, String replica) {
+        release(version, replica);
+    }
+
+    private void release(String version, String leakedBy) {
         Entry<I, O> entry;
+        String leaked;
         synchronized (this) {
             entry = byVersion.get(version);
-            if (entry == null || --entry.references > 0) {
+            if (entry == null) {
+                return;
+            }
+            if (leakedBy != null && entry.leakedBy == null) {
+                entry.leakedBy = leakedBy;
+            }
+            if (--entry.references > 0) {
                 return;
             }
             byVersion.remove(version);
+            leaked = entry.leakedBy;
         }
-        if (entry.model.isDone() && !entry.model.isCompletedExceptionally()) {
-            entry.model.join().close();
+        if (!entry.model.isDone() || entry.model.isCompletedExceptionally()) {
+            return;
         }
+        if (leaked != null) {
+            LOG.log(System.Logger.Level.WARNING, "model {0} is left open, not closed: a predictor thread of replica {1} "
+                    + "never left it; its memory is freed only when the process exits", version, leaked);
+            return;
+        }
+        entry.model.join().close();
     }
 
     private static final class Entry<I, O> {
         int references;
+        /** The first replica that left a thread inside the model, or null. */
+        String leakedBy;
         CompletableFuture<Model<I, O>> model;
     }
 }

@@ -35,7 +35,7 @@ public final class ClassificationIO implements TensorIO<String, Classification> 
     public Tensors outputs(List<Classification> classifications) {
         int rows = classifications.size();
         int width = labels.size();
-        float[] scores = new float[rows * width];
+        float[] scores = new float[Math.multiplyExact(rows, width)]; // fails loudly rather than wrap
         String[] names = new String[rows];
         for (int i = 0; i < rows; i++) {
             Classification classification = classifications.get(i);

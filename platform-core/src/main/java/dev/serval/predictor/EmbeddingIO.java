@@ -31,7 +31,7 @@ public final class EmbeddingIO implements TensorIO<String, Embedding> {
     public Tensors outputs(List<Embedding> embeddings) {
         int rows = embeddings.size();
         int dimension = embeddings.getFirst().vector().length;
-        float[] data = new float[rows * dimension];
+        float[] data = new float[Math.multiplyExact(rows, dimension)]; // fails loudly rather than wrap
         for (int i = 0; i < rows; i++) {
             System.arraycopy(embeddings.get(i).vector(), 0, data, i * dimension, dimension);
         }

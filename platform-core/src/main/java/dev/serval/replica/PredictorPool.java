@@ -18,7 +18,10 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 
@@ -27,29 +30,46 @@ import java.util.function.LongSupplier;
  * with a hard bound on waiting inputs.
  *
  * <p>Design. Callers (HTTP event loops) call {@link #submit} and never block on it: admission is a CAS on
- * {@link #queued}, which counts inputs admitted but not yet taken by a worker; a request whose inputs do not
- * all fit is refused whole with {@link Overloaded} before anything is queued. Each input becomes one task and
- * runs alone on whichever worker takes it, so a multi-input request fans out over all predictors and a
- * result never depends on what it ran next to. The last task of a request to finish completes the request's
- * future, on that worker's thread. A request whose future is already done (failed, or cancelled by its caller)
- * has its remaining tasks skipped without running the model.
+ * {@link #queued}, which counts inputs admitted and not yet claimed; a request whose inputs do not all fit is refused
+ * whole with {@link Overloaded} before anything is queued. Each input becomes one {@link Task} (its request and index,
+ * not the input itself) and runs on whichever worker takes it, alone or in a batch; the last task of a request to
+ * finish completes the request, on that worker's thread.
+ *
+ * <p>Ending early. A {@link Request} is the caller's future. When it ends before its tasks ran (its caller cancelled
+ * it, or it failed), it gives back at once the queue places of the tasks no worker has claimed ({@code unclaimed},
+ * swapped to 0; a worker claims a task by decrementing it while positive, so each place is given back exactly once)
+ * and drops its inputs: the tasks left in {@link #queue} hold no input and are skipped when a worker reaches them.
+ *
+ * <p>Failures. A model signals input it cannot take with {@link InvalidInput}: that fails only its own request, as a
+ * client error (400), and never counts against the replica's health. Any other exception is an
+ * {@link InferenceFailed}. A batch that fails (for any reason) is run again one input at a time, so one bad input
+ * fails alone and the others are answered; only an input that fails alone with a non-input error is an
+ * {@link InferenceFailed}.
  *
  * <p>Threads and fields: {@link #queue} and {@link #queued} are shared by callers and workers;
  * {@link #serviceNanos} is written by workers without coordination and read for Retry-After estimates
  * (best-effort by design: a lost update only ages the estimate); {@link #accepting} and {@link #stopped} are
- * written once each by the closing thread; a worker stops at its next task once {@link #stopped} is set. Each {@link Predictor} is created, used and closed by one worker.
+ * written once each by the closing thread; a worker stops at its next task once {@link #stopped} is set. Each
+ * {@link Predictor} is created, used and closed by one worker.
  *
  * <p>Shutdown ({@link #close}): stop admitting, let workers finish what is queued (a poison task per worker
- * ends each loop), wait up to the drain timeout, interrupt what remains, then fail anything still queued
- * with {@link NotReady}. A submit racing with shutdown re-checks {@link #stopped} after queueing and fails its
- * own leftovers, so no request is left without an answer.
+ * ends each loop), wait up to the drain timeout, interrupt what remains, fail anything still queued with
+ * {@link NotReady}, then wait up to the exit grace for every worker thread to have left the model. Only then may the
+ * model be closed: {@code close} says whether every worker exited, and a worker still inside the model (hung in native
+ * code) is named in a WARNING, so the model it runs is left open rather than freed under it. A submit racing with
+ * shutdown re-checks {@link #stopped} after queueing and fails its own leftovers, so no request is left without an
+ * answer.
  */
 final class PredictorPool<I, O> {
 
     private static final System.Logger LOG = System.getLogger(PredictorPool.class.getName());
-    private static final Task<?, ?> POISON = new Task<>(null, -1, null, 0);
+    /** The longest Retry-After given: an estimate beyond a minute is noise. */
+    private static final long MAX_RETRY_AFTER_MILLIS = 60_000;
+    private static final Task<?, ?> POISON = new Task<>(null, -1, 0);
 
     private final String deployment;
+    /** {@code deployment#id}, for logs. */
+    private final String replica;
     private final Model<I, O> model;
     private final int maxQueuedInputs;
     private final LongSupplier nanoTime;
@@ -69,16 +89,21 @@ final class PredictorPool<I, O> {
     private volatile long serviceNanos = TimeUnit.MILLISECONDS.toNanos(10);
     private volatile boolean accepting = true;
     private volatile boolean stopped;
+    private final AtomicBoolean closing = new AtomicBoolean();
 
     PredictorPool(String deployment, int predictorThreads, int maxQueuedInputs, Model<I, O> model,
             ThreadFactory threads, LongSupplier nanoTime, DeploymentMetrics metrics) {
-        this(deployment, predictorThreads, maxQueuedInputs, 1, model, threads, nanoTime, metrics);
+        this(deployment, deployment, predictorThreads, maxQueuedInputs, 1, model, threads, nanoTime, metrics);
     }
 
-    /** @param maxBatch inputs one inference may take when the model batches ({@link Model#batching()}) */
-    PredictorPool(String deployment, int predictorThreads, int maxQueuedInputs, int maxBatch, Model<I, O> model,
-            ThreadFactory threads, LongSupplier nanoTime, DeploymentMetrics metrics) {
+    /**
+     * @param replica  the replica's name ({@code deployment#id}), for logs
+     * @param maxBatch inputs one inference may take when the model batches ({@link Model#batching()})
+     */
+    PredictorPool(String deployment, String replica, int predictorThreads, int maxQueuedInputs, int maxBatch,
+            Model<I, O> model, ThreadFactory threads, LongSupplier nanoTime, DeploymentMetrics metrics) {
         this.deployment = deployment;
+        this.replica = replica;
         this.metrics = metrics;
         this.batches = model.batching().batched();
         this.maxBatch = batches ? maxBatch : 1;
@@ -129,7 +154,7 @@ final class PredictorPool<I, O> {
         int n = inputs.size();
         for (;;) {
             int current = queued.get();
-            if (current + n > maxQueuedInputs) {
+            if ((long) current + n > maxQueuedInputs) {
                 throw new Overloaded("model '" + deployment + "' is overloaded: " + current + " inputs queued, "
                         + n + " more would exceed max-queued-inputs " + maxQueuedInputs, retryAfter(current));
             }
@@ -137,15 +162,15 @@ final class PredictorPool<I, O> {
                 break;
             }
         }
-        Request<O> request = new Request<>(n);
+        Request<I, O> request = new Request<>(inputs, queued);
         long now = nanoTime.getAsLong();
         for (int i = 0; i < n; i++) {
-            queue.add(new Task<>(inputs.get(i), i, request, now));
+            queue.add(new Task<>(request, i, now));
         }
         if (stopped) {
             failQueued();
         }
-        return request.future;
+        return request;
     }
 
     /**
@@ -167,16 +192,58 @@ final class PredictorPool<I, O> {
         return queued.get();
     }
 
-    /** Stops admitting, drains queued work for up to {@code drain}, then stops the workers. Idempotent. */
-    void close(Duration drain) {
-        if (!accepting) {
-            return;
+    /**
+     * Stops admitting, drains queued work for up to {@code drain}, stops the workers (interrupting those still
+     * busy), fails what is still queued, then waits up to {@code exitGrace} for every worker thread to exit.
+     * Idempotent: a second call only reports.
+     *
+     * @return whether every worker thread has exited, so that nothing runs the model any more and it may be closed;
+     *     false when one is still inside it (each such thread is named in a WARNING)
+     */
+    boolean close(Duration drain, Duration exitGrace) {
+        if (!closing.compareAndSet(false, true)) {
+            return allExited();
         }
         accepting = false;
         for (int i = 0; i < workers.length; i++) {
             queue.add(poison());
         }
-        long deadline = System.nanoTime() + drain.toNanos();
+        joinAll(drain);
+        stopped = true;
+        for (Thread worker : workers) {
+            if (worker.isAlive()) {
+                LOG.log(System.Logger.Level.WARNING, "replica {0}: predictor thread {1} still busy after the {2} "
+                        + "drain timeout; interrupting it", replica, worker.getName(), drain);
+                worker.interrupt();
+            }
+        }
+        failQueued();
+        joinAll(exitGrace);
+        boolean exited = true;
+        for (Thread worker : workers) {
+            if (worker.isAlive()) {
+                exited = false;
+                LOG.log(System.Logger.Level.WARNING, "replica {0}: predictor thread {1} is still running model ''{2}'' "
+                        + "{3} after it was interrupted (hung in native code?); the model is left open, never closed "
+                        + "under it", replica, worker.getName(), deployment, exitGrace);
+            }
+        }
+        return exited;
+    }
+
+    /** Whether every worker thread has exited. */
+    boolean allExited() {
+        for (Thread worker : workers) {
+            if (worker.isAlive()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Waits for the workers to exit, for at most {@code timeout} in all; returns early if this thread is interrupted. */
+    private void joinAll(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
         for (Thread worker : workers) {
             try {
                 long left = deadline - System.nanoTime();
@@ -185,24 +252,15 @@ final class PredictorPool<I, O> {
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                break;
+                return;
             }
         }
-        stopped = true;
-        for (Thread worker : workers) {
-            if (worker.isAlive()) {
-                LOG.log(System.Logger.Level.WARNING, "model ''{0}'': predictor thread {1} still busy after the {2} "
-                        + "drain timeout; interrupting it", deployment, worker.getName(), drain);
-                worker.interrupt();
-            }
-        }
-        failQueued();
     }
 
     private void failQueued() {
         Task<I, O> task;
         while ((task = queue.poll()) != null) {
-            if (task.request != null) {
+            if (task.request != null && task.request.claimTask()) {
                 queued.decrementAndGet();
                 task.request.fail(new NotReady("model '" + deployment + "' shut down before running this request"));
             }
@@ -251,7 +309,7 @@ final class PredictorPool<I, O> {
                 batch.add(task);
             }
             boolean stopAfter = fill(batch);
-            batch.removeIf(queued -> queued.request.future.isDone()); // expired or cancelled while the batch formed
+            batch.removeIf(queued -> queued.request.isDone()); // expired or cancelled while the batch formed
             if (!batch.isEmpty() && !run(predictor, batch, inputs)) {
                 return;
             }
@@ -274,7 +332,8 @@ final class PredictorPool<I, O> {
      */
     private boolean fill(List<Task<I, O>> batch) {
         int max = maxBatch;
-        int share = Math.max(1, Math.min(max, (queued.get() + batch.size() + workers.length - 1) / workers.length));
+        int share = (int) Math.max(1, Math.min(max,
+                ((long) queued.get() + batch.size() + workers.length - 1) / workers.length));
         while (batch.size() < share) {
             Task<I, O> next = queue.poll();
             if (next == null) {
@@ -319,10 +378,16 @@ final class PredictorPool<I, O> {
         }
     }
 
-    /** Takes {@code task} off the admission count; false when its request is already done (failed or cancelled). */
+    /**
+     * Claims {@code task} and takes it off the admission count; false when its request already ended (failed or
+     * cancelled: its place was given back then, and it has no input left to run).
+     */
     private boolean take(Task<I, O> task) {
+        if (!task.request.claimTask()) {
+            return false;
+        }
         queued.decrementAndGet();
-        return !task.request.future.isDone();
+        return !task.request.isDone();
     }
 
     /** Runs one inference over {@code batch}; false when the pool stopped while it ran. */
@@ -338,38 +403,47 @@ final class PredictorPool<I, O> {
     private boolean runBusy(Predictor<I, O> predictor, List<Task<I, O>> batch, List<I> inputs) {
         long start = nanoTime.getAsLong();
         inputs.clear();
-        for (Task<I, O> task : batch) {
+        for (int i = 0; i < batch.size(); i++) {
+            Task<I, O> task = batch.get(i);
+            I input = task.request.input(task.index);
+            if (input == null) { // its request ended since the batch formed: it holds no inputs any more
+                batch.remove(i--);
+                continue;
+            }
             metrics.predictorWait(start - task.queuedAt);
-            inputs.add(task.input);
+            inputs.add(input);
+        }
+        if (batch.isEmpty()) {
+            return true;
         }
         try {
             if (batch.size() == 1) {
                 Task<I, O> only = batch.getFirst();
                 // the request tells the predictor when it is abandoned (a chunked text stops between its windows)
-                only.request.complete(only.index, predictor.predict(only.input, only.request));
+                only.request.answer(only.index, predictor.predict(inputs.getFirst(), only.request));
             } else {
                 List<O> outputs = predictor.predictBatch(inputs);
                 for (int i = 0; i < batch.size(); i++) {
                     Task<I, O> task = batch.get(i);
-                    task.request.complete(task.index, outputs.get(i));
+                    task.request.answer(task.index, outputs.get(i));
                 }
-            }
-        } catch (InvalidInput refused) {
-            // Input the model found it cannot take only while running it: the client's error, not the replica's.
-            for (Task<I, O> task : batch) {
-                task.request.fail(refused);
             }
         } catch (Throwable t) {
             if (stopped) {
-                for (Task<I, O> task : batch) {
-                    task.request.fail(new NotReady("model '" + deployment + "' shut down while running this request"));
-                }
+                failStopped(batch);
                 return false;
             }
-            LOG.log(System.Logger.Level.ERROR, "model '" + deployment + "' failed on "
-                    + (batch.size() == 1 ? "input " + batch.getFirst().index : "a batch of " + batch.size()), t);
-            for (Task<I, O> task : batch) {
-                task.request.fail(new InferenceFailed("model '" + deployment + "' failed: " + t, t));
+            if (batch.size() == 1) {
+                failAlone(batch.getFirst(), t);
+            } else {
+                LOG.log(System.Logger.Level.WARNING, "replica {0}: a batch of {1} failed ({2}); running its inputs "
+                        + "one at a time", replica, batch.size(), t.toString());
+                for (int i = 0; i < batch.size(); i++) {
+                    if (!runAlone(predictor, batch.get(i), inputs.get(i))) {
+                        failStopped(batch.subList(i, batch.size()));
+                        return false;
+                    }
+                }
             }
         }
         long took = nanoTime.getAsLong() - start;
@@ -378,10 +452,55 @@ final class PredictorPool<I, O> {
         return true;
     }
 
+    /** Runs one input of a failed batch alone; false when the pool stopped while it ran. */
+    private boolean runAlone(Predictor<I, O> predictor, Task<I, O> task, I input) {
+        if (task.request.isDone()) {
+            return true; // another input of its request failed already, or its caller went away
+        }
+        try {
+            task.request.answer(task.index, predictor.predict(input));
+        } catch (Throwable t) {
+            if (stopped) {
+                return false;
+            }
+            failAlone(task, t);
+        }
+        return true;
+    }
+
+    /** Fails the request of an input that failed on its own: as bad input when the model said so, else as a failure. */
+    private void failAlone(Task<I, O> task, Throwable failure) {
+        InvalidInput invalid = invalidInput(failure);
+        if (invalid != null) {
+            task.request.fail(invalid);
+            return;
+        }
+        LOG.log(System.Logger.Level.ERROR, "replica " + replica + ": model '" + deployment + "' failed on input "
+                + task.index, failure);
+        task.request.fail(new InferenceFailed("model '" + deployment + "' failed: " + failure, failure));
+    }
+
+    private void failStopped(List<Task<I, O>> tasks) {
+        for (Task<I, O> task : tasks) {
+            task.request.fail(new NotReady("model '" + deployment + "' shut down while running this request"));
+        }
+    }
+
+    /** The {@link InvalidInput} that {@code failure} is or wraps (engines wrap what a translator throws), or null. */
+    private static InvalidInput invalidInput(Throwable failure) {
+        Throwable cause = failure;
+        for (int depth = 0; cause != null && depth < 8; depth++, cause = cause.getCause()) {
+            if (cause instanceof InvalidInput invalid) {
+                return invalid;
+            }
+        }
+        return null;
+    }
+
     /** Time until {@code queuedNow} inputs drain through all workers at the observed per-input service time. */
     private Duration retryAfter(int queuedNow) {
-        long nanos = (queuedNow + 1L) * serviceNanos / workers.length;
-        return Duration.ofMillis(Math.max(1, Math.min(60_000, (nanos + 999_999L) / 1_000_000L)));
+        double nanos = (queuedNow + 1.0) * Math.max(serviceNanos, 0) / workers.length; // double: no overflow
+        return Duration.ofMillis((long) Math.max(1, Math.min(MAX_RETRY_AFTER_MILLIS, Math.ceil(nanos / 1e6))));
     }
 
     @SuppressWarnings("unchecked")
@@ -389,39 +508,109 @@ final class PredictorPool<I, O> {
         return (Task<I, O>) POISON;
     }
 
-    private record Task<I, O>(I input, int index, Request<O> request, long queuedAt) {
+    /** One input of a request, by index: the input itself stays with the request, which drops it when it ends. */
+    private record Task<I, O>(Request<I, O> request, int index, long queuedAt) {
     }
 
     /**
-     * The outputs of one request, filled by any worker. Each worker writes its slot and then decrements
-     * {@code remaining}; the atomic decrement orders those writes before the last worker's read.
+     * One request: the caller's future, its inputs and its outputs, filled by any worker. Each worker writes its
+     * output slot and then decrements {@code remaining}; the atomic decrement orders those writes before the last
+     * worker's read. {@code unclaimed} counts tasks still holding a place in the pool's queue count; see the pool's
+     * design comment. {@link #inputs} is written at construction and set to null (volatile) when the request ends.
      */
-    private static final class Request<O> implements BooleanSupplier {
-        private final Object[] outputs;
-        private final AtomicInteger remaining;
-        private final CompletableFuture<List<O>> future = new CompletableFuture<>();
+    private static final class Request<I, O> extends CompletableFuture<List<O>> implements BooleanSupplier {
+        private static final VarHandle REMAINING;
+        private static final VarHandle UNCLAIMED;
 
-        Request(int size) {
-            this.outputs = new Object[size];
-            this.remaining = new AtomicInteger(size);
+        static {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.lookup();
+                REMAINING = lookup.findVarHandle(Request.class, "remaining", int.class);
+                UNCLAIMED = lookup.findVarHandle(Request.class, "unclaimed", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private final Object[] outputs;
+        private final AtomicInteger queued;
+        private volatile List<I> inputs;
+        @SuppressWarnings("unused") // through REMAINING
+        private volatile int remaining;
+        @SuppressWarnings("unused") // through UNCLAIMED
+        private volatile int unclaimed;
+
+        /** @param queued the pool's admission count, given back when the request ends with tasks unclaimed */
+        Request(List<I> inputs, AtomicInteger queued) {
+            this.outputs = new Object[inputs.size()];
+            this.queued = queued;
+            this.inputs = inputs;
+            this.remaining = inputs.size();
+            this.unclaimed = inputs.size();
+        }
+
+        /** The input at {@code index}, or null once the request has ended. */
+        I input(int index) {
+            List<I> held = inputs;
+            return held == null ? null : held.get(index);
+        }
+
+        /** Claims one task's place in the queue count; false once the request ended and gave back the rest. */
+        boolean claimTask() {
+            for (;;) {
+                int left = (int) UNCLAIMED.getVolatile(this);
+                if (left == 0) {
+                    return false;
+                }
+                if (UNCLAIMED.compareAndSet(this, left, left - 1)) {
+                    return true;
+                }
+            }
         }
 
         @SuppressWarnings("unchecked")
-        void complete(int index, O output) {
+        void answer(int index, O output) {
             outputs[index] = output;
-            if (remaining.decrementAndGet() == 0) {
-                future.complete((List<O>) Collections.unmodifiableList(Arrays.asList(outputs)));
+            if ((int) REMAINING.getAndAdd(this, -1) == 1) {
+                complete((List<O>) Collections.unmodifiableList(Arrays.asList(outputs)));
             }
         }
 
         void fail(Throwable failure) {
-            future.completeExceptionally(failure);
+            completeExceptionally(failure);
         }
 
         /** Whether the request is abandoned: done before its outputs were (failed, cancelled, expired). */
         @Override
         public boolean getAsBoolean() {
-            return future.isDone();
+            return isDone();
+        }
+
+        @Override
+        public boolean complete(List<O> value) {
+            return ended(super.complete(value));
+        }
+
+        @Override
+        public boolean completeExceptionally(Throwable failure) {
+            return ended(super.completeExceptionally(failure));
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            return ended(super.cancel(mayInterruptIfRunning));
+        }
+
+        /** Gives back the places of unclaimed tasks and drops the inputs, once, when the request ends. */
+        private boolean ended(boolean endedHere) {
+            if (endedHere) {
+                int left = (int) UNCLAIMED.getAndSet(this, 0);
+                if (left > 0) {
+                    queued.addAndGet(-left);
+                }
+                inputs = null;
+            }
+            return endedHere;
         }
     }
 }

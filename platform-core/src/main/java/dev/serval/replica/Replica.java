@@ -27,9 +27,12 @@ import java.util.function.LongSupplier;
  * {@link #accepting} afterwards, while {@link #stopAccepting()} clears the flag before anyone reads the count to
  * wait for idleness: of two threads racing there, at least one sees the other, so no request is admitted to a
  * replica whose drain has already finished. The last {@link #release()} after {@code stopAccepting()} completes
- * {@link #idle}. Health: a failed inference or probe adds to {@link #consecutiveFailures}, a success resets it;
+ * {@link #idle}. Health: a failed inference ({@link InferenceFailed}: never bad input, which the model reports as
+ * {@code InvalidInput} and which fails only its request) or probe adds to {@link #consecutiveFailures}, a success resets it;
  * reaching the threshold reports the replica unhealthy once (to the controller, which replaces it). Counters are
  * atomics written by predictor threads and the health-check thread; all fields are otherwise final or volatile.
+ * Closing ({@link #close}) reports whether every predictor thread left the model, which decides whether the model may
+ * be closed.
  *
  * <p>Validation: {@link #run} checks every input against this replica's own {@link #model} before queueing it, on
  * the dispatching thread. A request is thus judged by the version that runs it, also while a rolling update has two
@@ -43,6 +46,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     private final String version;
     private final Slots slots;
     private final int failureThreshold;
+    private final Duration exitGrace;
     private final PredictorPool<I, O> pool;
     private final Model<I, O> model;
     private final Consumer<String> onUnhealthy;
@@ -61,6 +65,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
         this.version = spec.version();
         this.slots = new Slots(spec.maxOngoingRequests());
         this.failureThreshold = spec.healthCheckFailureThreshold();
+        this.exitGrace = exitGrace(spec);
         this.pool = pool;
         this.onUnhealthy = onUnhealthy;
     }
@@ -70,23 +75,56 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
      * Blocks the calling (launcher) thread for the warm-up.
      *
      * @param onUnhealthy called at most once, with the reason, when failures reach the spec's threshold
-     * @throws Exception the warm-up failure; the replica's threads are stopped before it is thrown
+     * @throws Exception the warm-up failure; the replica's threads are stopped before it is thrown, and when one of
+     *     them would not exit, a {@link PredictorsStuck} is attached as suppressed: the model must then not be closed
      */
     public static <I, O> Replica<I, O> start(DeploymentSpec spec, long id, Model<I, O> model, ThreadFactory threads,
             LongSupplier nanoTime, DeploymentMetrics metrics, Consumer<String> onUnhealthy) throws Exception {
-        PredictorPool<I, O> pool = new PredictorPool<>(spec.name(), spec.predictorThreads(),
-                spec.maxOngoingRequests() * spec.maxInputsPerRequest(), spec.maxBatchSize(), model, threads, nanoTime,
-                metrics);
+        String name = spec.name() + "#" + id;
+        PredictorPool<I, O> pool = new PredictorPool<>(spec.name(), name, spec.predictorThreads(),
+                maxQueuedInputs(spec), spec.maxBatchSize(), model, threads, nanoTime, metrics);
         pool.tune(spec.maxBatchSize(), spec.batchWaitTimeout());
         pool.start();
         try {
             pool.awaitWarmUp();
         } catch (Exception e) {
-            pool.close(Duration.ZERO);
+            if (!pool.close(Duration.ZERO, exitGrace(spec))) {
+                e.addSuppressed(new PredictorsStuck(name));
+            }
             throw e;
         }
         return new Replica<>(spec.name(), id, spec, model, pool, onUnhealthy);
     }
+
+    /**
+     * How long a replica's predictor threads get to leave the model once interrupted at close before they are
+     * declared stuck: the spec's graceful shutdown timeout, at least {@link #MIN_EXIT_GRACE}.
+     */
+    public static Duration exitGrace(DeploymentSpec spec) {
+        Duration drain = spec.gracefulShutdownTimeout();
+        return drain.compareTo(MIN_EXIT_GRACE) < 0 ? MIN_EXIT_GRACE : drain;
+    }
+
+    private static final Duration MIN_EXIT_GRACE = Duration.ofSeconds(1);
+
+    /** Attached (suppressed) to a start failure when a predictor thread of the failed replica would not exit. */
+    public static final class PredictorsStuck extends IllegalStateException {
+        public PredictorsStuck(String replica) {
+            super("a predictor thread of replica " + replica + " did not exit; its model must stay open");
+        }
+    }
+
+    /**
+     * Inputs the replica's predictor queue may hold: every admitted request at its largest. Computed in {@code long}
+     * and clamped below {@link Integer#MAX_VALUE} (both factors go up to a million), so that it never wraps negative
+     * and the pool's {@code queued + n} checks stay in range.
+     */
+    static int maxQueuedInputs(DeploymentSpec spec) {
+        return (int) Math.min((long) spec.maxOngoingRequests() * spec.maxInputsPerRequest(), MAX_QUEUED_INPUTS);
+    }
+
+    /** The largest queue bound: below {@link Integer#MAX_VALUE} with room for one request's inputs on top. */
+    static final int MAX_QUEUED_INPUTS = Integer.MAX_VALUE - 8;
 
     @Override
     public long id() {
@@ -208,9 +246,20 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
         }
     }
 
-    /** Stops the predictor threads (finishing queued work for up to {@code drain}) and closes the predictors. */
-    public void close(Duration drain) {
+    /**
+     * Stops the predictor threads (finishing queued work for up to {@code drain}, then interrupting them and giving
+     * them {@link #exitGrace} to leave the model) and closes their predictors.
+     *
+     * @return whether every predictor thread exited: only then may the model be closed. False when one is still
+     *     inside the model (hung in native code), named in a WARNING; the model must then be left open.
+     */
+    public boolean close(Duration drain) {
         accepting = false;
-        pool.close(drain);
+        return pool.close(drain, exitGrace);
+    }
+
+    /** Inputs admitted to the predictor queue and not yet taken by a predictor (status and tests). */
+    public int queuedInputs() {
+        return pool.queuedInputs();
     }
 }

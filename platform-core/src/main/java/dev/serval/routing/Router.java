@@ -3,6 +3,8 @@ package dev.serval.routing;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.metrics.DeploymentMetrics;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -18,16 +20,28 @@ import java.util.function.LongSupplier;
  * <p>Design. {@link #snapshot} holds the routable replicas; only the controller writes it ({@link #publish}),
  * request threads read it once per request. A request takes a slot on a replica chosen by power of two choices
  * (a CAS on that replica's in-flight count, see {@link RoutingSnapshot#choose()}). When both chosen replicas are
- * full it joins {@link #waiting}, whose size {@link #queued} is bounded by {@code max_queued_requests} with a CAS
+ * full it joins {@link #waiting}, whose live size {@link #queued} is bounded by {@code max_queued_requests} with a CAS
  * taken before the request is added; when that bound is reached it is refused at once with {@link Overloaded}.
- * Queued requests are dispatched by {@link #drain()}, which runs after every event that can make room (a request
- * finished, a request queued, a snapshot published) and scans every replica for a free slot. Because each such
- * event runs {@code drain()} after making its change visible, a request is never left queued while a replica has a
- * free slot and nothing else is going to look.
+ *
+ * <p>Dispatching queued requests. {@link #drain()} runs after every event that can make room or work (a request
+ * finished, a request queued, a snapshot published), after that event is visible. Drains are serialised by the
+ * work-in-progress counter {@link #drainRequests} (the RxJava/Reactor drain loop): the thread that raises it from 0
+ * drains, every other thread only adds one and returns, and the draining thread drains again until it takes the
+ * counter back to 0. So an event that happens while a drain is running (a request queued just after the drain found
+ * the queue empty, a slot given back just after the drain found every replica full) is always looked at once more:
+ * no request is left queued beside a free slot. A drain takes a slot first ({@link RoutingSnapshot#anyWithCapacity()})
+ * and then a request; it gives the slot back when no live request is left. Uncontended, a drain with nothing queued
+ * reads {@link #queued} once and returns; otherwise it costs two atomic adds; it never locks or allocates.
+ *
+ * <p>Leaving the queue. Each queued request ({@link Routed}) carries a claim flag that goes from QUEUED to OUT once:
+ * the drain that dispatches it, {@link #failQueued} or its own caller ending it (cancelled, or failed by its deadline)
+ * wins it, and only the winner decrements {@link #queued}. A caller that ends its request removes it from
+ * {@link #waiting} at once and drops its inputs, so an abandoned request holds neither a queue place nor memory.
  *
  * <p>Threads: any thread calls {@link #submit}; completions run {@link #drain()} on predictor threads; the
- * controller thread calls {@link #publish} and {@link #close}. {@link #completionIntervalNanos} is written by
- * completions without coordination and read for Retry-After estimates: best-effort by design.
+ * controller thread calls {@link #publish}, {@link #refuse}, {@link #accept} and {@link #close}; a draining thread
+ * can be any of them. {@link #completionIntervalNanos} is written by completions without coordination and read for
+ * Retry-After estimates: best-effort by design.
  */
 public final class Router<I, O> {
 
@@ -35,10 +49,16 @@ public final class Router<I, O> {
     private final LongSupplier nanoTime;
     private final DeploymentMetrics metrics;
     private final AtomicReference<RoutingSnapshot<I, O>> snapshot = new AtomicReference<>(RoutingSnapshot.empty());
-    private final ConcurrentLinkedQueue<Waiting<I, O>> waiting = new ConcurrentLinkedQueue<>();
+    /** Queued requests in arrival order; may still hold requests that left (their claim is OUT) until unlinked. */
+    private final ConcurrentLinkedQueue<Routed<I, O>> waiting = new ConcurrentLinkedQueue<>();
+    /** Queue places taken: requests queued (or about to be) and not yet claimed. */
     private final AtomicInteger queued = new AtomicInteger();
+    /** Drains asked for and not yet run: the drain loop's work-in-progress counter. */
+    private final AtomicInteger drainRequests = new AtomicInteger();
     private volatile int maxQueued;
     private volatile boolean closed;
+    /** Why no request can be served now (written by the controller thread), or null while requests may wait. */
+    private volatile String refusal;
     private volatile long lastCompletionNanos;
     private volatile long completionIntervalNanos = 10_000_000L;
 
@@ -59,21 +79,23 @@ public final class Router<I, O> {
      * Sends {@code inputs} to a replica now, or queues them until one has room. Never blocks.
      *
      * @return completes with the outputs, or exceptionally with the replica's failure or {@link NotReady} if the
-     *     deployment closes while the request waits
+     *     deployment closes or is refused (see {@link #refuse}) while the request waits. A caller that cancels it or
+     *     fails it (its deadline) ends it at once: it leaves the queue, or its run on the replica is cancelled.
      * @throws Overloaded when every chosen replica is full and the queue is too
-     * @throws NotReady   when the deployment has no routable replica, or is closed
+     * @throws NotReady   when the deployment has no routable replica, is refused, or is closed
      */
     public CompletableFuture<List<O>> submit(List<I> inputs) {
         RoutingSnapshot<I, O> current = snapshot.get();
-        if (closed || current.isEmpty()) {
+        String refused = refusal;
+        if (closed || refused != null || current.isEmpty()) {
             throw new NotReady(closed ? "model '" + deployment + "' is shutting down"
-                    : "model '" + deployment + "' has no running replica");
+                    : refused != null ? refused : "model '" + deployment + "' has no running replica");
         }
         metrics.requestInputs(inputs.size());
         RoutableReplica<I, O> replica = current.choose();
         if (replica != null) {
             metrics.queueWait(0);
-            return dispatch(replica, inputs, new Routed<>());
+            return dispatch(replica, inputs, new Routed<>(this));
         }
         int limit = maxQueued;
         for (;;) {
@@ -87,16 +109,18 @@ public final class Router<I, O> {
                 break;
             }
         }
-        Waiting<I, O> request = new Waiting<>(inputs, new Routed<>(), nanoTime.getAsLong());
+        Routed<I, O> request = new Routed<>(this, inputs, nanoTime.getAsLong());
         waiting.add(request);
         drain();
-        if (closed) {
-            failWaiting();
+        String refusedNow = refusal;
+        if (closed || refusedNow != null) {
+            // A close or refusal that ran before this request queued: it would otherwise wait for nothing.
+            failQueued(closed ? shutDownReason() : refusedNow);
         }
-        return request.result;
+        return request;
     }
 
-    private CompletableFuture<List<O>> dispatch(RoutableReplica<I, O> replica, List<I> inputs, Routed<O> result) {
+    private Routed<I, O> dispatch(RoutableReplica<I, O> replica, List<I> inputs, Routed<I, O> result) {
         CompletableFuture<List<O>> run;
         try {
             run = replica.run(inputs);
@@ -106,8 +130,11 @@ public final class Router<I, O> {
             result.completeExceptionally(e);
             return result;
         }
-        result.upstream = run;
         result.replica = replica;
+        result.upstream = run;
+        if (result.isDone()) {
+            run.cancel(false); // the caller ended it (its deadline) while run() was starting: it saw no upstream
+        }
         run.whenComplete(new Completion<>(this, replica, result));
         return result;
     }
@@ -117,7 +144,7 @@ public final class Router<I, O> {
      * the request waits in the queue or when it never reached a replica.
      */
     public static java.util.Optional<String> servedVersion(CompletableFuture<?> result) {
-        RoutableReplica<?, ?> replica = result instanceof Routed<?> routed ? routed.replica : null;
+        RoutableReplica<?, ?> replica = result instanceof Routed<?, ?> routed ? routed.replica : null;
         return replica == null ? java.util.Optional.empty() : java.util.Optional.of(replica.version());
     }
 
@@ -128,28 +155,53 @@ public final class Router<I, O> {
      */
     @SuppressWarnings("unchecked")
     public static <I, O> RoutableReplica<I, O> servedBy(CompletableFuture<List<O>> result) {
-        return result instanceof Routed<O> routed ? (RoutableReplica<I, O>) routed.replica : null;
+        return result instanceof Routed<?, ?> routed ? (RoutableReplica<I, O>) routed.replica : null;
     }
 
-    /** Dispatches queued requests while some replica has a free slot. */
+    /**
+     * Dispatches queued requests while some replica has a free slot. Call after any change that can make room or work;
+     * returns at once when another thread is draining (that thread drains once more on this call's behalf).
+     */
     public void drain() {
+        if (queued.get() == 0 || drainRequests.getAndIncrement() != 0) {
+            return;
+        }
+        int missed = 1;
+        do {
+            dispatchQueued();
+            missed = drainRequests.addAndGet(-missed);
+        } while (missed != 0);
+    }
+
+    /** One pass of the drain loop; the calling thread holds the drain. */
+    private void dispatchQueued() {
+        RoutableReplica<I, O> slot = null;
         while (queued.get() > 0) {
-            RoutableReplica<I, O> replica = snapshot.get().anyWithCapacity();
-            if (replica == null) {
-                return;
+            if (slot == null) {
+                slot = snapshot.get().anyWithCapacity();
+                if (slot == null) {
+                    return;
+                }
             }
-            Waiting<I, O> next = waiting.poll();
+            Routed<I, O> next = waiting.poll();
             if (next == null) {
-                replica.release();
-                return;
+                break; // its submitter has a queue place but has not queued it yet: it drains after queueing
+            }
+            if (!next.claim()) {
+                continue; // it left the queue on its own (cancelled or expired); the slot goes to the next one
             }
             queued.decrementAndGet();
-            if (next.result.isDone()) {
-                replica.release();
+            List<I> inputs = next.takeInputs();
+            if (next.isDone()) {
                 continue;
             }
             metrics.queueWait(nanoTime.getAsLong() - next.since);
-            dispatch(replica, next.inputs, next.result);
+            RoutableReplica<I, O> replica = slot;
+            slot = null;
+            dispatch(replica, inputs, next);
+        }
+        if (slot != null) {
+            slot.release();
         }
     }
 
@@ -197,23 +249,44 @@ public final class Router<I, O> {
     /** Refuses new requests and fails queued ones with {@link NotReady}. Requests already on replicas finish. */
     public void close() {
         closed = true;
-        failWaiting();
+        failQueued(shutDownReason());
     }
 
     /**
-     * Fails every queued request with {@link NotReady} carrying {@code reason}: for a deployment that has no replica
-     * and none starting, where waiting would never end. New requests are refused by {@link #submit} as usual.
+     * Controller thread: refuses new requests with {@link NotReady} carrying {@code reason} and fails every queued one
+     * with it, until {@link #accept()}: for a deployment that has no replica and none starting (its starts failed, or
+     * it is scaled to zero), where waiting would never end. A request that queues while this runs fails itself.
      */
+    public void refuse(String reason) {
+        refusal = reason;
+        failQueued(reason);
+    }
+
+    /** Controller thread: takes requests again after {@link #refuse}. */
+    public void accept() {
+        refusal = null;
+    }
+
+    /** Fails every queued request with {@link NotReady} carrying {@code reason}; new requests are still taken. */
     public void failQueued(String reason) {
-        Waiting<I, O> next;
+        Routed<I, O> next;
         while ((next = waiting.poll()) != null) {
-            queued.decrementAndGet();
-            next.result.completeExceptionally(new NotReady(reason));
+            if (next.claim()) {
+                queued.decrementAndGet();
+                next.takeInputs();
+                next.completeExceptionally(new NotReady(reason));
+            }
         }
     }
 
-    private void failWaiting() {
-        failQueued("model '" + deployment + "' shut down before serving this request");
+    private String shutDownReason() {
+        return "model '" + deployment + "' shut down before serving this request";
+    }
+
+    /** A request that left the queue on its own: give back its place and forget it. */
+    private void left(Routed<I, O> request) {
+        queued.decrementAndGet();
+        waiting.remove(request);
     }
 
     private void completed() {
@@ -225,36 +298,86 @@ public final class Router<I, O> {
 
     /** Time for {@code queuedNow} requests to drain at the observed completion rate: 1 ms to 60 s. */
     private Duration retryAfter(int queuedNow) {
-        long nanos = (queuedNow + 1L) * Math.max(completionIntervalNanos, 0);
-        return Duration.ofMillis(Math.max(1, Math.min(60_000, (nanos + 999_999L) / 1_000_000L)));
-    }
-
-    private record Waiting<I, O>(List<I> inputs, Routed<O> result, long since) {
+        double nanos = (queuedNow + 1.0) * Math.max(completionIntervalNanos, 0); // double: no overflow
+        return Duration.ofMillis((long) Math.max(1, Math.min(60_000, Math.ceil(nanos / 1e6))));
     }
 
     /**
-     * The caller's future. When the caller ends it early, by cancelling it (the client went away) or by failing it
-     * (its deadline passed), the replica's run is cancelled too, so inputs no predictor has started are skipped; a
-     * request ended while queued is skipped by {@link #drain()}.
+     * The caller's future, and while it waits its place in the queue. When the caller ends it early, by cancelling it
+     * (the client went away) or by failing it (its deadline passed), it leaves the queue at once if it is queued
+     * (winning its claim) or the replica's run is cancelled, so inputs no predictor has started are skipped.
+     *
+     * <p>Fields: {@link #claim} goes QUEUED to OUT once (CAS; a request dispatched at once is OUT from the start).
+     * {@link #inputs} is written before the request is queued and read and cleared only by the claim's winner.
+     * {@link #upstream} and {@link #replica} are written once by the dispatching thread.
      */
-    private static final class Routed<O> extends CompletableFuture<List<O>> {
+    private static final class Routed<I, O> extends CompletableFuture<List<O>> {
+        private static final int OUT = 0;
+        private static final int QUEUED = 1;
+        private static final VarHandle CLAIM;
+
+        static {
+            try {
+                CLAIM = MethodHandles.lookup().findVarHandle(Routed.class, "claim", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private final Router<I, O> router;
+        private final long since;
+        private List<I> inputs;
+        @SuppressWarnings("unused") // through CLAIM
+        private volatile int claim;
         private volatile CompletableFuture<List<O>> upstream;
         private volatile RoutableReplica<?, O> replica;
 
+        /** A request dispatched at once, never queued. */
+        Routed(Router<I, O> router) {
+            this.router = router;
+            this.since = 0;
+        }
+
+        /** A request about to be queued, since {@code since}. */
+        Routed(Router<I, O> router, List<I> inputs, long since) {
+            this.router = router;
+            this.inputs = inputs;
+            this.since = since;
+            this.claim = QUEUED;
+        }
+
+        /** Takes the request out of the queue's count; true for exactly one caller, never for a request never queued. */
+        boolean claim() {
+            return CLAIM.compareAndSet(this, QUEUED, OUT);
+        }
+
+        /** The claim's winner only: the inputs, which the request no longer holds. */
+        List<I> takeInputs() {
+            List<I> taken = inputs;
+            inputs = null;
+            return taken;
+        }
+
         @Override
         public boolean cancel(boolean mayInterruptIfRunning) {
-            return stopUpstream(super.cancel(mayInterruptIfRunning));
+            return ended(super.cancel(mayInterruptIfRunning));
         }
 
         @Override
         public boolean completeExceptionally(Throwable failure) {
-            return stopUpstream(super.completeExceptionally(failure));
+            return ended(super.completeExceptionally(failure));
         }
 
-        private boolean stopUpstream(boolean endedHere) {
-            CompletableFuture<List<O>> run = upstream;
-            if (endedHere && run != null) {
-                run.cancel(false);
+        private boolean ended(boolean endedHere) {
+            if (endedHere) {
+                if (claim()) {
+                    takeInputs();
+                    router.left(this);
+                }
+                CompletableFuture<List<O>> run = upstream;
+                if (run != null) {
+                    run.cancel(false);
+                }
             }
             return endedHere;
         }

@@ -37,7 +37,9 @@ class DeploymentTest {
     @AfterEach
     void closeAll() {
         model.gate.release(10_000);
+        model.hang.countDown();
         engine.close();
+        assertFalse(model.closedWhilePredicting, "the model was closed while a predictor was inside it");
     }
 
     private Deployment<String, String> ready(DeploymentSpec spec) throws InterruptedException {
@@ -142,6 +144,139 @@ class DeploymentTest {
         assertInstanceOf(InferenceFailed.class, failure.getCause());
         assertEquals(List.of("STILL SERVING"),
                 deployment.submit(List.of("still serving")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void anInputTheModelRejectsInsideABatchFailsAloneAsInvalidInputAndTheRestOfTheBatchIsAnswered() throws Exception {
+        model.batches = true;
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
+        CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+        CompletableFuture<List<String>> before = deployment.submit(List.of("a"));
+        CompletableFuture<List<String>> rejected = deployment.submit(List.of("reject"));
+        CompletableFuture<List<String>> after = deployment.submit(List.of("c", "d"));
+        model.batchSizes.clear();
+
+        model.gate.release(); // the predictor comes back to four queued inputs and takes them as one batch
+
+        assertEquals(List.of("A"), before.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("C", "D"), after.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        ExecutionException failure = assertThrows(ExecutionException.class,
+                () -> rejected.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertInstanceOf(InvalidInput.class, failure.getCause(), "a client error (400), not a server failure");
+        assertEquals("text 'reject' is refused by the model", failure.getCause().getMessage());
+        assertEquals(4, model.batchSizes.getFirst(), "the four inputs did run as one batch: " + model.batchSizes);
+        blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void anInputThatCrashesABatchFailsAloneAndTheRestOfTheBatchIsAnswered() throws Exception {
+        model.batches = true;
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
+        CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+        CompletableFuture<List<String>> fine = deployment.submit(List.of("a"));
+        CompletableFuture<List<String>> crashing = deployment.submit(List.of("boom"));
+
+        model.gate.release();
+
+        assertEquals(List.of("A"), fine.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        ExecutionException failure = assertThrows(ExecutionException.class,
+                () -> crashing.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertInstanceOf(InferenceFailed.class, failure.getCause());
+        blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void inputTheModelRejectsNeverCountsAgainstTheReplicasHealth() throws Exception {
+        List<String> unhealthy = Collections.synchronizedList(new ArrayList<>());
+        DeploymentSpec spec = spec(1, 8, 10, 10).withHealthCheck(Duration.ofSeconds(10), 1); // one failure is enough
+        dev.serval.replica.Replica<String, String> replica = dev.serval.replica.Replica.start(spec, 0, model,
+                Thread.ofPlatform().name("serval-fake-r0-", 0).factory(), System::nanoTime,
+                dev.serval.metrics.DeploymentMetrics.discarding("fake"), unhealthy::add);
+        try {
+            ExecutionException failure = assertThrows(ExecutionException.class,
+                    () -> replica.run(List.of("reject")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+            assertInstanceOf(InvalidInput.class, failure.getCause());
+            // The one predictor thread records a request's outcome before it takes the next request.
+            assertEquals(List.of("OK"), replica.run(List.of("ok")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+
+            assertEquals(List.of(), unhealthy, "bad input is the client's fault, not the replica's");
+        } finally {
+            assertTrue(replica.close(Duration.ZERO));
+        }
+    }
+
+    @Test
+    void aCancelledRequestGivesBackItsPredictorQueuePlacesAndItsInputsAtOnce() throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
+        CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+        dev.serval.replica.Replica<?, ?> replica =
+                (dev.serval.replica.Replica<?, ?>) deployment.router().snapshot().replicas().getFirst();
+        Submitted submitted = submitPayload(deployment, 3);
+        assertEquals(3, replica.queuedInputs());
+
+        submitted.result.cancel(false);
+
+        assertEquals(0, replica.queuedInputs(), "the predictor queue gave its places back at once");
+        assertUnreachable(submitted.inputs);
+        model.gate.release();
+        blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void theModelIsNotClosedWhileAPredictorThreadIsStillInsideItAndIsLeftOpenWhenTheThreadNeverLeaves()
+            throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10)
+                .withGracefulShutdownTimeout(Duration.ofMillis(50)));
+        CompletableFuture<List<String>> hung = deployment.submit(List.of("hang"));
+        awaitCount(model.waiting, 1);
+
+        deployment.close(); // drains for 50 ms, interrupts (ignored), gives the thread the exit grace, then gives up
+
+        assertTrue(model.ignoredInterrupts.get() > 0, "the predictor thread was interrupted");
+        assertEquals(1, model.inside.get(), "it is still inside the model");
+        assertFalse(model.closed, "so the model was left open");
+        model.hang.countDown();
+        assertEquals(List.of("HANG"), hung.get(WAIT_SECONDS, TimeUnit.SECONDS), "answered when the thread comes back");
+        assertFalse(model.closed, "a model once left open stays open");
+    }
+
+    @Test
+    void anInterruptedPredictorLeavesTheModelBeforeTheModelIsClosed() throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10)
+                .withGracefulShutdownTimeout(Duration.ofMillis(50)));
+        CompletableFuture<List<String>> blocked = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+
+        deployment.close(); // the drain runs out; the interrupt ends the blocked predict
+
+        assertTrue(model.closed);
+        assertFalse(model.closedWhilePredicting, "closed only after the interrupted thread left the model");
+        assertEquals(0, model.openPredictors.get());
+        ExecutionException failure = assertThrows(ExecutionException.class,
+                () -> blocked.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertInstanceOf(NotReady.class, failure.getCause());
+    }
+
+    private record Submitted(CompletableFuture<List<String>> result, java.lang.ref.WeakReference<List<String>> inputs) {
+    }
+
+    /** Submits {@code count} inputs that only the engine holds, so their reachability shows what the engine keeps. */
+    private static Submitted submitPayload(Deployment<String, String> deployment, int count) {
+        List<String> inputs = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            inputs.add("x".repeat(1 << 16));
+        }
+        return new Submitted(deployment.submit(inputs), new java.lang.ref.WeakReference<>(inputs));
+    }
+
+    private static void assertUnreachable(java.lang.ref.WeakReference<?> reference) {
+        for (int i = 0; i < 20 && reference.get() != null; i++) {
+            System.gc();
+        }
+        assertTrue(reference.get() == null, "the inputs are still referenced");
     }
 
     @Test
@@ -257,6 +392,14 @@ class DeploymentTest {
     }
 
     @Test
+    void aReplicaWhoseSlotsTimesInputsPerRequestPassesTheIntRangeStillAdmitsRequests() throws Exception {
+        // 1,000,000 x 1,000,000 inputs wrapped to a negative int queue bound: every request was refused as overloaded.
+        Deployment<String, String> deployment = ready(spec(1, 1_000_000, 10, 1_000_000));
+
+        assertEquals(List.of("A", "B"), deployment.submit(List.of("a", "b")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+    }
+
+    @Test
     void loadsTheWeightsOncePerVersionForAllReplicasAndClosesThemWithTheLastReplica() throws Exception {
         AtomicInteger loads = new AtomicInteger();
         Deployment<String, String> deployment = engine.deploy(spec(1, 8, 10, 10).withNumReplicas(3), ignored -> {
@@ -268,9 +411,9 @@ class DeploymentTest {
 
         deployment.update(deployment.spec().withVersion("2"));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-        while (!deployment.status().version().equals("2") || deployment.status().running() != 3
-                || deployment.status().stopping() > 0 || deployment.status().updating() > 0) {
-            assertTrue(System.nanoTime() < deadline, "old replicas never left: " + deployment.status());
+        for (var now = deployment.status(); !now.version().equals("2") || now.running() != 3 || now.stopping() > 0
+                || now.updating() > 0; now = deployment.status()) { // one status per check: it is replaced meanwhile
+            assertTrue(System.nanoTime() < deadline, "old replicas never left: " + now);
             Thread.yield();
         }
         assertEquals(2, loads.get(), "a new version loads once more");
@@ -285,14 +428,13 @@ class DeploymentTest {
 
         model.doomed.add(first);
 
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-        while (deployment.router().snapshot().isEmpty()
-                || deployment.router().snapshot().replicas().getFirst().id() == first) {
-            assertTrue(System.nanoTime() < deadline, "the failing replica was never replaced: " + deployment.status());
-            Thread.yield();
-        }
-        assertTrue(deployment.status().lastError().contains("doomed replica"), deployment.status().lastError());
-        assertTrue(deployment.recentErrors().getLast().message().contains("doomed replica"));
+        awaitReplaced(deployment, first);
+        // Either failing probe may be the one that reached the threshold: the doomed probe itself, or (on a loaded
+        // machine, with a 20 ms period) a probe still unanswered when the next period began.
+        String lastError = deployment.status().lastError();
+        assertTrue(lastError.contains("doomed replica") || lastError.contains("did not answer within its period"),
+                lastError);
+        assertEquals(lastError, deployment.recentErrors().getLast().message());
         assertEquals(List.of("STILL SERVED"), deployment.submit(List.of("still served")).get(WAIT_SECONDS, TimeUnit.SECONDS));
     }
 
@@ -309,12 +451,7 @@ class DeploymentTest {
             failRequests(deployment, 4);
             failing.failureMonitor().evaluate();
 
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-            while (deployment.router().snapshot().isEmpty()
-                    || deployment.router().snapshot().replicas().getFirst().id() == first) {
-                assertTrue(System.nanoTime() < deadline, "replicas were never replaced: " + deployment.status());
-                Thread.yield();
-            }
+            awaitReplaced(deployment, first);
             assertTrue(failing.failureMonitor().live());
 
             failRequests(deployment, 4);
@@ -349,6 +486,29 @@ class DeploymentTest {
                 failure.getCause().getMessage());
         model.gate.release();
         assertEquals(List.of("WAIT"), running.get(WAIT_SECONDS, TimeUnit.SECONDS), "the admitted request finished");
+    }
+
+    @Test
+    void scalingToZeroReplicasRefusesQueuedAndNewRequestsAtOnceNamingTheReason() throws Exception {
+        Deployment<String, String> deployment = ready(spec(1, 1, 4, 4));
+        CompletableFuture<List<String>> running = deployment.submit(List.of("wait"));
+        awaitCount(model.waiting, 1);
+        CompletableFuture<List<String>> queued = deployment.submit(List.of("queued"));
+
+        deployment.update(deployment.spec().withNumReplicas(0)).get(WAIT_SECONDS, TimeUnit.SECONDS);
+
+        ExecutionException failure = assertThrows(ExecutionException.class,
+                () -> queued.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertInstanceOf(NotReady.class, failure.getCause());
+        assertEquals("model 'fake' has num_replicas 0: no replica serves it", failure.getCause().getMessage());
+        assertEquals("model 'fake' has num_replicas 0: no replica serves it",
+                assertThrows(NotReady.class, () -> deployment.submit(List.of("new"))).getMessage());
+        model.gate.release();
+        assertEquals(List.of("WAIT"), running.get(WAIT_SECONDS, TimeUnit.SECONDS), "the admitted request finished");
+
+        deployment.update(deployment.spec().withNumReplicas(1)).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        awaitState(deployment, Deployment.State.READY);
+        assertEquals(List.of("BACK"), deployment.submit(List.of("back")).get(WAIT_SECONDS, TimeUnit.SECONDS));
     }
 
     @Test
@@ -444,6 +604,19 @@ class DeploymentTest {
                 throw new AssertionError("deployment stayed " + deployment.state() + ", expected " + state);
             }
             Thread.onSpinWait();
+            Thread.yield();
+        }
+    }
+
+    /**
+     * Waits until a replica other than {@code first} is routable. Reads one snapshot per check: the controller may
+     * swap in a new (even empty) one between two reads.
+     */
+    private static void awaitReplaced(Deployment<?, ?> deployment, long first) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        for (var now = deployment.router().snapshot(); now.isEmpty() || now.replicas().getFirst().id() == first;
+                now = deployment.router().snapshot()) {
+            assertTrue(System.nanoTime() < deadline, "the replica was never replaced: " + deployment.status());
             Thread.yield();
         }
     }

@@ -13,8 +13,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A model that upper-cases its input. Inputs starting with {@code "wait"} block until {@link #gate} is
- * released; {@code "boom"} fails; {@code "bad"} is refused by validation; the probe fails on replicas whose id is
- * in {@link #doomed} (their threads are named {@code serval-<deployment>-r<id>-<n>}). Records who ran what.
+ * released; {@code "boom"} fails; {@code "bad"} is refused by validation; {@code "reject"} passes validation and is
+ * refused by the model itself while it runs ({@link InvalidInput} from inside {@code predict}, so a batch holding it
+ * fails); {@code "hang"} blocks until {@link #hang} opens and ignores interrupts meanwhile (a thread stuck in native
+ * code); the probe fails on replicas whose id is in {@link #doomed} (their threads are named
+ * {@code serval-<deployment>-r<id>-<n>}). Records who ran what, and whether the model was closed while a predictor
+ * was inside it ({@link #closedWhilePredicting}: native memory freed under a running thread).
  * Inputs starting with {@link #refusedPrefix} are refused by validation and, should one reach the model anyway, fail
  * it (as a real model fails on input of another shape); the probe waits for {@link #probeGate} when one is set.
  */
@@ -34,6 +38,13 @@ final class FakeModel implements Model<String, String> {
     volatile String refusedPrefix;
     volatile Semaphore probeGate;
     final AtomicInteger probesWaiting = new AtomicInteger();
+    /** Opens every {@code "hang"} predictor. */
+    final java.util.concurrent.CountDownLatch hang = new java.util.concurrent.CountDownLatch(1);
+    /** Predictors inside {@code predict} now. */
+    final AtomicInteger inside = new AtomicInteger();
+    /** Interrupts a {@code "hang"} predictor ignored. */
+    final AtomicInteger ignoredInterrupts = new AtomicInteger();
+    volatile boolean closedWhilePredicting;
 
     @Override
     public dev.serval.tensor.TensorIO<String, String> io() {
@@ -80,6 +91,15 @@ final class FakeModel implements Model<String, String> {
 
             @Override
             public String predict(String input) throws Exception {
+                inside.incrementAndGet();
+                try {
+                    return run(input);
+                } finally {
+                    inside.decrementAndGet();
+                }
+            }
+
+            private String run(String input) throws Exception {
                 threads.add(Thread.currentThread().getName());
                 if (input.startsWith("wait")) {
                     waiting.incrementAndGet();
@@ -93,6 +113,13 @@ final class FakeModel implements Model<String, String> {
                 String refused = refusedPrefix;
                 if (refused != null && input.startsWith(refused)) {
                     throw new IllegalStateException("the model cannot run '" + input + "'");
+                }
+                if (input.equals("hang")) {
+                    waiting.incrementAndGet();
+                    awaitIgnoringInterrupts(hang);
+                }
+                if (input.equals("reject")) {
+                    throw new InvalidInput("text 'reject' is refused by the model");
                 }
                 if (input.equals("probe") && (allProbesFail || doomed.contains(replicaId()))) {
                     throw new IllegalStateException("doomed replica");
@@ -135,6 +162,25 @@ final class FakeModel implements Model<String, String> {
 
     @Override
     public void close() {
+        if (inside.get() > 0) {
+            closedWhilePredicting = true;
+        }
         closed = true;
+    }
+
+    private void awaitIgnoringInterrupts(java.util.concurrent.CountDownLatch latch) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                latch.await();
+                break;
+            } catch (InterruptedException e) {
+                ignoredInterrupts.incrementAndGet();
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

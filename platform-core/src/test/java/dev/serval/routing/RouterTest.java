@@ -11,7 +11,10 @@ import dev.serval.error.Overloaded;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class RouterTest {
@@ -160,5 +163,140 @@ class RouterTest {
         assertInstanceOf(NotReady.class, failure.getCause());
         assertThrows(NotReady.class, () -> router.submit(List.of("late")));
         assertFalse(queued.isCancelled());
+    }
+
+    /**
+     * The lost wake-up: a submitter has taken its queue place but not yet queued its request; a completion frees the
+     * only slot, drains (takes the slot, finds the queue empty) and, before it gives the slot back, the submitter queues
+     * and drains in turn (finds no free slot). The request must still be dispatched, not left beside a free slot.
+     */
+    @Test
+    void aRequestQueuedWhileACompletionDrainsAnEmptyQueueIsStillDispatched() throws Exception {
+        AtomicReference<Thread> gatedSubmitter = new AtomicReference<>();
+        CountDownLatch submitterHasQueuePlace = new CountDownLatch(1);
+        CountDownLatch submitterMayQueue = new CountDownLatch(1);
+        // The router reads the clock once between taking a queue place and queueing (the request's queue time).
+        Router<String, String> gated = new Router<>("d", 2, () -> {
+            if (gatedSubmitter.compareAndSet(Thread.currentThread(), null)) {
+                submitterHasQueuePlace.countDown();
+                await(submitterMayQueue);
+            }
+            return System.nanoTime();
+        });
+        TestReplica replica = TestReplica.held(0, 1);
+        gated.publish(RoutingSnapshot.of(List.of(replica)));
+        CompletableFuture<List<String>> first = gated.submit(List.of("a"));
+
+        AtomicReference<CompletableFuture<List<String>>> second = new AtomicReference<>();
+        Thread submitter = Thread.ofPlatform().unstarted(() -> second.set(gated.submit(List.of("b"))));
+        gatedSubmitter.set(submitter);
+        submitter.start();
+        await(submitterHasQueuePlace);
+
+        CountDownLatch completerHoldsEmptyHandedSlot = new CountDownLatch(1);
+        CountDownLatch completerMayRelease = new CountDownLatch(1);
+        AtomicReference<Thread> completerThread = new AtomicReference<>();
+        int[] releases = {0};
+        replica.beforeRelease = () -> {
+            // The completer's first release gives back the finished request's slot; its second gives back the slot
+            // its drain took and found nothing to run on.
+            if (Thread.currentThread() == completerThread.get() && ++releases[0] == 2) {
+                completerHoldsEmptyHandedSlot.countDown();
+                await(completerMayRelease);
+            }
+        };
+        Thread completer = Thread.ofPlatform().unstarted(() -> replica.finishNext("A"));
+        completerThread.set(completer);
+        completer.start();
+        await(completerHoldsEmptyHandedSlot);
+
+        submitterMayQueue.countDown();
+        submitter.join(TimeUnit.SECONDS.toMillis(10));
+        assertFalse(submitter.isAlive(), "the submitter returned");
+        completerMayRelease.countDown();
+        completer.join(TimeUnit.SECONDS.toMillis(10));
+        assertFalse(completer.isAlive(), "the completer returned");
+
+        assertEquals(List.of("A"), first.get(10, TimeUnit.SECONDS));
+        assertEquals(0, gated.queuedRequests(), "the queued request was dispatched to the freed slot");
+        assertEquals(1, replica.pendingRuns());
+        replica.finishNext("B");
+        assertEquals(List.of("B"), second.get().get(10, TimeUnit.SECONDS));
+        assertEquals(0, replica.inFlight());
+    }
+
+    @Test
+    void aCancelledQueuedRequestLeavesTheQueueAtOnceAndReleasesItsInputs() {
+        TestReplica replica = TestReplica.held(0, 1);
+        router.publish(RoutingSnapshot.of(List.of(replica)));
+        router.submit(List.of("running"));
+        Queued queued = submitPayload(router);
+        router.submit(List.of("also queued"));
+
+        queued.result.cancel(false);
+
+        assertEquals(1, router.queuedRequests(), "its queue place was given back at once");
+        router.submit(List.of("takes the freed place")); // would be Overloaded (max 2) if the place were still taken
+        assertEquals(2, router.queuedRequests());
+        assertUnreachable(queued.inputs);
+    }
+
+    @Test
+    void aQueuedRequestWhoseDeadlinePassesLeavesTheQueueAtOnceAndReleasesItsInputs() {
+        TestReplica replica = TestReplica.held(0, 1);
+        router.publish(RoutingSnapshot.of(List.of(replica)));
+        router.submit(List.of("running"));
+        Queued queued = submitPayload(router);
+
+        queued.result.completeExceptionally(new dev.serval.error.DeadlineExceeded("deadline passed"));
+
+        assertEquals(0, router.queuedRequests());
+        assertUnreachable(queued.inputs);
+        replica.finishNext("done");
+        assertEquals(0, replica.pendingRuns(), "the expired request never ran");
+        assertEquals(0, replica.inFlight());
+    }
+
+    @Test
+    void aDeadlineThatEndsTheCallerWhileItsRunStartsCancelsTheRunAndFreesTheSlot() throws Exception {
+        TestReplica replica = TestReplica.held(0, 1);
+        router.publish(RoutingSnapshot.of(List.of(replica)));
+        router.submit(List.of("running"));
+        CompletableFuture<List<String>> queued = router.submit(List.of("queued"));
+        // The deadline fires on another thread after the drain called run() and before it recorded the run.
+        replica.beforeRun = () -> queued.completeExceptionally(new dev.serval.error.DeadlineExceeded("deadline passed"));
+
+        replica.finishNext("done"); // frees the slot: the drain dispatches the queued request
+
+        assertEquals(1, replica.pendingRuns());
+        assertTrue(replica.pending().getFirst().isCancelled(), "the run of the ended request was cancelled");
+        assertEquals(0, replica.inFlight(), "its slot was given back");
+    }
+
+    private record Queued(CompletableFuture<List<String>> result, java.lang.ref.WeakReference<List<String>> inputs) {
+    }
+
+    /** Queues a request whose inputs only the router holds, so their reachability shows what the router keeps. */
+    private static Queued submitPayload(Router<String, String> router) {
+        List<String> inputs = new java.util.ArrayList<>(List.of("x".repeat(1 << 16)));
+        return new Queued(router.submit(inputs), new java.lang.ref.WeakReference<>(inputs));
+    }
+
+    private static void assertUnreachable(java.lang.ref.WeakReference<?> reference) {
+        for (int i = 0; i < 20 && reference.get() != null; i++) {
+            System.gc();
+        }
+        assertTrue(reference.get() == null, "the inputs are still referenced");
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            if (!latch.await(10, TimeUnit.SECONDS)) {
+                throw new AssertionError("the interleaving never reached its next step");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
     }
 }
