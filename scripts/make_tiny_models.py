@@ -19,6 +19,10 @@ outputs numpy computes for fixed inputs, which the Java tests compare Serval's a
                            c_out = 3c (int64), d_out = not d (bool), total = a + b + c + d (float64).
   models/tiny-uint8/       model.onnx (platform-core only): y = x + k on uint8 [2], a datatype Serval does not carry,
                            with the initializer k also listed as a graph input, as older exporters do.
+  models/tiny-reshape/     model.onnx (platform-core only): y = Reshape(x, shape) for x (float32 [batch, n]) and shape
+                           (int64 [rank]): runs when the element counts agree (the probe's zeros do: a 0 copies the
+                           dimension), and ONNX Runtime refuses other shapes while running the Reshape node, though
+                           the graph's signature takes them (an input error found only inside the model).
 
 The models go to platform-core/src/test/resources/models/ and, the same files, to
 platform-api/src/test/resources/models/; the expected outputs to
@@ -261,10 +265,20 @@ def uint8() -> None:
     save(opset17(graph), "tiny-uint8", roots=(CORE,))
 
 
+def reshape() -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"])], "tiny-reshape",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "n"]),
+         helper.make_tensor_value_info("shape", TensorProto.INT64, ["rank"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["m"])])
+    save(opset17(graph), "tiny-reshape", roots=(CORE,))
+
+
 def main() -> None:
     rng = np.random.default_rng(20261123)
     expected = {"tiny-classifier": classifier(rng), "tiny-mlp": mlp(rng), "tiny-dtypes": dtypes()}
     uint8()
+    reshape()
     reference = CORE / "reference" / "tiny-models-expected.json"
     reference.write_text(json.dumps(expected, indent=1) + "\n")
     for case in expected["tiny-classifier"]["cases"]:

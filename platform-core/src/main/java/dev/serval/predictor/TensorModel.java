@@ -174,7 +174,15 @@ public final class TensorModel implements Model<Tensors, Tensors> {
         return new Predictor<>() {
             @Override
             public Tensors predict(Tensors input) throws Exception {
-                return predictor.predict(input);
+                try {
+                    return predictor.predict(input);
+                } catch (Exception e) {
+                    InvalidInput refused = refusedInput(e);
+                    if (refused != null) {
+                        throw refused;
+                    }
+                    throw e;
+                }
             }
 
             @Override
@@ -182,6 +190,34 @@ public final class TensorModel implements Model<Tensors, Tensors> {
                 predictor.close();
             }
         };
+    }
+
+    /**
+     * ONNX Runtime's refusal of an input that {@link #validate} let through (the signature takes it, but a node of the
+     * graph cannot run it: a Reshape to a size it does not have, say) as the client's error, or null when {@code e} is
+     * not one. ONNX Runtime says so with {@code ORT_INVALID_ARGUMENT}, or by failing while running a node; the model
+     * itself is checked by its health probe, which runs the probe input, so mapping these to 400 never hides a broken
+     * model from the replica's health.
+     */
+    static InvalidInput refusedInput(Throwable e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof ai.onnxruntime.OrtException ort) {
+                String message = String.valueOf(ort.getMessage());
+                boolean refusal = ort.getCode() == ai.onnxruntime.OrtException.OrtErrorCode.ORT_INVALID_ARGUMENT
+                        || message.contains("Non-zero status code returned while running");
+                if (!refusal) {
+                    return null;
+                }
+                int start = message.indexOf("message: ");
+                String said = start >= 0 ? message.substring(start + 9) : message;
+                return new InvalidInput("inputs", "the model cannot run this input: "
+                        + (said.length() > 500 ? said.substring(0, 500) + "..." : said));
+            }
+            if (cause.getCause() == cause) {
+                break;
+            }
+        }
+        return null;
     }
 
     /** Zeros (false) of every input's datatype and shape, with 1 for each free dimension. */

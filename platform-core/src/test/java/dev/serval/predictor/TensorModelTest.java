@@ -245,4 +245,33 @@ class TensorModelTest {
         }
         return values;
     }
+
+    /**
+     * An input the graph's signature takes but one of its nodes cannot run (5 values reshaped to [4]): ONNX Runtime's
+     * refusal is the client's error, an {@link InvalidInput} naming what ONNX Runtime said, not a model failure that
+     * would count against the replica's health.
+     */
+    @Test
+    void anInputOnlyANodeOfTheGraphRefusesIsInvalidInputNotAModelFailure() throws Exception {
+        try (TensorModel reshape = TensorModel.load(TinyModels.file("tiny-reshape", "model.onnx"), 1);
+                Predictor<Tensors, Tensors> predictor = reshape.newPredictor()) {
+            Tensors fits = reshapeRequest(new float[] {1, 2, 3, 4}, 4);
+            reshape.validate(fits, 0);
+            assertArrayEquals(new long[] {4}, predictor.predict(fits).get("y").orElseThrow().shape());
+
+            Tensors five = reshapeRequest(new float[] {1, 2, 3, 4, 5}, 4);
+            reshape.validate(five, 0); // the signature ([batch, n] and [rank]) takes it
+            InvalidInput refused = assertThrows(InvalidInput.class, () -> predictor.predict(five));
+            assertTrue(refused.getMessage().startsWith("the model cannot run this input: "), refused.getMessage());
+            assertTrue(refused.getMessage().contains("Reshape"), refused.getMessage());
+
+            assertArrayEquals(new long[] {4}, predictor.predict(fits).get("y").orElseThrow().shape(),
+                    "the predictor still serves");
+        }
+    }
+
+    private static Tensors reshapeRequest(float[] values, long... target) {
+        return new Tensors(List.of(Tensor.of("x", values, 1, values.length),
+                new Tensor("shape", DataType.INT64, new long[] {target.length}, target.clone())));
+    }
 }
