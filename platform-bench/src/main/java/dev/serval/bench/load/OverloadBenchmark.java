@@ -99,7 +99,7 @@ public final class OverloadBenchmark {
      *
      * @param multiple    offered / C
      * @param run         the open-loop run (texts/s = requests/s: one text per request), Serval's meters included
-     * @param servalRssMb Serval's resident memory after the run, MB
+     * @param servalRssMb Serval's resident memory after the run, MiB
      * @param verdicts    the goals at this multiple
      */
     record Step(double multiple, RunResult run, double servalRssMb, List<OverloadGoals.Verdict> verdicts) {
@@ -190,7 +190,7 @@ public final class OverloadBenchmark {
                         DEPLOYMENT)));
                 List<OverloadGoals.Verdict> verdicts = OverloadGoals.evaluate(OverloadGoals.Point.of(multiple, run), c,
                         bound);
-                Step step = new Step(multiple, run, MachineUsage.residentBytes(serval.pid()) / 1e6, verdicts);
+                Step step = new Step(multiple, run, MachineUsage.residentBytes(serval.pid()) / (double) (1 << 20), verdicts);
                 steps.add(step);
                 printStep(step, c);
             }
