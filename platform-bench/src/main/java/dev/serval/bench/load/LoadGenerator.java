@@ -158,6 +158,8 @@ public final class LoadGenerator implements AutoCloseable {
         private long opened;
         private int open;
         private int peak;
+        /** Loop only: requests waiting in the client for a connection of the pool (none sent yet). */
+        private int waiting;
         /** Loop only: closed loop: connections still sending; open loop: requests sent and not yet answered. */
         private int active;
         /** Loop only: open loop: the next request to send. */
@@ -244,7 +246,9 @@ public final class LoadGenerator implements AutoCloseable {
         }
 
         private void exchange(long intendedNanos, long index, Runnable then) {
+            waiting++;
             client.request(options)
+                    .andThen(connection -> waiting--)
                     .compose(request -> {
                         recorder.connected(intendedNanos, System.nanoTime());
                         return request.send(workload.body(index));
@@ -312,7 +316,8 @@ public final class LoadGenerator implements AutoCloseable {
             CompletableFuture<Taken> taken = new CompletableFuture<>();
             loop.runOnContext(v -> {
                 closed = true;
-                taken.complete(new Taken(recorder.snapshot(), mode.equals("open") ? active : 0, opened, peak));
+                taken.complete(new Taken(recorder.snapshot(), mode.equals("open") ? active : 0,
+                        mode.equals("open") ? waiting : 0, opened, peak));
             });
             Taken result;
             try {
@@ -327,8 +332,11 @@ public final class LoadGenerator implements AutoCloseable {
             }
             LatencyRecorder.Recorded recorded = result.recorded();
             Map<String, Long> errors = new HashMap<>(recorded.errors());
-            if (result.unfinished() > 0) {
-                errors.put("unfinished", (long) result.unfinished());
+            if (result.unsent() > 0) {
+                errors.put("unsent", (long) result.unsent());
+            }
+            if (result.unfinished() > result.unsent()) {
+                errors.put("unfinished", (long) (result.unfinished() - result.unsent()));
             }
             boolean open = mode.equals("open");
             return new RunResult(target, workload.name(), mode, connections, offeredRate,
@@ -343,7 +351,11 @@ public final class LoadGenerator implements AutoCloseable {
         }
     }
 
-    private record Taken(LatencyRecorder.Recorded recorded, int unfinished, long opened, int peak) {
+    /**
+     * What the loop hands the caller at the end of a run: the recording, the open-loop requests still unanswered
+     * (all of them) and, among those, the ones still waiting for a connection (never sent), and the connections.
+     */
+    private record Taken(LatencyRecorder.Recorded recorded, int unfinished, int unsent, long opened, int peak) {
     }
 
     /** A read answer other than 200: its status and Retry-After (ms; negative when absent or unreadable). */

@@ -102,7 +102,8 @@ final class OverloadReport {
                 Goodput: texts answered 200 per second, of the requests intended inside the window (one text per \
                 request). Refusals: every answer other than 200; improper: those that were not 429 or 503 with a \
                 `Retry-After` header. No HTTP answer: connection errors and timeouts (by exception) and requests \
-                still unanswered when the run stopped waiting. Latencies run from each request's intended send time, \
+                still unanswered when the run stopped waiting (`unfinished`: sent; `unsent`: still waiting in the client for a \
+                connection). Latencies run from each request's intended send time, \
                 so a wait for a free connection of the client's pool counts; the connection wait p99 shows it apart \
                 (near zero: the pool was not a limit). CPU: shares of both cores over the window (the load \
                 generator's JVM, Serval, everything else). Serval's queue wait and inference time are its own meters' \

@@ -15,8 +15,9 @@ import java.util.Map;
  * @param offeredRate   open loop: requests per second sent; closed loop: NaN
  * @param throughput    successful requests per second inside the measurement window
  * @param successes     successful requests inside the window
- * @param errors        failed requests inside the window, by kind ({@code HTTP 503}, an exception's class, or
- *                      {@code unfinished} for open-loop requests still unanswered when the run stopped waiting)
+ * @param errors        failed requests inside the window, by kind ({@code HTTP 503}, an exception's class,
+ *                      {@code unfinished} for open-loop requests sent and still unanswered when the run stopped
+ *                      waiting, {@code unsent} for those still waiting in the client for a connection then)
  * @param sendLagP50    open loop: how late the generator sent the median request, in ms (its own jitter, part of
  *                      every latency); closed loop: NaN
  * @param sendLagP99    the same at the 99th percentile
@@ -61,7 +62,8 @@ public record RunResult(String target, String workload, String mode, int connect
      * @param opened     connections opened (one per connection set up; the pool reuses them while they stay open)
      * @param peak       the most open at once
      * @param waitP50    how long the median request waited for a connection of the pool, from its intended start
-     *                   (ms; inside the window; NaN in a closed loop, whose connections never wait)
+     *                   (ms; inside the window; in a closed loop, where each client has its connection, only the
+     *                   first request of each waits, for the connection to open)
      * @param waitP99    the same at the 99th percentile: near the send lag, the pool was not a limit; far above it,
      *                   every connection was busy and requests queued in the client
      */
@@ -76,7 +78,7 @@ public record RunResult(String target, String workload, String mode, int connect
 
     /**
      * Failed requests that got no HTTP answer: connection errors and timeouts (by exception class) and the open
-     * loop's {@code unfinished}.
+     * loop's {@code unfinished} and {@code unsent}.
      */
     public long unanswered() {
         return errors.entrySet().stream().filter(e -> !e.getKey().startsWith("HTTP "))
