@@ -33,6 +33,12 @@ import java.util.Map;
  *   <li>recovery: C again with 4 closed-loop clients after the last overload, as a ratio of the first.</li>
  * </ol>
  *
+ * <p>The reference a refusal is held to, measured in the same run before the overloads: the issue asks that a refusal
+ * cost about what a request that does no work costs. Serval also runs the {@code noop} model (a second deployment,
+ * idle during the overloads, with room for 1024 queued requests so that it never refuses); after its own warm-up, an
+ * open loop on it at the goal multiple's rate (10 &times; C requests/s) gives the p50 and p99 of a no-op request at
+ * that rate, which the report puts next to the refusals' ({@link Reference}).
+ *
  * <p>The client is a bounded keep-alive pool ({@code --connections}, 512 by default; see {@link LoadGenerator}): a
  * fixed population of clients, each with one request in flight, as many real clients are. It never opens connections
  * without limit, so it measures Serval rather than its own (and the kernel's) collapse. 512 is far more than a server
@@ -59,6 +65,7 @@ public final class OverloadBenchmark {
     static final int MAX_ONGOING = 8;
     static final int REPLICAS = 1;
     static final int CAPACITY_CLIENTS = 4;
+    static final String NOOP = LoadBenchmark.NOOP;
 
     /**
      * How long each phase is.
@@ -117,6 +124,14 @@ public final class OverloadBenchmark {
     record Capacity(double capacity, double singleP50, double boundMillis, double recovered, double otherCpu) {
     }
 
+    /**
+     * The no-op reference: Serval's {@code noop} model, open loop at {@code multiple} x C.
+     *
+     * @param run its run (every request answered 200 when Serval is healthy)
+     */
+    record Reference(double multiple, RunResult run) {
+    }
+
     private OverloadBenchmark() {
     }
 
@@ -142,14 +157,17 @@ public final class OverloadBenchmark {
                 settings.duration(), settings.connections(), Runtime.getRuntime().availableProcessors(), loadBefore,
                 System.getProperty("java.version"));
         String prefix = "-Dserval.deployments." + DEPLOYMENT + ".";
+        String noop = "-Dserval.deployments." + NOOP + ".";
         List<String> servalArguments = new ArrayList<>(List.of(prefix + "max-queued-requests=" + MAX_QUEUED,
-                prefix + "max-ongoing-requests=" + MAX_ONGOING, prefix + "num-replicas=" + REPLICAS));
+                prefix + "max-ongoing-requests=" + MAX_ONGOING, prefix + "num-replicas=" + REPLICAS,
+                noop + "model=noop", noop + "max-ongoing-requests=64", noop + "max-queued-requests=1024"));
         servalArguments.addAll(servalOptions);
         Workload workload = Workload.texts(LoadBenchmark.MINILM_SHORT, DEPLOYMENT,
                 ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED));
         List<Step> steps = new ArrayList<>();
         List<RunResult> phases = new ArrayList<>();
         Capacity capacity;
+        Reference reference;
         Map<String, Object> generatorInfo = new LinkedHashMap<>();
         try (LoadGenerator generator = new LoadGenerator();
                 ServalProcess serval = ServalProcess.start(servalArguments, out.resolve("serval.log"))) {
@@ -180,6 +198,16 @@ public final class OverloadBenchmark {
             double bound = OverloadGoals.admittedBoundMillis(MAX_QUEUED, MAX_ONGOING, REPLICAS, c, single.p50());
             System.out.printf("  C = %.1f texts/s; single-request p50 %.2f ms; admitted p99 bound (%d + %d x %d) / C "
                     + "+ p50 = %.1f ms%n", c, single.p50(), MAX_QUEUED, MAX_ONGOING, REPLICAS, bound);
+
+            Workload noopWorkload = Workload.noop(NOOP);
+            RunResult noopWarm = generator.closedLoop(target.name(), target.port(), target.pid(), noopWorkload, 16,
+                    Duration.ofMillis(100), settings.refusalWarm(), settings.drain());
+            print("noop warm-up, closed 16 (unrecorded)", noopWarm);
+            pause(settings.settle());
+            reference = new Reference(OverloadGoals.GOAL_MULTIPLE, generator.openLoop(target.name(), target.port(),
+                    target.pid(), noopWorkload, OverloadGoals.GOAL_MULTIPLE * c, settings.connections(),
+                    settings.warmUp(), settings.duration(), settings.drain()));
+            print(String.format("noop reference, open %.0f x C", OverloadGoals.GOAL_MULTIPLE), reference.run());
 
             for (double multiple : settings.multiples()) {
                 pause(settings.settle());
@@ -215,10 +243,11 @@ public final class OverloadBenchmark {
         report.put("serval", Map.of("arguments", servalArguments, "deployment", DEPLOYMENT, "maxQueuedRequests",
                 MAX_QUEUED, "maxOngoingRequests", MAX_ONGOING, "replicas", REPLICAS));
         report.put("capacity", capacity);
+        report.put("noopReference", reference);
         report.put("goalMultiple", OverloadGoals.GOAL_MULTIPLE);
         report.put("phases", phases);
         report.put("steps", steps);
-        OverloadReport.write(out, report, settings, capacity, steps);
+        OverloadReport.write(out, report, settings, capacity, reference, steps);
         System.out.println("Report: " + out.resolve("summary.md") + ", " + out.resolve("report.json") + " ("
                 + Math.round((System.nanoTime() - startedNanos) / 1e9) + " s)");
     }

@@ -17,7 +17,8 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
 /**
  * Writes the overload benchmark's results: {@code report.json} (everything, NaN as null), {@code summary.md} (the
  * goals at 10 &times; C, then every multiple) and two PNGs against the offered multiple of C: {@code goodput.png}
- * (goodput / C) and {@code latency.png} (refusal and admitted latency with the bound). Stateless.
+ * (goodput / C) and {@code latency.png} (refusal and admitted latency with the bound, and the no-op reference's p99).
+ * Stateless.
  */
 final class OverloadReport {
 
@@ -28,18 +29,20 @@ final class OverloadReport {
     }
 
     static void write(Path out, Map<String, Object> report, OverloadBenchmark.Settings settings,
-            OverloadBenchmark.Capacity capacity, List<OverloadBenchmark.Step> steps) throws IOException {
+            OverloadBenchmark.Capacity capacity, OverloadBenchmark.Reference reference,
+            List<OverloadBenchmark.Step> steps) throws IOException {
         LoadReport.json().writerWithDefaultPrettyPrinter().writeValue(out.resolve("report.json").toFile(), report);
         plotGoodput(out, steps);
-        plotLatency(out, capacity, steps);
-        String markdown = markdown(report, settings, capacity, steps);
+        plotLatency(out, capacity, reference, steps);
+        String markdown = markdown(report, settings, capacity, reference, steps);
         Files.writeString(out.resolve("summary.md"), markdown);
         System.out.println();
         System.out.println(goalsTable(steps));
     }
 
     static String markdown(Map<String, Object> report, OverloadBenchmark.Settings settings,
-            OverloadBenchmark.Capacity capacity, List<OverloadBenchmark.Step> steps) {
+            OverloadBenchmark.Capacity capacity, OverloadBenchmark.Reference reference,
+            List<OverloadBenchmark.Step> steps) {
         StringBuilder md = new StringBuilder();
         @SuppressWarnings("unchecked")
         Map<String, Object> machine = (Map<String, Object>) report.get("machine");
@@ -75,6 +78,11 @@ final class OverloadReport {
         md.append("## Goals (issue 14), at ").append(String.format(Locale.ROOT, "%.0f", OverloadGoals.GOAL_MULTIPLE))
                 .append(" × C\n\n");
         md.append(goalsTable(steps)).append('\n');
+        RunResult noop = reference.run();
+        md.append(String.format(Locale.ROOT, "**Reference**: a request that does no work (Serval's `noop` model) at the "
+                        + "same rate, %.0f × C = %.0f requests/s, open loop: p50 %s, p99 %s, max %s ms, errors %s. The "
+                        + "issue asks a refusal to cost about that.%n%n", reference.multiple(), noop.offeredRate(),
+                ms(noop.p50()), ms(noop.p99()), ms(noop.max()), noop.errors().isEmpty() ? "0" : noop.errors()));
         md.append("## Every multiple\n\n");
         md.append("| offered | offered/s | goodput / C | 200 | refusals by status | improper | no HTTP answer "
                 + "| refusal p50 / p99 / max ms | Retry-After p50 ms (with retry-after-ms) | admitted p50 / p99 ms "
@@ -200,8 +208,8 @@ final class OverloadReport {
         BitmapEncoder.saveBitmap(chart, out.resolve("goodput.png").toString(), BitmapEncoder.BitmapFormat.PNG);
     }
 
-    private static void plotLatency(Path out, OverloadBenchmark.Capacity capacity, List<OverloadBenchmark.Step> steps)
-            throws IOException {
+    private static void plotLatency(Path out, OverloadBenchmark.Capacity capacity,
+            OverloadBenchmark.Reference reference, List<OverloadBenchmark.Step> steps) throws IOException {
         System.setProperty("java.awt.headless", "true");
         XYChart chart = chart("Serval under overload: latency from intended send time", "ms (log scale)");
         chart.getStyler().setYAxisLogarithmic(true);
@@ -246,6 +254,14 @@ final class OverloadReport {
         refusalGoal.setLineStyle(SeriesLines.DOT_DOT);
         refusalGoal.setLineColor(java.awt.Color.RED);
         refusalGoal.setMarker(SeriesMarkers.NONE);
+        double noopP99 = reference.run().p99();
+        if (!Double.isNaN(noopP99) && noopP99 > 0) {
+            XYSeries noop = chart.addSeries(String.format(Locale.ROOT, "noop p99 at %.0f x C's rate",
+                    reference.multiple()), new double[] {reference.multiple()}, new double[] {noopP99});
+            noop.setMarker(SeriesMarkers.DIAMOND);
+            noop.setMarkerColor(java.awt.Color.BLACK);
+            noop.setLineColor(java.awt.Color.BLACK);
+        }
         BitmapEncoder.saveBitmap(chart, out.resolve("latency.png").toString(), BitmapEncoder.BitmapFormat.PNG);
     }
 }
