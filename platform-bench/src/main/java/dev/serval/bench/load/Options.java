@@ -52,6 +52,15 @@ final class Options {
         }
     }
 
+    /** {@code 20 s}, {@code 10 min}, {@code 500 ms}: a duration as a report prints it. */
+    static String human(Duration duration) {
+        if (duration.toMillis() % 1000 != 0) {
+            return duration.toMillis() + " ms";
+        }
+        return duration.toSeconds() % 60 == 0 && duration.toSeconds() > 0 ? duration.toMinutes() + " min"
+                : duration.toSeconds() + " s";
+    }
+
     /** A comma-separated list of numbers. */
     static List<Double> doubles(List<String> arguments, String name, List<Double> otherwise) {
         String value = value(arguments, name, null);

@@ -152,10 +152,11 @@ public final class OverloadBenchmark {
         long startedNanos = System.nanoTime();
         Instant started = Instant.now();
         String loadBefore = MachineUsage.loadAverage();
+        Map<String, Object> commit = Options.commit(); // before the run: what the jar was built from, not later edits
         System.out.printf("Serval overload benchmark, %s mode: %s x C for %s each, %d client connections; "
                         + "%d CPUs, load average %s, Java %s%n", settings.mode(), settings.multiples(),
-                settings.duration(), settings.connections(), Runtime.getRuntime().availableProcessors(), loadBefore,
-                System.getProperty("java.version"));
+                Options.human(settings.duration()), settings.connections(), Runtime.getRuntime().availableProcessors(),
+                loadBefore, System.getProperty("java.version"));
         String prefix = "-Dserval.deployments." + DEPLOYMENT + ".";
         String noop = "-Dserval.deployments." + NOOP + ".";
         List<String> servalArguments = new ArrayList<>(List.of(prefix + "max-queued-requests=" + MAX_QUEUED,
@@ -235,7 +236,7 @@ public final class OverloadBenchmark {
         report.put("mode", settings.mode());
         report.put("startedAt", started.toString());
         report.put("durationSeconds", Math.round((System.nanoTime() - startedNanos) / 1e9));
-        report.put("commit", Options.commit());
+        report.put("commit", commit);
         report.put("machine", Options.machine(loadBefore));
         report.put("jvm", Options.jvm());
         report.put("generator", generatorInfo);

@@ -24,6 +24,8 @@ final class OverloadReport {
 
     /** A share of the cores used by other processes above which a run is reported as disturbed. */
     static final double DISTURBED = 0.10;
+    /** How far C measured after the overloads may be from C before them before the report says so. */
+    static final double CAPACITY_DRIFT = 0.10;
 
     private OverloadReport() {
     }
@@ -64,8 +66,8 @@ final class OverloadReport {
                         + "intended send time; the client is a keep-alive pool of at most %d connections. After the "
                         + "last multiple, C again: **%.1f texts/s (%.2f of C)**.%n%n", OverloadBenchmark.MAX_QUEUED,
                 OverloadBenchmark.MAX_ONGOING, capacity.capacity(), capacity.singleP50(), OverloadBenchmark.MAX_QUEUED,
-                OverloadBenchmark.MAX_ONGOING, capacity.boundMillis(), seconds(settings.duration()),
-                seconds(settings.warmUp()), settings.connections(), capacity.recovered(),
+                OverloadBenchmark.MAX_ONGOING, capacity.boundMillis(), Options.human(settings.duration()),
+                Options.human(settings.warmUp()), settings.connections(), capacity.recovered(),
                 capacity.recovered() / capacity.capacity()));
         double disturbed = Math.max(steps.stream().mapToDouble(s -> s.run().cpu().other()).max().orElse(0),
                 capacity.otherCpu());
@@ -74,6 +76,14 @@ final class OverloadReport {
                     + "used up to %.2f of the two cores during a measurement (column \"other\" below; C's run: %.2f). "
                     + "C and every ratio to it are then not Serval's alone: repeat on a quiet machine.%n%n", disturbed,
                     capacity.otherCpu()));
+        }
+        double drift = capacity.recovered() / capacity.capacity() - 1;
+        if (Math.abs(drift) > CAPACITY_DRIFT) {
+            md.append(String.format(Locale.ROOT, "**C moved during the run**: measured again after the overloads it was "
+                    + "%+.0f %% off. %s%n%n", drift * 100, drift > 0 ? "A disturbance from elsewhere lowered the "
+                    + "first measurement (it can only lower a figure), so the offered multiples were really smaller and "
+                    + "the ratios to C are too high." : "Serval did not recover its capacity after the overloads, or the "
+                    + "machine got busier."));
         }
         md.append("## Goals (issue 14), at ").append(String.format(Locale.ROOT, "%.0f", OverloadGoals.GOAL_MULTIPLE))
                 .append(" × C\n\n");
@@ -110,8 +120,8 @@ final class OverloadReport {
                 Goodput: texts answered 200 per second, of the requests intended inside the window (one text per \
                 request). Refusals: every answer other than 200; improper: those that were not 429 or 503 with a \
                 `Retry-After` header. No HTTP answer: connection errors and timeouts (by exception) and requests \
-                still unanswered when the run stopped waiting (`unfinished`: sent; `unsent`: still waiting in the client for a \
-                connection). Latencies run from each request's intended send time, \
+                still unanswered when the run stopped waiting (`unfinished`: sent; `unsent`: still waiting in the \
+                client for a connection). Latencies run from each request's intended send time, \
                 so a wait for a free connection of the client's pool counts; the connection wait p99 shows it apart \
                 (near zero: the pool was not a limit). CPU: shares of both cores over the window (the load \
                 generator's JVM, Serval, everything else). Serval's queue wait and inference time are its own meters' \
@@ -161,10 +171,6 @@ final class OverloadReport {
             text.append(')');
         }
         return text.toString();
-    }
-
-    private static String seconds(java.time.Duration duration) {
-        return duration.toMillis() % 1000 == 0 ? duration.toSeconds() + " s" : duration.toMillis() + " ms";
     }
 
     private static String number(double value) {

@@ -93,7 +93,7 @@ public final class SoakBenchmark {
 
         SoakGoals.Sample sample() {
             return new SoakGoals.Sample(minutes, errors.values().stream().mapToLong(Long::longValue).sum(), p99,
-                    heapAfterGcMb, rssMb, threads);
+                    heapAfterGcMb, rssMb, rssMb - heapCommittedMb, threads);
         }
     }
 
@@ -116,10 +116,11 @@ public final class SoakBenchmark {
         long startedNanos = System.nanoTime();
         Instant started = Instant.now();
         String loadBefore = MachineUsage.loadAverage();
+        Map<String, Object> commit = Options.commit(); // before the run: what the jar was built from, not later edits
         System.out.printf("Serval soak, %s mode: %.0f %% of saturation for %s, sampled every %s; %d CPUs, load "
-                        + "average %s, Java %s%n", settings.mode(), settings.fraction() * 100, settings.duration(),
-                settings.interval(), Runtime.getRuntime().availableProcessors(), loadBefore,
-                System.getProperty("java.version"));
+                        + "average %s, Java %s%n", settings.mode(), settings.fraction() * 100,
+                Options.human(settings.duration()), Options.human(settings.interval()),
+                Runtime.getRuntime().availableProcessors(), loadBefore, System.getProperty("java.version"));
         Workload workload = Workload.texts(LoadBenchmark.MINILM_SHORT, DEPLOYMENT,
                 ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED));
         List<Row> rows = new ArrayList<>();
@@ -143,7 +144,7 @@ public final class SoakBenchmark {
             saturation = saturationRuns.stream().mapToDouble(RunResult::throughput).max().orElseThrow();
             double rate = settings.fraction() * saturation;
             System.out.printf("  saturation %.1f texts/s; soak at %.1f/s for %s%n", saturation, rate,
-                    settings.duration());
+                    Options.human(settings.duration()));
 
             rows.add(sample(0, new IntervalLog.Interval(0, Map.of(), Double.NaN, Double.NaN, Double.NaN),
                     new MachineUsage.Shares(0, 0, 0), heap.afterFullGc(), serval.pid()));
@@ -191,7 +192,7 @@ public final class SoakBenchmark {
         report.put("mode", settings.mode());
         report.put("startedAt", started.toString());
         report.put("durationSeconds", Math.round((System.nanoTime() - startedNanos) / 1e9));
-        report.put("commit", Options.commit());
+        report.put("commit", commit);
         report.put("machine", Options.machine(loadBefore));
         report.put("jvm", Options.jvm());
         report.put("settings", settings);

@@ -62,9 +62,9 @@ final class SoakReport {
                         + "Serval through JMX (`MemoryMXBean.gc()`, i.e. `System.gc()`; mean %.0f ms, max %.0f ms, "
                         + "counted in the next interval's latencies) and the heap used just after it, then `VmRSS` "
                         + "and threads from `/proc/<pid>/status`.%n%n", saturation, soak.offeredRate(),
-                settings.fraction() * 100, settings.duration(), soak.throughput(), soak.successes(),
+                settings.fraction() * 100, Options.human(settings.duration()), soak.throughput(), soak.successes(),
                 soak.errors().isEmpty() ? "0" : soak.errors(), soak.p50(), soak.p99(), soak.p999(), soak.max(),
-                settings.interval(), gcMean, gcMax));
+                Options.human(settings.interval()), gcMean, gcMax));
         double other = rows.stream().mapToDouble(SoakBenchmark.Row::otherCpu).max().orElse(0);
         if (other > OverloadReport.DISTURBED) {
             md.append(String.format(Locale.ROOT, "**Disturbed run**: other processes used up to %.2f of the two cores "
@@ -72,7 +72,9 @@ final class SoakReport {
         }
         md.append("## Goals (issue 14)\n\n").append(goalsTable(verdicts)).append('\n');
         md.append("Slopes: the least-squares line through the samples of the second half of the run (the first holds "
-                + "the JIT, the heap settling and native arenas growing, which level off; a leak does not).\n\n");
+                + "the JIT, the heap settling and native arenas growing, which level off; a leak does not), ± its "
+                + "standard error. RSS swings by tens of MB as G1 gives back heap after each forced GC and takes it "
+                + "again; RSS minus heap committed leaves that out.\n\n");
         md.append("## Samples\n\n");
         md.append("| min | ok | errors | p50 ms | p99 ms | max ms | CPU Serval / other | heap after GC MB "
                 + "| heap committed MB | non-heap MB | RSS MB | threads | GC ms |\n");
@@ -95,7 +97,8 @@ final class SoakReport {
         for (SoakGoals.Verdict verdict : verdicts) {
             String value = Double.isNaN(verdict.value()) ? "n/a (too few samples)"
                     : verdict.unit().isEmpty() ? String.format(Locale.ROOT, "%.0f", verdict.value())
-                    : String.format(Locale.ROOT, "%+.3f %s", verdict.value(), verdict.unit());
+                    : String.format(Locale.ROOT, "%+.3f ± %.3f %s", verdict.value(), verdict.standardError(),
+                            verdict.unit());
             md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s |%n", verdict.figure(), value, verdict.goal(),
                     verdict.met() == null ? "" : verdict.met() ? "yes" : "**no**"));
         }

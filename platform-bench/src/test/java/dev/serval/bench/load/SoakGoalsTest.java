@@ -18,7 +18,7 @@ class SoakGoalsTest {
         for (int k = 0; k <= 60; k++) {
             double minutes = k / 6.0;
             samples.add(new SoakGoals.Sample(minutes, 0, 8, heap.applyAsDouble(minutes), rss.applyAsDouble(minutes),
-                    80));
+                    rss.applyAsDouble(minutes) - 100, 80));
         }
         return samples;
     }
@@ -29,15 +29,27 @@ class SoakGoalsTest {
 
     @Test
     void theSlopeIsTheLeastSquaresLineThroughThePoints() {
-        List<SoakGoals.Sample> line = List.of(new SoakGoals.Sample(0, 0, 1, 10, 0, 0),
-                new SoakGoals.Sample(1, 0, 1, 12, 0, 0), new SoakGoals.Sample(2, 0, 1, 14, 0, 0));
-        List<SoakGoals.Sample> scattered = List.of(new SoakGoals.Sample(0, 0, 1, 1, 0, 0),
-                new SoakGoals.Sample(1, 0, 1, 3, 0, 0), new SoakGoals.Sample(2, 0, 1, 2, 0, 0),
-                new SoakGoals.Sample(3, 0, 1, Double.NaN, 0, 0));
+        List<SoakGoals.Sample> line = List.of(new SoakGoals.Sample(0, 0, 1, 10, 0, 0, 0),
+                new SoakGoals.Sample(1, 0, 1, 12, 0, 0, 0), new SoakGoals.Sample(2, 0, 1, 14, 0, 0, 0));
+        List<SoakGoals.Sample> scattered = List.of(new SoakGoals.Sample(0, 0, 1, 1, 0, 0, 0),
+                new SoakGoals.Sample(1, 0, 1, 3, 0, 0, 0), new SoakGoals.Sample(2, 0, 1, 2, 0, 0, 0),
+                new SoakGoals.Sample(3, 0, 1, Double.NaN, 0, 0, 0));
 
         assertEquals(2.0, SoakGoals.slopePerMinute(line, SoakGoals.Sample::heapMb), 1e-12);
         assertEquals(0.5, SoakGoals.slopePerMinute(scattered, SoakGoals.Sample::heapMb), 1e-12); // NaN skipped
         assertTrue(Double.isNaN(SoakGoals.slopePerMinute(line.subList(0, 2), SoakGoals.Sample::heapMb)));
+    }
+
+    @Test
+    void theStandardErrorOfTheSlopeGrowsWithTheScatter() {
+        List<SoakGoals.Sample> line = List.of(new SoakGoals.Sample(0, 0, 1, 10, 0, 0, 0),
+                new SoakGoals.Sample(1, 0, 1, 12, 0, 0, 0), new SoakGoals.Sample(2, 0, 1, 14, 0, 0, 0));
+        List<SoakGoals.Sample> scattered = List.of(new SoakGoals.Sample(0, 0, 1, 1, 0, 0, 0),
+                new SoakGoals.Sample(1, 0, 1, 3, 0, 0, 0), new SoakGoals.Sample(2, 0, 1, 2, 0, 0, 0));
+
+        assertEquals(0.0, SoakGoals.fit(line, SoakGoals.Sample::heapMb).standardError(), 1e-12);
+        // residuals -0.5, 1, -0.5: sqrt(1.5 / 1 / 2)
+        assertEquals(Math.sqrt(0.75), SoakGoals.fit(scattered, SoakGoals.Sample::heapMb).standardError(), 1e-12);
     }
 
     @Test
@@ -87,8 +99,8 @@ class SoakGoalsTest {
 
     @Test
     void tooFewSamplesLeaveTheMemoryGoalsUndecided() {
-        List<SoakGoals.Sample> samples = List.of(new SoakGoals.Sample(0, 0, 1, 40, 400, 80),
-                new SoakGoals.Sample(1, 0, 1, 41, 401, 80));
+        List<SoakGoals.Sample> samples = List.of(new SoakGoals.Sample(0, 0, 1, 40, 400, 0, 80),
+                new SoakGoals.Sample(1, 0, 1, 41, 401, 0, 80));
 
         assertNull(find(SoakGoals.evaluate(samples, 0), "heap").met());
     }
