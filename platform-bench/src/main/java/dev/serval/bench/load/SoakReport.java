@@ -135,6 +135,7 @@ final class SoakReport {
                     .toArray(), usable.stream().mapToDouble(value).toArray());
             if (linear && i == 1) {
                 series.setYAxisGroup(1); // RSS is ten times the heap: its own axis, so both show their changes
+                chart.getStyler().setYAxisGroupPosition(1, Styler.YAxisPosition.Right);
                 chart.setYAxisGroupTitle(1, "RSS MB");
                 chart.setYAxisGroupTitle(0, "heap after full GC MB");
             }
