@@ -39,6 +39,16 @@ import java.util.concurrent.TimeoutException;
  * {@code measure}, then stops sending and waits at most {@code drain} for answers; it ends by itself. Each request
  * has an idle timeout of a minute.
  *
+ * <p>Connections: each run's client is a <em>bounded</em> keep-alive pool of {@code connections} (closed loop) or
+ * {@code maxConnections} (open loop) HTTP/1.1 connections, without pipelining: a connection carries one request at
+ * a time and is reused when its answer is read; a new one is opened only while all are busy and the pool is below
+ * its bound; past the bound, requests wait in the client for a free connection, and that wait counts in their
+ * latency (it runs from the intended start) and is recorded apart ({@link RunResult.ClientConnections}). So under
+ * overload the generator behaves as a fixed population of clients: it never opens connections without limit (which
+ * would measure its own and the kernel's collapse: file descriptors, ephemeral ports, TIME_WAIT, accept backlog),
+ * and when the server is too slow to answer even its refusals, the requests it could not take queue here, visibly,
+ * instead of vanishing. Connections a server closes are replaced; every opening is counted, and the peak.
+ *
  * <p>The client prefers Netty's native epoll transport (on Linux): it is cheaper per request than NIO, so it leaves
  * more of the shared cores to the server, and its timers are precise to microseconds where NIO's are
  * milliseconds, which keeps the open loop's send lag small without a scheduler thread and its cross-thread
@@ -87,10 +97,21 @@ public final class LoadGenerator implements AutoCloseable {
     /** Requests at {@code rate} per second, on up to {@code maxConnections} connections. */
     public RunResult openLoop(String target, int port, long serverPid, Workload workload, double rate,
             int maxConnections, Duration warmUp, Duration measure, Duration drain) throws InterruptedException, IOException {
+        return openLoop(target, port, serverPid, workload, rate, maxConnections, warmUp, measure, drain, null);
+    }
+
+    /**
+     * {@link #openLoop(String, int, long, Workload, double, int, Duration, Duration, Duration)}, also recording every
+     * answer in {@code intervals} (if not null) as it completes, for a caller that reads figures while the run goes on.
+     */
+    public RunResult openLoop(String target, int port, long serverPid, Workload workload, double rate,
+            int maxConnections, Duration warmUp, Duration measure, Duration drain, IntervalLog intervals)
+            throws InterruptedException, IOException {
         long start = System.nanoTime() + Duration.ofMillis(10).toNanos();
         OpenLoopSchedule schedule = new OpenLoopSchedule(start, rate);
         Run run = new Run(port, workload, maxConnections, start + warmUp.toNanos(), measure,
                 LatencyRecorder.Window.INTENDED_START);
+        run.intervals = intervals;
         loop.runOnContext(v -> run.tick(schedule));
         return run.finish(target, "open", rate, serverPid, drain);
     }
@@ -128,6 +149,17 @@ public final class LoadGenerator implements AutoCloseable {
         private final long endNanos;
         private final int connections;
         private final CompletableFuture<Void> finished = new CompletableFuture<>();
+        /** Set before the run starts, then read on the loop only: also record answers here, or null. */
+        private IntervalLog intervals;
+        /**
+         * Loop only (the client's connections live on the generator's one event loop): connections opened, open now,
+         * and the most open at once.
+         */
+        private long opened;
+        private int open;
+        private int peak;
+        /** Loop only: requests waiting in the client for a connection of the pool (none sent yet). */
+        private int waiting;
         /** Loop only: closed loop: connections still sending; open loop: requests sent and not yet answered. */
         private int active;
         /** Loop only: open loop: the next request to send. */
@@ -139,9 +171,16 @@ public final class LoadGenerator implements AutoCloseable {
 
         Run(int port, Workload workload, int connections, long measureFromNanos, Duration measure,
                 LatencyRecorder.Window window) {
-            this.client = vertx.createHttpClient(new HttpClientOptions().setDefaultHost(HOST).setDefaultPort(port)
-                    .setKeepAlive(true).setPipelining(false).setTcpNoDelay(true).setConnectTimeout(5_000),
-                    new PoolOptions().setHttp1MaxSize(connections).setMaxWaitQueueSize(-1));
+            this.client = vertx.httpClientBuilder()
+                    .with(new HttpClientOptions().setDefaultHost(HOST).setDefaultPort(port).setKeepAlive(true)
+                            .setPipelining(false).setTcpNoDelay(true).setConnectTimeout(5_000))
+                    .with(new PoolOptions().setHttp1MaxSize(connections).setMaxWaitQueueSize(-1))
+                    .withConnectHandler(connection -> {
+                        opened++;
+                        peak = Math.max(peak, ++open);
+                        connection.closeHandler(v -> open--);
+                    })
+                    .build();
             this.workload = workload;
             this.options = new RequestOptions().setMethod(HttpMethod.POST).setURI(workload.path())
                     .setIdleTimeout(REQUEST_IDLE_TIMEOUT_MILLIS)
@@ -207,19 +246,39 @@ public final class LoadGenerator implements AutoCloseable {
         }
 
         private void exchange(long intendedNanos, long index, Runnable then) {
+            waiting++;
             client.request(options)
-                    .compose(request -> request.send(workload.body(index)))
-                    .compose(response -> response.body().map(body -> response.statusCode()))
+                    .andThen(connection -> waiting--)
+                    .compose(request -> {
+                        recorder.connected(intendedNanos, System.nanoTime());
+                        return request.send(workload.body(index));
+                    })
+                    .compose(response -> response.body().map(body -> response.statusCode() == 200 ? OK
+                            : new Answer(response.statusCode(), retryAfterMillis(response.getHeader("Retry-After"),
+                                    response.getHeader("retry-after-ms")), response.getHeader("retry-after-ms") != null)))
                     .onComplete(outcome -> {
                         if (closed) {
                             return;
                         }
                         long now = System.nanoTime();
-                        if (outcome.succeeded() && outcome.result() == 200) {
+                        if (outcome.succeeded() && outcome.result() == OK) {
                             recorder.success(intendedNanos, now);
+                            if (intervals != null) {
+                                intervals.success(now - intendedNanos);
+                            }
+                        } else if (outcome.succeeded()) {
+                            Answer answer = outcome.result();
+                            recorder.refused(intendedNanos, now, answer.status(), answer.retryAfterMillis(),
+                                    answer.millisHeader());
+                            if (intervals != null) {
+                                intervals.failure("HTTP " + answer.status());
+                            }
                         } else {
-                            recorder.failure(intendedNanos, now, outcome.succeeded() ? "HTTP " + outcome.result()
-                                    : outcome.cause().getClass().getSimpleName());
+                            String kind = outcome.cause().getClass().getSimpleName();
+                            recorder.failure(intendedNanos, now, kind);
+                            if (intervals != null) {
+                                intervals.failure(kind);
+                            }
                         }
                         then.run();
                     });
@@ -257,7 +316,8 @@ public final class LoadGenerator implements AutoCloseable {
             CompletableFuture<Taken> taken = new CompletableFuture<>();
             loop.runOnContext(v -> {
                 closed = true;
-                taken.complete(new Taken(recorder.snapshot(), mode.equals("open") ? active : 0));
+                taken.complete(new Taken(recorder.snapshot(), mode.equals("open") ? active : 0,
+                        mode.equals("open") ? waiting : 0, opened, peak));
             });
             Taken result;
             try {
@@ -272,8 +332,11 @@ public final class LoadGenerator implements AutoCloseable {
             }
             LatencyRecorder.Recorded recorded = result.recorded();
             Map<String, Long> errors = new HashMap<>(recorded.errors());
-            if (result.unfinished() > 0) {
-                errors.put("unfinished", (long) result.unfinished());
+            if (result.unsent() > 0) {
+                errors.put("unsent", (long) result.unsent());
+            }
+            if (result.unfinished() > result.unsent()) {
+                errors.put("unfinished", (long) (result.unfinished() - result.unsent()));
             }
             boolean open = mode.equals("open");
             return new RunResult(target, workload.name(), mode, connections, offeredRate,
@@ -281,10 +344,49 @@ public final class LoadGenerator implements AutoCloseable {
                     recorded.latencyMillis(90), recorded.latencyMillis(99), recorded.latencyMillis(99.9),
                     recorded.latencyMillis(100), recorded.successes() == 0 ? Double.NaN : recorded.latency().getMean() / 1e6,
                     open ? recorded.sendLag().getValueAtPercentile(50) / 1e6 : Double.NaN,
-                    open ? recorded.sendLag().getValueAtPercentile(99) / 1e6 : Double.NaN, cpu, loadAverage, Map.of());
+                    open ? recorded.sendLag().getValueAtPercentile(99) / 1e6 : Double.NaN, cpu, loadAverage, Map.of(),
+                    recorded.refusalFigures(), new RunResult.ClientConnections(result.opened(), result.peak(),
+                            LatencyRecorder.Recorded.millis(recorded.connectionWait(), 50),
+                            LatencyRecorder.Recorded.millis(recorded.connectionWait(), 99)));
         }
     }
 
-    private record Taken(LatencyRecorder.Recorded recorded, int unfinished) {
+    /**
+     * What the loop hands the caller at the end of a run: the recording, the open-loop requests still unanswered
+     * (all of them) and, among those, the ones still waiting for a connection (never sent), and the connections.
+     */
+    private record Taken(LatencyRecorder.Recorded recorded, int unfinished, int unsent, long opened, int peak) {
+    }
+
+    /** A read answer other than 200: its status and Retry-After (ms; negative when absent or unreadable). */
+    private record Answer(int status, long retryAfterMillis, boolean millisHeader) {
+    }
+
+    /** Every 200 answer (nothing else about it is kept). */
+    private static final Answer OK = new Answer(200, -1, false);
+
+    /**
+     * The wait a refusal asks for, in milliseconds; -1 when it has no usable {@code Retry-After} header (absent, or
+     * not delta-seconds: an HTTP-date, which a server under load has no reason to send, reads as unusable). The value
+     * is {@code retry-after-ms} (OpenAI's clients read it) when that is a number, else {@code Retry-After} x 1000.
+     */
+    static long retryAfterMillis(String retryAfter, String retryAfterMs) {
+        long seconds;
+        try {
+            seconds = retryAfter == null ? -1 : Long.parseLong(retryAfter.trim());
+        } catch (NumberFormatException e) {
+            seconds = -1;
+        }
+        if (seconds < 0) {
+            return -1;
+        }
+        if (retryAfterMs != null) {
+            try {
+                return Math.max(0, Math.round(Double.parseDouble(retryAfterMs.trim())));
+            } catch (NumberFormatException e) {
+                // Retry-After alone
+            }
+        }
+        return seconds * 1000;
     }
 }

@@ -9,7 +9,8 @@ import java.nio.file.Path;
  * Who used the cores during a measurement, from Linux's {@code /proc}: this JVM (the load generator), the server
  * under test, and everything else on the machine (other users of a shared machine show up there). A
  * {@link Sample} is a reading of the counters; {@link Sample#sharesSince} turns two readings into shares of all
- * cores. Off Linux the /proc figures read as 0. Stateless; thread-safe.
+ * cores. Also the server's resident memory and thread count ({@code /proc/<pid>/status}). Off Linux the /proc
+ * figures read as 0. Stateless; thread-safe.
  */
 public final class MachineUsage {
 
@@ -74,6 +75,30 @@ public final class MachineUsage {
         } catch (IOException | RuntimeException e) {
             return 0;
         }
+    }
+
+    /** Resident memory of process {@code pid} ({@code VmRSS}), in bytes; 0 where /proc is missing. */
+    public static long residentBytes(long pid) {
+        return statusField(pid, "VmRSS:") * 1024; // the kernel writes it in kB
+    }
+
+    /** Threads of process {@code pid}; 0 where /proc is missing. */
+    public static long threads(long pid) {
+        return statusField(pid, "Threads:");
+    }
+
+    /** The first number on the line of {@code /proc/<pid>/status} that starts with {@code field}; 0 if absent. */
+    private static long statusField(long pid, String field) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+                if (line.startsWith(field)) {
+                    return Long.parseLong(line.substring(field.length()).trim().split("\\s+")[0]);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // below
+        }
+        return 0;
     }
 
     /** The 1-, 5- and 15-minute load averages, as /proc/loadavg prints them; "" where it is missing. */

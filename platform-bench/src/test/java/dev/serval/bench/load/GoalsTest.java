@@ -12,16 +12,17 @@ import org.junit.jupiter.api.Test;
 class GoalsTest {
 
     private static final MachineUsage.Shares CPU = new MachineUsage.Shares(0.1, 0.5, 0);
+    private static final RunResult.ClientConnections CLIENT = new RunResult.ClientConnections(64, 64, 0.1, 0.2);
 
     private static RunResult closed(String target, String workload, int connections, double throughput, double p50) {
         return new RunResult(target, workload, "closed", connections, Double.NaN, throughput, 1000, Map.of(), p50,
-                p50, p50, p50, p50, p50, Double.NaN, Double.NaN, CPU, "", Map.of());
+                p50, p50, p50, p50, p50, Double.NaN, Double.NaN, CPU, "", Map.of(), RunResult.Refusals.NONE, CLIENT);
     }
 
     private static RunResult open(String target, String workload, double rate, double p50, double p99,
             Map<String, Long> errors) {
         return new RunResult(target, workload, "open", 64, rate, rate, 1000, errors, p50, p50, p99, p99, p99, p50,
-                0.05, 0.1, CPU, "", Map.of());
+                0.05, 0.1, CPU, "", Map.of(), RunResult.Refusals.NONE, CLIENT);
     }
 
     private static Goals.Goal find(List<Goals.Goal> goals, String workload, String figureStart) {

@@ -64,4 +64,36 @@ class LatencyRecorderTest {
         assertEquals(1, before.successes());
         assertTrue(before.latencyMillis(100) < 4);
     }
+
+    @Test
+    void refusalsAreCountedByStatusTimedApartAndCheckedForRetryAfter() {
+        LatencyRecorder recorder = new LatencyRecorder(0, 1_000 * MS, LatencyRecorder.Window.INTENDED_START);
+
+        recorder.refused(10 * MS, 11 * MS, 503, 1_000, false);
+        recorder.refused(20 * MS, 22 * MS, 429, 40, true);
+        recorder.refused(30 * MS, 33 * MS, 503, -1, false); // no Retry-After
+        recorder.refused(40 * MS, 44 * MS, 500, -1, false); // not a refusal a client can act on
+        recorder.success(50 * MS, 60 * MS);
+
+        LatencyRecorder.Recorded recorded = recorder.snapshot();
+        assertEquals(Map.of("HTTP 503", 2L, "HTTP 429", 1L, "HTTP 500", 1L), recorded.errors());
+        RunResult.Refusals refusals = recorded.refusalFigures();
+        assertEquals(4, refusals.count());
+        assertEquals(2, refusals.improper());
+        assertEquals(1, refusals.withRetryAfterMs());
+        assertEquals(4.0, refusals.max(), 0.01);
+        assertEquals(10.0, recorded.latencyMillis(50), 0.01); // successes are not mixed with refusals
+    }
+
+    @Test
+    void theWaitForAConnectionRunsFromTheIntendedStart() {
+        LatencyRecorder recorder = new LatencyRecorder(0, 1_000 * MS, LatencyRecorder.Window.INTENDED_START);
+
+        recorder.connected(100 * MS, 130 * MS); // every connection of the pool was busy for 30 ms
+        recorder.connected(2_000 * MS, 2_001 * MS); // intended after the window
+
+        LatencyRecorder.Recorded recorded = recorder.snapshot();
+        assertEquals(1, recorded.connectionWait().getTotalCount());
+        assertEquals(30.0, LatencyRecorder.Recorded.millis(recorded.connectionWait(), 99), 0.05);
+    }
 }
