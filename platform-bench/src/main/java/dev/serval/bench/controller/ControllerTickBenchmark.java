@@ -127,11 +127,11 @@ public class ControllerTickBenchmark extends BenchmarkBase {
         Fleet.Member member = transition.fleet.members[0];
         Controller controller = transition.fleet.controller;
         long failed = transition.oldest++;
-        controller.replicaFailed(member.name, failed, "benchmark: replica failed");
+        member.launcher.events.failed(failed, "benchmark: replica failed");
         controller.tick();
         long replacement = member.launcher.started.last();
-        controller.replicaStarted(member.name, replacement, member.replica(replacement));
-        controller.replicaStopped(member.name, failed);
+        member.launcher.events.started(replacement, member.replica(replacement));
+        member.launcher.events.stopped(failed);
         controller.tick();
         member.launcher.clear();
     }
@@ -267,7 +267,7 @@ public class ControllerTickBenchmark extends BenchmarkBase {
                 for (Fleet.Member member : fleet.members) {
                     LongList ids = member.launcher.started;
                     for (int i = 0; i < ids.size(); i++) {
-                        controller.replicaStarted(member.name, ids.get(i), member.replica(ids.get(i)));
+                        member.launcher.events.started(ids.get(i), member.replica(ids.get(i)));
                     }
                     member.launcher.clear();
                 }
@@ -295,7 +295,7 @@ public class ControllerTickBenchmark extends BenchmarkBase {
             for (Fleet.Member member : members) {
                 LongList ids = member.launcher.stopped;
                 for (int i = 0; i < ids.size(); i++) {
-                    controller.replicaStopped(member.name, ids.get(i));
+                    member.launcher.events.stopped(ids.get(i));
                 }
                 count += ids.size();
             }
@@ -376,7 +376,7 @@ public class ControllerTickBenchmark extends BenchmarkBase {
             for (Member member : members) {
                 LongList ids = member.launcher.started;
                 for (int i = 0; i < ids.size(); i++) {
-                    controller.replicaStarted(member.name, ids.get(i), member.replica(ids.get(i)));
+                    member.launcher.events.started(ids.get(i), member.replica(ids.get(i)));
                 }
                 member.launcher.clear();
             }
@@ -439,19 +439,26 @@ public class ControllerTickBenchmark extends BenchmarkBase {
         }
     }
 
-    /** Records the ids it is asked to start and stop, and does nothing else: no replica ever reports by itself. */
+    /**
+     * Records the ids it is asked to start and stop, and the deployment's report channel (the controller hands every
+     * replica of a deployment the same one); nothing else: no replica ever reports by itself, the benchmark reports
+     * for them through {@link #events}.
+     */
     static final class RecordingLauncher implements ReplicaLauncher<String, String> {
 
         final LongList started = new LongList();
         final LongList stopped = new LongList();
+        ReplicaEvents<String, String> events;
 
         @Override
         public void start(DeploymentSpec spec, ReplicaRecord replica, ReplicaEvents<String, String> events) {
+            this.events = events;
             started.add(replica.id());
         }
 
         @Override
         public void stop(ReplicaRecord replica, Duration drain, ReplicaEvents<String, String> events) {
+            this.events = events;
             stopped.add(replica.id());
         }
 
