@@ -72,17 +72,27 @@ final class LoadReport {
         return new ObjectMapper().registerModule(nanAsNull);
     }
 
+    /**
+     * The opening of a report's Markdown: its title, then the commit measured (when the report records one), the run's
+     * start, the machine, the JVM, the load average around the run and its duration.
+     */
+    @SuppressWarnings("unchecked")
+    static String header(Map<String, Object> report, String title) {
+        Map<String, Object> machine = (Map<String, Object>) report.get("machine");
+        Map<String, Object> jvm = (Map<String, Object>) report.get("jvm");
+        Map<String, Object> commit = (Map<String, Object>) report.get("commit");
+        String measured = commit == null ? "" : String.format(java.util.Locale.ROOT, "Commit `%s` (%s)%s. ",
+                commit.get("sha"), commit.get("subject"),
+                ((List<?>) commit.get("uncommittedChanges")).isEmpty() ? "" : ", with uncommitted changes");
+        return "# " + title + " (" + report.get("mode") + " mode)\n\n" + measured + String.format(java.util.Locale.ROOT,
+                "%s; %s CPUs, %s; Java %s (%s); load average %s before, %s after; %s s.%n%n", report.get("startedAt"),
+                machine.get("cpus"), machine.get("os"), jvm.get("version"), jvm.get("vm"),
+                machine.get("loadAverageBefore"), machine.get("loadAverageAfter"), report.get("durationSeconds"));
+    }
+
     private static String markdown(Map<String, Object> report, List<Goals.Goal> goals, List<RunResult> runs,
             Map<String, Object> limits, List<String> plots) {
-        StringBuilder md = new StringBuilder();
-        @SuppressWarnings("unchecked")
-        Map<String, Object> machine = (Map<String, Object>) report.get("machine");
-        @SuppressWarnings("unchecked")
-        Map<String, Object> jvm = (Map<String, Object>) report.get("jvm");
-        md.append("# Serval load benchmark (").append(report.get("mode")).append(" mode)\n\n");
-        md.append(String.format("%s; %s CPUs, %s; Java %s (%s); load average %s before, %s after; %s s.%n%n",
-                report.get("startedAt"), machine.get("cpus"), machine.get("os"), jvm.get("version"), jvm.get("vm"),
-                machine.get("loadAverageBefore"), machine.get("loadAverageAfter"), report.get("durationSeconds")));
+        StringBuilder md = new StringBuilder(header(report, "Serval load benchmark"));
         md.append("Every Serval figure next to its limit, measured in the same run with the same client (a Vert.x "
                 + "HTTP/1.1 client on one event loop, in its own JVM). Latencies are from each request's intended "
                 + "send time. The load generator, the server and anything else running share the same cores: see the "

@@ -45,19 +45,7 @@ final class OverloadReport {
     static String markdown(Map<String, Object> report, OverloadBenchmark.Settings settings,
             OverloadBenchmark.Capacity capacity, OverloadBenchmark.Reference reference,
             List<OverloadBenchmark.Step> steps) {
-        StringBuilder md = new StringBuilder();
-        @SuppressWarnings("unchecked")
-        Map<String, Object> machine = (Map<String, Object>) report.get("machine");
-        @SuppressWarnings("unchecked")
-        Map<String, Object> jvm = (Map<String, Object>) report.get("jvm");
-        @SuppressWarnings("unchecked")
-        Map<String, Object> commit = (Map<String, Object>) report.get("commit");
-        md.append("# Serval overload benchmark (").append(report.get("mode")).append(" mode)\n\n");
-        md.append(String.format(Locale.ROOT, "Commit `%s` (%s)%s. %s; %s CPUs, %s; Java %s (%s); load average %s "
-                        + "before, %s after; %s s.%n%n", commit.get("sha"), commit.get("subject"),
-                ((List<?>) commit.get("uncommittedChanges")).isEmpty() ? "" : ", with uncommitted changes",
-                report.get("startedAt"), machine.get("cpus"), machine.get("os"), jvm.get("version"), jvm.get("vm"),
-                machine.get("loadAverageBefore"), machine.get("loadAverageAfter"), report.get("durationSeconds")));
+        StringBuilder md = new StringBuilder(LoadReport.header(report, "Serval overload benchmark"));
         md.append(String.format(Locale.ROOT, "The default MiniLM deployment (batch-invariant, 2 predictor threads, 1 "
                         + "replica) with `max_queued_requests: %d` and `max_ongoing_requests: %d`; one short text per "
                         + "OIP request. **C = %.1f texts/s** (4 closed-loop clients); single-request p50 %.2f ms; the "

@@ -39,19 +39,7 @@ final class SoakReport {
 
     static String markdown(Map<String, Object> report, SoakBenchmark.Settings settings, double saturation,
             RunResult soak, List<SoakBenchmark.Row> rows, List<SoakGoals.Verdict> verdicts) {
-        StringBuilder md = new StringBuilder();
-        @SuppressWarnings("unchecked")
-        Map<String, Object> machine = (Map<String, Object>) report.get("machine");
-        @SuppressWarnings("unchecked")
-        Map<String, Object> jvm = (Map<String, Object>) report.get("jvm");
-        @SuppressWarnings("unchecked")
-        Map<String, Object> commit = (Map<String, Object>) report.get("commit");
-        md.append("# Serval soak (").append(report.get("mode")).append(" mode)\n\n");
-        md.append(String.format(Locale.ROOT, "Commit `%s` (%s)%s. %s; %s CPUs, %s; Java %s (%s); load average %s "
-                        + "before, %s after; %s s.%n%n", commit.get("sha"), commit.get("subject"),
-                ((List<?>) commit.get("uncommittedChanges")).isEmpty() ? "" : ", with uncommitted changes",
-                report.get("startedAt"), machine.get("cpus"), machine.get("os"), jvm.get("version"), jvm.get("vm"),
-                machine.get("loadAverageBefore"), machine.get("loadAverageAfter"), report.get("durationSeconds")));
+        StringBuilder md = new StringBuilder(LoadReport.header(report, "Serval soak"));
         double gcMean = rows.stream().skip(1).mapToDouble(SoakBenchmark.Row::gcMillis).average().orElse(Double.NaN);
         double gcMax = rows.stream().skip(1).mapToDouble(SoakBenchmark.Row::gcMillis).max().orElse(Double.NaN);
         md.append(String.format(Locale.ROOT, "Serval's default configuration (the MiniLM deployment, one short text per "
