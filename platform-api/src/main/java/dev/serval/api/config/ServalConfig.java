@@ -256,7 +256,7 @@ public interface ServalConfig {
          * still queued.
          */
         @WithName("batch-wait-timeout")
-        @WithDefault("2ms")
+        @WithDefault("0s")
         Duration batchWaitTimeout();
 
         /** The deployment called {@code name}, checked like a config file's entry (field names in snake_case). */
