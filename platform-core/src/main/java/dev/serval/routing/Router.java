@@ -101,9 +101,7 @@ public final class Router<I, O> {
         for (;;) {
             int now = queued.get();
             if (now >= limit) {
-                throw new Overloaded("model '" + deployment + "' is overloaded: all " + current.size()
-                        + " replicas are at max-ongoing-requests and " + now + " requests are queued (max-queued-requests "
-                        + limit + ")", retryAfter(now));
+                throw overloaded("all " + current.size() + " replicas are at max-ongoing-requests and ", now, limit);
             }
             if (queued.compareAndSet(now, now + 1)) {
                 break;
@@ -216,9 +214,14 @@ public final class Router<I, O> {
         int limit = maxQueued;
         int now = queued.get();
         if (now >= limit) {
-            throw new Overloaded("model '" + deployment + "' is overloaded: " + now + " requests are queued "
-                    + "(max-queued-requests " + limit + ")", retryAfter(now));
+            throw overloaded("", now, limit);
         }
+    }
+
+    /** The refusal for a full queue of {@code now} requests, {@code also} saying what else is full. */
+    private Overloaded overloaded(String also, int now, int limit) {
+        return new Overloaded("model '" + deployment + "' is overloaded: " + also + now + " requests are queued "
+                + "(max-queued-requests " + limit + ")", retryAfter(now));
     }
 
     /** Requests waiting for a free slot. */

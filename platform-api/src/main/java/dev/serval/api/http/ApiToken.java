@@ -1,9 +1,8 @@
 package dev.serval.api.http;
 
 import dev.serval.api.config.ServalConfig;
-import io.quarkus.runtime.StartupEvent;
+import io.quarkus.runtime.Startup;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.event.Observes;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
@@ -37,6 +36,9 @@ import org.jboss.resteasy.reactive.server.SimpleResourceInfo;
  * that no spelling of a path reaches a management method without the token. The comparison takes the same time
  * whatever token is sent.
  */
+// Application-scoped (a client proxy: RESTEasy instantiates its filters before the configuration is ready), and
+// created at startup, so that a generated token file exists as soon as Serval answers.
+@Startup
 @ApplicationScoped
 public class ApiToken {
 
@@ -56,14 +58,6 @@ public class ApiToken {
         Optional<String> configured = api.token().map(String::trim).filter(t -> !t.isEmpty());
         String value = configured.orElseGet(() -> generate(api.tokenFile()));
         this.token = Optional.of(value.getBytes(StandardCharsets.UTF_8));
-    }
-
-    /**
-     * Makes the token at startup, so that a generated token file exists as soon as Serval answers. (The bean is
-     * application-scoped, created on first use: RESTEasy instantiates filters before the configuration is ready.)
-     */
-    void init(@Observes StartupEvent event) {
-        // Observing creates the instance; the constructor did the work.
     }
 
     /** A new random token, written to {@code file} (owner read/write only) before it is used. */

@@ -75,15 +75,6 @@ public class ByteBudget {
         used.addAndGet(-bytes);
     }
 
-    /** Bytes held now. */
-    long used() {
-        return used.get();
-    }
-
-    long capacity() {
-        return capacity;
-    }
-
     /** The 503 for a request that does not fit; counted in {@code serval_http_buffer_refusals_total}. */
     ApiError full() {
         refusals.increment();

@@ -70,7 +70,7 @@ public class InferenceRoutes {
     void install(@Observes io.vertx.ext.web.Router router) {
         router.post(INFER).handler(context -> guarded(context, false, () -> {
             ServedDeployment target = deployments.find(context.pathParam("name")).orElse(null);
-            withBody(context, false, target, body -> infer(context, body));
+            withBody(context, false, target, body -> infer(context, target, body));
         }));
         router.post(EMBEDDINGS).handler(context -> guarded(context, true,
                 () -> withBody(context, true, null, body -> embed(context, body))));
@@ -78,10 +78,11 @@ public class InferenceRoutes {
         router.route(EMBEDDINGS).handler(context -> methodNotAllowed(context, true));
     }
 
-    private void infer(RoutingContext context, Body body) {
+    /** @param target the deployment the path named, as found on the headers; null when none has that name (404) */
+    private void infer(RoutingContext context, ServedDeployment target, Body body) {
         HttpServerRequest http = context.request();
         String name = context.pathParam("name");
-        ServedDeployment served = deployments.get(name);
+        ServedDeployment served = target != null ? target : deployments.get(name);
         String contentType = http.getHeader(HttpHeaders.CONTENT_TYPE);
         String headerLength = http.getHeader(OipResponseEncoder.HEADER_LENGTH);
         Submissions.submit(new RouteExchange(context, false), served, DeploymentMeters.Api.OIP, body.startNanos(),
@@ -196,7 +197,7 @@ public class InferenceRoutes {
             accept(context, openAi, then, new Body(null, early, start));
             return;
         }
-        Reading reading = new Reading(http, limit, declared);
+        Reading reading = new Reading(limit, declared);
         context.addEndHandler(ignored -> budget.release(reading.reserved));
         http.handler(reading);
         http.endHandler(ignored -> accept(context, openAi, then, reading.body(start)));
@@ -213,7 +214,7 @@ public class InferenceRoutes {
         private long reserved;
         private boolean overBudget;
 
-        Reading(HttpServerRequest http, long limit, long declared) {
+        Reading(long limit, long declared) {
             this.limit = limit;
             // Sized by Content-Length up to 64 KiB: a client that declares a large body and sends nothing holds little.
             this.buffer = Buffer.buffer((int) Math.min(Math.max(declared, 1024), 64 * 1024));
