@@ -23,8 +23,9 @@ import java.util.function.LongSupplier;
  * when this was the last reference and every predictor thread exited, leaving it open for good when one is stuck in it.
  *
  * <p>Threads: {@link #start} and {@link #stop} are called on the controller thread and only queue work; the work
- * runs on {@code work} threads. A {@link Slot} per replica records whether a stop arrived while the replica was
- * still starting; its monitor is held only for those two field updates.
+ * runs on {@code work} threads. A {@link ReplicaHandle} per replica (in {@link #handles} from its start until it
+ * stopped or its start failed) holds what stopping it needs and records whether a stop arrived while the replica
+ * was still starting; its monitor is held only for those two field updates.
  *
  * <p>A stop that arrives while the replica is still starting (its model loading, its predictors warming up) is
  * reported {@code stopped} at once: the replica never served, so there is nothing to drain, and a deployment being
@@ -44,7 +45,7 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
     private final ScheduledExecutorService health;
     private final LongSupplier nanoTime;
     private final DeploymentMetrics metrics;
-    private final ConcurrentHashMap<Long, Slot<I, O>> slots = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Long, ReplicaHandle<I, O>> handles = new ConcurrentHashMap<>();
 
     PooledReplicaLauncher(ModelLoader<I, O> loader, Executor work, ScheduledExecutorService health,
             LongSupplier nanoTime, DeploymentMetrics metrics) {
@@ -57,23 +58,24 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
 
     @Override
     public void start(DeploymentSpec spec, ReplicaRecord record, ReplicaEvents<I, O> events) {
-        Slot<I, O> slot = new Slot<>(SharedModels.key(spec), record.name());
-        slots.put(record.id(), slot);
-        work.execute(() -> startNow(spec, record, slot, events));
+        ReplicaHandle<I, O> handle = new ReplicaHandle<>(SharedModels.key(spec), record.name());
+        handles.put(record.id(), handle);
+        work.execute(() -> startNow(spec, record, handle, events));
     }
 
-    private void startNow(DeploymentSpec spec, ReplicaRecord record, Slot<I, O> slot, ReplicaEvents<I, O> events) {
+    private void startNow(DeploymentSpec spec, ReplicaRecord record, ReplicaHandle<I, O> handle,
+            ReplicaEvents<I, O> events) {
         long id = record.id();
         long begin = nanoTime.getAsLong();
         Model<I, O> model = null;
         Replica<I, O> replica;
         try {
             model = models.acquire(spec, loader, metrics);
-            if (abandoned(slot)) {
+            if (abandoned(handle)) {
                 LOG.log(System.Logger.Level.INFO, "replica {0} was stopped while its model loaded; releasing the model",
                         record.name());
-                models.release(slot.version);
-                slots.remove(id, slot);
+                models.release(handle.version);
+                handles.remove(id, handle);
                 return;
             }
             replica = Replica.start(spec, id, model,
@@ -91,8 +93,8 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
                     models.release(SharedModels.key(spec));
                 }
             }
-            slots.remove(id, slot);
-            if (abandoned(slot)) {
+            handles.remove(id, handle);
+            if (abandoned(handle)) {
                 LOG.log(System.Logger.Level.INFO, "replica " + record.name() + ", stopped while starting, failed to start"
                         + " (already reported stopped)", t);
             } else {
@@ -103,85 +105,85 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
             return;
         }
         metrics.replicaStarted(nanoTime.getAsLong() - begin);
-        slot.inFlightGauge = metrics.replicaInFlight(id, replica::inFlight);
+        handle.inFlightGauge = metrics.replicaInFlight(id, replica::inFlight);
         long period = spec.healthCheckPeriod().toNanos();
-        slot.healthCheck = health.scheduleAtFixedRate(replica::probe, period, period, TimeUnit.NANOSECONDS);
+        handle.healthCheck = health.scheduleAtFixedRate(replica::probe, period, period, TimeUnit.NANOSECONDS);
         boolean stopRequested;
-        synchronized (slot) {
-            stopRequested = slot.stopRequested;
-            slot.replica = replica;
+        synchronized (handle) {
+            stopRequested = handle.stopRequested;
+            handle.replica = replica;
         }
         if (stopRequested) {
-            stopNow(id, slot, Duration.ZERO, null); // reported stopped when the stop arrived
+            stopNow(id, handle, Duration.ZERO, null); // reported stopped when the stop arrived
             return;
         }
         try {
             events.started(id, replica);
         } catch (RejectedExecutionException e) {
-            stopNow(id, slot, Duration.ZERO, events); // the engine closed while it started: nobody will stop it
+            stopNow(id, handle, Duration.ZERO, events); // the engine closed while it started: nobody will stop it
         }
     }
 
     /** Whether a stop arrived while the replica was starting (and was reported at once). */
-    private static boolean abandoned(Slot<?, ?> slot) {
-        synchronized (slot) {
-            return slot.stopRequested;
+    private static boolean abandoned(ReplicaHandle<?, ?> handle) {
+        synchronized (handle) {
+            return handle.stopRequested;
         }
     }
 
     @Override
     public void stop(ReplicaRecord record, Duration drain, ReplicaEvents<I, O> events) {
-        Slot<I, O> slot = slots.get(record.id());
-        if (slot == null) {
+        ReplicaHandle<I, O> handle = handles.get(record.id());
+        if (handle == null) {
             report(record.name(), () -> events.stopped(record.id())); // its start already failed and cleaned up
             return;
         }
         boolean started;
-        synchronized (slot) {
-            started = slot.replica != null;
+        synchronized (handle) {
+            started = handle.replica != null;
             if (!started) {
-                slot.stopRequested = true;
+                handle.stopRequested = true;
             }
         }
         if (started) {
-            work.execute(() -> stopNow(record.id(), slot, drain, events));
+            work.execute(() -> stopNow(record.id(), handle, drain, events));
         } else {
             events.stopped(record.id()); // never served: nothing to drain; its start cleans up when it finishes
         }
     }
 
     /** Drains and closes a started replica; reports {@code stopped} to {@code events} unless it is null. */
-    private void stopNow(long id, Slot<I, O> slot, Duration drain, ReplicaEvents<I, O> events) {
+    private void stopNow(long id, ReplicaHandle<I, O> handle, Duration drain, ReplicaEvents<I, O> events) {
         boolean exited = false; // until the replica says so: the model stays open if anything goes wrong first
         try {
-            ScheduledFuture<?> check = slot.healthCheck;
+            ScheduledFuture<?> check = handle.healthCheck;
             if (check != null) {
                 check.cancel(false);
             }
-            slot.replica.stopAccepting();
-            boolean idle = slot.replica.awaitIdle(drain);
+            handle.replica.stopAccepting();
+            boolean idle = handle.replica.awaitIdle(drain);
             if (!idle) {
                 LOG.log(System.Logger.Level.WARNING, "replica {0} still had requests after its {1} drain; failing them",
                         id, drain);
             }
             // Idle: the predictor threads only have to take their stop signal, give them a moment to.
-            exited = slot.replica.close(idle ? IDLE_STOP_GRACE : Duration.ZERO);
+            exited = handle.replica.close(idle ? IDLE_STOP_GRACE : Duration.ZERO);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            exited = slot.replica.close(Duration.ZERO);
+            exited = handle.replica.close(Duration.ZERO);
         } finally {
-            if (slot.inFlightGauge != null) {
-                metrics.remove(slot.inFlightGauge);
+            if (handle.inFlightGauge != null) {
+                metrics.remove(handle.inFlightGauge);
             }
             // The model is closed only once no thread of this replica can be inside it.
             if (exited) {
-                models.release(slot.version);
+                models.release(handle.version);
             } else {
-                models.releaseLeaked(slot.version, slot.name);
+                models.releaseLeaked(handle.version, handle.name);
             }
-            slots.remove(id, slot);
+            handles.remove(id, handle);
             if (events != null) {
-                report(slot.name, () -> events.stopped(id));
+                report(handle.name, () -> events.stopped(id));
             }
         }
     }
@@ -205,17 +207,22 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
         return false;
     }
 
-    private static final class Slot<I, O> {
+    /**
+     * The launcher's hold on one replica, from its start until it stopped: the shared-model key it took a reference
+     * on, its name, and once started the replica itself with its health check and in-flight gauge.
+     */
+    private static final class ReplicaHandle<I, O> {
+        /** The {@link SharedModels} key of the model version it holds a reference on. */
         final String version;
         final String name;
-        /** Set once the replica started; guarded by the slot's monitor. */
+        /** Set once the replica started; guarded by the handle's monitor. */
         Replica<I, O> replica;
-        /** A stop arrived before the replica started, and was reported; guarded by the slot's monitor. */
+        /** A stop arrived before the replica started, and was reported; guarded by the handle's monitor. */
         boolean stopRequested;
         volatile ScheduledFuture<?> healthCheck;
         volatile io.micrometer.core.instrument.Meter inFlightGauge;
 
-        Slot(String version, String name) {
+        ReplicaHandle(String version, String name) {
             this.version = version;
             this.name = name;
         }

@@ -1,6 +1,6 @@
 package dev.serval.replica;
 
-import dev.serval.admission.Slots;
+import dev.serval.admission.BoundedCount;
 import dev.serval.error.InferenceFailed;
 import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.predictor.Model;
@@ -44,7 +44,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     private final String deployment;
     private final long id;
     private final String version;
-    private final Slots slots;
+    private final BoundedCount slots;
     private final int failureThreshold;
     private final Duration exitGrace;
     private final PredictorPool<I, O> pool;
@@ -63,7 +63,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
         this.deployment = deployment;
         this.id = id;
         this.version = spec.version();
-        this.slots = new Slots(spec.maxOngoingRequests());
+        this.slots = new BoundedCount(spec.maxOngoingRequests());
         this.failureThreshold = spec.healthCheckFailureThreshold();
         this.exitGrace = exitGrace(spec);
         this.pool = pool;
@@ -138,7 +138,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
 
     @Override
     public int inFlight() {
-        return slots.used();
+        return slots.count();
     }
 
     @Override
@@ -225,7 +225,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     /** Stops admitting requests; those already admitted go on. */
     public void stopAccepting() {
         accepting = false;
-        if (slots.used() == 0) {
+        if (slots.count() == 0) {
             idle.complete(null);
         }
     }

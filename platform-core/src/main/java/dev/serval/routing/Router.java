@@ -1,17 +1,16 @@
 package dev.serval.routing;
 
+import dev.serval.admission.BoundedCount;
+import dev.serval.admission.RetryAfter;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.metrics.DeploymentMetrics;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -20,8 +19,9 @@ import java.util.function.LongSupplier;
  * <p>Design. {@link #snapshot} holds the routable replicas; only the controller writes it ({@link #publish}),
  * request threads read it once per request. A request takes a slot on a replica chosen by power of two choices
  * (a CAS on that replica's in-flight count, see {@link RoutingSnapshot#choose()}). When both chosen replicas are
- * full it joins {@link #waiting}, whose live size {@link #queued} is bounded by {@code max_queued_requests} with a CAS
- * taken before the request is added; when that bound is reached it is refused at once with {@link Overloaded}.
+ * full it joins {@link #waiting}, whose live size {@link #queued} is a {@link BoundedCount} of
+ * {@code max_queued_requests}, taken by CAS before the request is added; when that bound is reached it is refused at
+ * once with {@link Overloaded} and the {@link RetryAfter} estimate of {@link #pace}.
  *
  * <p>Dispatching queued requests. {@link #drain()} runs after every event that can make room or work (a request
  * finished, a request queued, a snapshot published), after that event is visible. Drains are serialised by the
@@ -33,15 +33,15 @@ import java.util.function.LongSupplier;
  * and then a request; it gives the slot back when no live request is left. Uncontended, a drain with nothing queued
  * reads {@link #queued} once and returns; otherwise it costs two atomic adds; it never locks or allocates.
  *
- * <p>Leaving the queue. Each queued request ({@link Routed}) carries a claim flag that goes from QUEUED to OUT once:
+ * <p>Leaving the queue. Each queued request ({@link RoutedRequest}) carries a claim flag that goes from QUEUED to OUT once:
  * the drain that dispatches it, {@link #failQueued} or its own caller ending it (cancelled, or failed by its deadline)
  * wins it, and only the winner decrements {@link #queued}. A caller that ends its request removes it from
  * {@link #waiting} at once and drops its inputs, so an abandoned request holds neither a queue place nor memory.
  *
  * <p>Threads: any thread calls {@link #submit}; completions run {@link #drain()} on predictor threads; the
  * controller thread calls {@link #publish}, {@link #refuse}, {@link #accept} and {@link #close}; a draining thread
- * can be any of them. {@link #completionIntervalNanos} is written by completions without coordination and read for
- * Retry-After estimates: best-effort by design.
+ * can be any of them. {@link #pace} is fed by completions without coordination and read for Retry-After estimates:
+ * best-effort by design.
  */
 public final class Router<I, O> {
 
@@ -50,17 +50,16 @@ public final class Router<I, O> {
     private final DeploymentMetrics metrics;
     private final AtomicReference<RoutingSnapshot<I, O>> snapshot = new AtomicReference<>(RoutingSnapshot.empty());
     /** Queued requests in arrival order; may still hold requests that left (their claim is OUT) until unlinked. */
-    private final ConcurrentLinkedQueue<Routed<I, O>> waiting = new ConcurrentLinkedQueue<>();
-    /** Queue places taken: requests queued (or about to be) and not yet claimed. */
-    private final AtomicInteger queued = new AtomicInteger();
+    private final ConcurrentLinkedQueue<RoutedRequest<I, O>> waiting = new ConcurrentLinkedQueue<>();
+    /** Queue places taken: requests queued (or about to be) and not yet claimed; bounded by max_queued_requests. */
+    private final BoundedCount queued;
     /** Drains asked for and not yet run: the drain loop's work-in-progress counter. */
     private final AtomicInteger drainRequests = new AtomicInteger();
-    private volatile int maxQueued;
     private volatile boolean closed;
     /** Why no request can be served now (written by the controller thread), or null while requests may wait. */
     private volatile String refusal;
-    private volatile long lastCompletionNanos;
-    private volatile long completionIntervalNanos = 10_000_000L;
+    /** The pace at which requests complete, for the Retry-After of a refusal. */
+    private final RetryAfter pace;
 
     public Router(String deployment, int maxQueuedRequests, LongSupplier nanoTime) {
         this(deployment, maxQueuedRequests, nanoTime, DeploymentMetrics.discarding(deployment));
@@ -69,10 +68,10 @@ public final class Router<I, O> {
     /** @param metrics records queue waits and inputs per request */
     public Router(String deployment, int maxQueuedRequests, LongSupplier nanoTime, DeploymentMetrics metrics) {
         this.deployment = deployment;
-        this.maxQueued = maxQueuedRequests;
+        this.queued = new BoundedCount(maxQueuedRequests);
         this.nanoTime = nanoTime;
         this.metrics = metrics;
-        this.lastCompletionNanos = nanoTime.getAsLong();
+        this.pace = RetryAfter.completionPaced(nanoTime.getAsLong());
     }
 
     /**
@@ -95,19 +94,13 @@ public final class Router<I, O> {
         RoutableReplica<I, O> replica = current.choose();
         if (replica != null) {
             metrics.queueWait(0);
-            return dispatch(replica, inputs, new Routed<>(this));
+            return dispatch(replica, inputs, new RoutedRequest<>(this));
         }
-        int limit = maxQueued;
-        for (;;) {
-            int now = queued.get();
-            if (now >= limit) {
-                throw overloaded("all " + current.size() + " replicas are at max-ongoing-requests and ", now, limit);
-            }
-            if (queued.compareAndSet(now, now + 1)) {
-                break;
-            }
+        if (!queued.tryAcquire()) {
+            throw overloaded("all " + current.size() + " replicas are at max-ongoing-requests and ", queued.count(),
+                    queued.limit());
         }
-        Routed<I, O> request = new Routed<>(this, inputs, nanoTime.getAsLong());
+        RoutedRequest<I, O> request = new RoutedRequest<>(this, inputs, nanoTime.getAsLong());
         waiting.add(request);
         drain();
         String refusedNow = refusal;
@@ -118,7 +111,7 @@ public final class Router<I, O> {
         return request;
     }
 
-    private Routed<I, O> dispatch(RoutableReplica<I, O> replica, List<I> inputs, Routed<I, O> result) {
+    private RoutedRequest<I, O> dispatch(RoutableReplica<I, O> replica, List<I> inputs, RoutedRequest<I, O> result) {
         CompletableFuture<List<O>> run;
         try {
             run = replica.run(inputs);
@@ -133,7 +126,7 @@ public final class Router<I, O> {
         if (result.isDone()) {
             run.cancel(false); // the caller ended it (its deadline) while run() was starting: it saw no upstream
         }
-        run.whenComplete(new Completion<>(this, replica, result));
+        run.whenComplete(new RoutedRequest.Completion<>(this, replica, result));
         return result;
     }
 
@@ -141,9 +134,9 @@ public final class Router<I, O> {
      * The model version of the replica that took a request, given the future {@link #submit} returned; empty while
      * the request waits in the queue or when it never reached a replica.
      */
-    public static java.util.Optional<String> servedVersion(CompletableFuture<?> result) {
-        RoutableReplica<?, ?> replica = result instanceof Routed<?, ?> routed ? routed.replica : null;
-        return replica == null ? java.util.Optional.empty() : java.util.Optional.of(replica.version());
+    public static Optional<String> servedVersion(CompletableFuture<?> result) {
+        RoutableReplica<?, ?> replica = result instanceof RoutedRequest<?, ?> routed ? routed.replica : null;
+        return replica == null ? Optional.empty() : Optional.of(replica.version());
     }
 
     /**
@@ -153,7 +146,7 @@ public final class Router<I, O> {
      */
     @SuppressWarnings("unchecked")
     public static <I, O> RoutableReplica<I, O> servedBy(CompletableFuture<List<O>> result) {
-        return result instanceof Routed<?, ?> routed ? (RoutableReplica<I, O>) routed.replica : null;
+        return result instanceof RoutedRequest<?, ?> routed ? (RoutableReplica<I, O>) routed.replica : null;
     }
 
     /**
@@ -161,7 +154,7 @@ public final class Router<I, O> {
      * returns at once when another thread is draining (that thread drains once more on this call's behalf).
      */
     public void drain() {
-        if (queued.get() == 0 || drainRequests.getAndIncrement() != 0) {
+        if (queued.count() == 0 || drainRequests.getAndIncrement() != 0) {
             return;
         }
         int missed = 1;
@@ -174,21 +167,21 @@ public final class Router<I, O> {
     /** One pass of the drain loop; the calling thread holds the drain. */
     private void dispatchQueued() {
         RoutableReplica<I, O> slot = null;
-        while (queued.get() > 0) {
+        while (queued.count() > 0) {
             if (slot == null) {
                 slot = snapshot.get().anyWithCapacity();
                 if (slot == null) {
                     return;
                 }
             }
-            Routed<I, O> next = waiting.poll();
+            RoutedRequest<I, O> next = waiting.poll();
             if (next == null) {
                 break; // its submitter has a queue place but has not queued it yet: it drains after queueing
             }
             if (!next.claim()) {
                 continue; // it left the queue on its own (cancelled or expired); the slot goes to the next one
             }
-            queued.decrementAndGet();
+            queued.release();
             List<I> inputs = next.takeInputs();
             if (next.isDone()) {
                 continue;
@@ -211,8 +204,8 @@ public final class Router<I, O> {
      * @throws Overloaded when {@code max_queued_requests} requests are queued
      */
     public void refuseIfFull() {
-        int limit = maxQueued;
-        int now = queued.get();
+        int limit = queued.limit();
+        int now = queued.count();
         if (now >= limit) {
             throw overloaded("", now, limit);
         }
@@ -221,12 +214,12 @@ public final class Router<I, O> {
     /** The refusal for a full queue of {@code now} requests, {@code also} saying what else is full. */
     private Overloaded overloaded(String also, int now, int limit) {
         return new Overloaded("model '" + deployment + "' is overloaded: " + also + now + " requests are queued "
-                + "(max-queued-requests " + limit + ")", retryAfter(now));
+                + "(max-queued-requests " + limit + ")", pace.estimate(now));
     }
 
     /** Requests waiting for a free slot. */
     public int queuedRequests() {
-        return queued.get();
+        return queued.count();
     }
 
     /** Replicas currently routable. */
@@ -246,7 +239,7 @@ public final class Router<I, O> {
 
     /** Changes the queue bound; requests already queued stay. */
     public void maxQueuedRequests(int limit) {
-        maxQueued = limit;
+        queued.limit(limit);
     }
 
     /** Refuses new requests and fails queued ones with {@link NotReady}. Requests already on replicas finish. */
@@ -272,10 +265,10 @@ public final class Router<I, O> {
 
     /** Fails every queued request with {@link NotReady} carrying {@code reason}; new requests are still taken. */
     public void failQueued(String reason) {
-        Routed<I, O> next;
+        RoutedRequest<I, O> next;
         while ((next = waiting.poll()) != null) {
             if (next.claim()) {
-                queued.decrementAndGet();
+                queued.release();
                 next.takeInputs();
                 next.completeExceptionally(new NotReady(reason));
             }
@@ -286,120 +279,14 @@ public final class Router<I, O> {
         return "model '" + deployment + "' shut down before serving this request";
     }
 
-    /** A request that left the queue on its own: give back its place and forget it. */
-    private void left(Routed<I, O> request) {
-        queued.decrementAndGet();
+    /** A request that left the queue on its own (its caller ended it): give back its place and forget it. */
+    void left(RoutedRequest<I, O> request) {
+        queued.release();
         waiting.remove(request);
     }
 
-    private void completed() {
-        long now = nanoTime.getAsLong();
-        long interval = now - lastCompletionNanos;
-        lastCompletionNanos = now;
-        completionIntervalNanos += (interval - completionIntervalNanos) >> 4;
-    }
-
-    /** Time for {@code queuedNow} requests to drain at the observed completion rate: 1 ms to 60 s. */
-    private Duration retryAfter(int queuedNow) {
-        double nanos = (queuedNow + 1.0) * Math.max(completionIntervalNanos, 0); // double: no overflow
-        return Duration.ofMillis((long) Math.max(1, Math.min(60_000, Math.ceil(nanos / 1e6))));
-    }
-
-    /**
-     * The caller's future, and while it waits its place in the queue. When the caller ends it early, by cancelling it
-     * (the client went away) or by failing it (its deadline passed), it leaves the queue at once if it is queued
-     * (winning its claim) or the replica's run is cancelled, so inputs no predictor has started are skipped.
-     *
-     * <p>Fields: {@link #claim} goes QUEUED to OUT once (CAS; a request dispatched at once is OUT from the start).
-     * {@link #inputs} is written before the request is queued and read and cleared only by the claim's winner.
-     * {@link #upstream} and {@link #replica} are written once by the dispatching thread.
-     */
-    private static final class Routed<I, O> extends CompletableFuture<List<O>> {
-        private static final int OUT = 0;
-        private static final int QUEUED = 1;
-        private static final VarHandle CLAIM;
-
-        static {
-            try {
-                CLAIM = MethodHandles.lookup().findVarHandle(Routed.class, "claim", int.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
-
-        private final Router<I, O> router;
-        private final long since;
-        private List<I> inputs;
-        @SuppressWarnings("unused") // through CLAIM
-        private volatile int claim;
-        private volatile CompletableFuture<List<O>> upstream;
-        private volatile RoutableReplica<?, O> replica;
-
-        /** A request dispatched at once, never queued. */
-        Routed(Router<I, O> router) {
-            this.router = router;
-            this.since = 0;
-        }
-
-        /** A request about to be queued, since {@code since}. */
-        Routed(Router<I, O> router, List<I> inputs, long since) {
-            this.router = router;
-            this.inputs = inputs;
-            this.since = since;
-            this.claim = QUEUED;
-        }
-
-        /** Takes the request out of the queue's count; true for exactly one caller, never for a request never queued. */
-        boolean claim() {
-            return CLAIM.compareAndSet(this, QUEUED, OUT);
-        }
-
-        /** The claim's winner only: the inputs, which the request no longer holds. */
-        List<I> takeInputs() {
-            List<I> taken = inputs;
-            inputs = null;
-            return taken;
-        }
-
-        @Override
-        public boolean cancel(boolean mayInterruptIfRunning) {
-            return ended(super.cancel(mayInterruptIfRunning));
-        }
-
-        @Override
-        public boolean completeExceptionally(Throwable failure) {
-            return ended(super.completeExceptionally(failure));
-        }
-
-        private boolean ended(boolean endedHere) {
-            if (endedHere) {
-                if (claim()) {
-                    takeInputs();
-                    router.left(this);
-                }
-                CompletableFuture<List<O>> run = upstream;
-                if (run != null) {
-                    run.cancel(false);
-                }
-            }
-            return endedHere;
-        }
-    }
-
-    /** Releases the slot, records the completion, dispatches waiting work, then answers the caller. */
-    private record Completion<I, O>(Router<I, O> router, RoutableReplica<I, O> replica, CompletableFuture<List<O>> result)
-            implements BiConsumer<List<O>, Throwable> {
-        @Override
-        public void accept(List<O> outputs, Throwable failure) {
-            replica.release();
-            router.completed();
-            router.drain();
-            if (failure != null) {
-                result.completeExceptionally(failure instanceof java.util.concurrent.CompletionException c
-                        && c.getCause() != null ? c.getCause() : failure);
-            } else {
-                result.complete(outputs);
-            }
-        }
+    /** A request's run on a replica completed: it feeds the pace of {@link #pace}. */
+    void completed() {
+        pace.completedAt(nanoTime.getAsLong());
     }
 }

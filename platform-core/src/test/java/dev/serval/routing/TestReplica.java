@@ -3,7 +3,7 @@ package dev.serval.routing;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import dev.serval.admission.Slots;
+import dev.serval.admission.BoundedCount;
 
 /**
  * A routable replica for tests: counts its slots, and either answers at once with its own id or, when held, keeps
@@ -13,7 +13,7 @@ import dev.serval.admission.Slots;
 public final class TestReplica implements RoutableReplica<String, String> {
 
     public final long id;
-    public final Slots slots;
+    public final BoundedCount slots;
     private final boolean held;
     private final List<CompletableFuture<List<String>>> runs = new ArrayList<>();
     /** Runs on the releasing thread before a slot is given back. */
@@ -23,7 +23,7 @@ public final class TestReplica implements RoutableReplica<String, String> {
 
     private TestReplica(long id, int max, boolean held) {
         this.id = id;
-        this.slots = new Slots(max);
+        this.slots = new BoundedCount(max);
         this.held = held;
     }
 
@@ -44,7 +44,7 @@ public final class TestReplica implements RoutableReplica<String, String> {
 
     @Override
     public int inFlight() {
-        return slots.used();
+        return slots.count();
     }
 
     @Override

@@ -11,11 +11,11 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-class SlotsTest {
+class BoundedCountTest {
 
     @Test
     void admitsUpToItsCapacityAndAgainAfterARelease() {
-        Slots slots = new Slots(2);
+        BoundedCount slots = new BoundedCount(2);
         assertTrue(slots.tryAcquire());
         assertTrue(slots.tryAcquire());
         assertFalse(slots.tryAcquire());
@@ -25,14 +25,14 @@ class SlotsTest {
 
     @Test
     void refusesToGiveBackASlotThatWasNotTaken() {
-        Slots slots = new Slots(1);
+        BoundedCount slots = new BoundedCount(1);
         assertThrows(IllegalStateException.class, slots::release);
-        assertEquals(0, slots.used());
+        assertEquals(0, slots.count());
     }
 
     @Test
     void neverAdmitsMoreThanItsCapacityUnderContention() throws Exception {
-        Slots slots = new Slots(3);
+        BoundedCount slots = new BoundedCount(3);
         AtomicInteger holding = new AtomicInteger();
         AtomicInteger maxSeen = new AtomicInteger();
         CountDownLatch start = new CountDownLatch(1);
@@ -58,6 +58,6 @@ class SlotsTest {
             thread.join();
         }
         assertTrue(maxSeen.get() <= 3, "at most 3 holders at once, saw " + maxSeen.get());
-        assertEquals(0, slots.used());
+        assertEquals(0, slots.count());
     }
 }

@@ -1,0 +1,116 @@
+package dev.serval.routing;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.BiConsumer;
+
+/**
+ * One request as the {@link Router} handles it: the caller's future, and while it waits its place in the router's
+ * queue. When the caller ends it early, by cancelling it (the client went away) or by failing it (its deadline
+ * passed), it leaves the queue at once if it is queued (winning its claim) or the replica's run is cancelled, so
+ * inputs no predictor has started are skipped.
+ *
+ * <p>Design. {@link #claim} goes QUEUED to OUT once, by CAS: the drain that dispatches it, the router failing its
+ * queue, or its own caller ending it wins it, and only the winner gives back the queue place (a request dispatched at
+ * once is OUT from the start). {@link #inputs} is written before the request is queued and read and cleared only by
+ * the claim's winner. {@link #upstream} and {@link #replica} are written once by the dispatching thread, before the
+ * run can complete the request; {@link #since} is final. Nothing here locks.
+ */
+final class RoutedRequest<I, O> extends CompletableFuture<List<O>> {
+
+    private static final int OUT = 0;
+    private static final int QUEUED = 1;
+    private static final VarHandle CLAIM;
+
+    static {
+        try {
+            CLAIM = MethodHandles.lookup().findVarHandle(RoutedRequest.class, "claim", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private final Router<I, O> router;
+    /** When it was queued ({@code nanoTime}); 0 for a request dispatched at once. */
+    final long since;
+    private List<I> inputs;
+    @SuppressWarnings("unused") // through CLAIM
+    private volatile int claim;
+    /** The replica's run of it; written once by the dispatching thread. */
+    volatile CompletableFuture<List<O>> upstream;
+    /** The replica that runs it; written once by the dispatching thread, before the run can complete it. */
+    volatile RoutableReplica<?, O> replica;
+
+    /** A request dispatched at once, never queued. */
+    RoutedRequest(Router<I, O> router) {
+        this.router = router;
+        this.since = 0;
+    }
+
+    /** A request about to be queued, since {@code since}. */
+    RoutedRequest(Router<I, O> router, List<I> inputs, long since) {
+        this.router = router;
+        this.inputs = inputs;
+        this.since = since;
+        this.claim = QUEUED;
+    }
+
+    /** Takes the request out of the queue's count; true for exactly one caller, never for a request never queued. */
+    boolean claim() {
+        return CLAIM.compareAndSet(this, QUEUED, OUT);
+    }
+
+    /** The claim's winner only: the inputs, which the request no longer holds. */
+    List<I> takeInputs() {
+        List<I> taken = inputs;
+        inputs = null;
+        return taken;
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+        return ended(super.cancel(mayInterruptIfRunning));
+    }
+
+    @Override
+    public boolean completeExceptionally(Throwable failure) {
+        return ended(super.completeExceptionally(failure));
+    }
+
+    private boolean ended(boolean endedHere) {
+        if (endedHere) {
+            if (claim()) {
+                takeInputs();
+                router.left(this);
+            }
+            CompletableFuture<List<O>> run = upstream;
+            if (run != null) {
+                run.cancel(false);
+            }
+        }
+        return endedHere;
+    }
+
+    /**
+     * The end of a replica's run: releases the slot, records the completion, dispatches waiting work, then answers
+     * the caller. Runs on the thread that completes the run (a predictor thread). One per dispatched request.
+     */
+    record Completion<I, O>(Router<I, O> router, RoutableReplica<I, O> replica, CompletableFuture<List<O>> result)
+            implements BiConsumer<List<O>, Throwable> {
+        @Override
+        public void accept(List<O> outputs, Throwable failure) {
+            replica.release();
+            router.completed();
+            router.drain();
+            if (failure != null) {
+                result.completeExceptionally(failure instanceof CompletionException c
+                        && c.getCause() != null ? c.getCause() : failure);
+            } else {
+                result.complete(outputs);
+            }
+        }
+    }
+}
