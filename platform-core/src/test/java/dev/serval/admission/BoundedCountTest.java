@@ -60,4 +60,44 @@ class BoundedCountTest {
         assertTrue(maxSeen.get() <= 3, "at most 3 holders at once, saw " + maxSeen.get());
         assertEquals(0, slots.count());
     }
+
+    @Test
+    void takesAllOfSeveralPlacesOrNone() {
+        BoundedCount count = new BoundedCount(5);
+        assertTrue(count.tryAcquire(3));
+        assertFalse(count.tryAcquire(3), "only two are free");
+        assertEquals(3, count.count(), "a refused acquisition takes nothing");
+        assertTrue(count.tryAcquire(2));
+        assertTrue(count.full());
+        assertEquals(1, count.release(4));
+    }
+
+    @Test
+    void aRaisedOrLoweredLimitHoldsForNewAcquisitionsOnly() {
+        BoundedCount count = new BoundedCount(2);
+        assertTrue(count.tryAcquire(2));
+        count.limit(1);
+        assertEquals(2, count.count(), "places taken stay taken");
+        assertEquals(1, count.release());
+        assertFalse(count.tryAcquire(), "one taken, limit one");
+        count.limit(3);
+        assertTrue(count.tryAcquire(2));
+        assertEquals(3, count.limit());
+    }
+
+    @Test
+    void aLimitOfZeroRefusesEveryAcquisition() {
+        BoundedCount none = new BoundedCount(0);
+        assertFalse(none.tryAcquire());
+        assertTrue(none.full());
+        assertThrows(IllegalArgumentException.class, () -> new BoundedCount(-1));
+    }
+
+    @Test
+    void aCountNearTheIntRangeNeverWraps() {
+        BoundedCount count = new BoundedCount(Integer.MAX_VALUE - 8);
+        assertTrue(count.tryAcquire(Integer.MAX_VALUE - 10));
+        assertFalse(count.tryAcquire(1_000), "past the limit, not wrapped negative");
+        assertTrue(count.tryAcquire(2));
+    }
 }

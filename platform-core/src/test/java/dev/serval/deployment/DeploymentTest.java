@@ -12,8 +12,6 @@ import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.health.FailureMonitor;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.time.InstantSource;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -48,12 +46,6 @@ class DeploymentTest {
         return deployment;
     }
 
-    /** An engine whose deployments record their meters in {@code registry}. */
-    private static ServingEngine metered(SimpleMeterRegistry registry) {
-        return new ServingEngine(Duration.ofMillis(50), System::nanoTime, InstantSource.system(), registry,
-                FailureMonitor.Settings.defaults());
-    }
-
     /** One replica with {@code threads} predictors, {@code ongoing} slots, {@code queued} queue places. */
     private static DeploymentSpec spec(int threads, int ongoing, int queued, int maxPerRequest) {
         return new DeploymentSpec("fake", "fake:", "1", 1, ongoing, queued, threads, 1, maxPerRequest,
@@ -61,29 +53,10 @@ class DeploymentTest {
     }
 
     @Test
-    void returnsOutputsInInputOrderFromAllPredictors() throws Exception {
-        Deployment<String, String> deployment = ready(spec(2, 8, 10, 100));
-        List<String> inputs = IntStream.range(0, 50).mapToObj(i -> "text-" + i).toList();
-
-        List<String> outputs = deployment.submit(inputs).get(WAIT_SECONDS, TimeUnit.SECONDS);
-
-        assertEquals(inputs.stream().map(String::toUpperCase).toList(), outputs);
-        assertEquals(0, deployment.queuedRequests());
-        assertTrue(model.threads.stream().allMatch(name -> name.startsWith("serval-fake-")), model.threads.toString());
-    }
-
-    @Test
-    void warmsEveryPredictorUpBeforeBecomingReady() throws Exception {
-        ready(spec(3, 8, 10, 10));
-        assertEquals(3, model.predictions.get(), "one probe per predictor");
-        assertEquals(3, model.openPredictors.get());
-    }
-
-    @Test
     void queuesWhileTheReplicaIsFullAndRefusesPastTheQueueBound() throws Exception {
         Deployment<String, String> deployment = ready(spec(1, 1, 2, 4));
         CompletableFuture<List<String>> running = deployment.submit(List.of("wait-running"));
-        awaitCount(model.waiting, 1);
+        model.awaitWaiting(1);
         CompletableFuture<List<String>> first = deployment.submit(List.of("wait-a", "wait-b"));
         CompletableFuture<List<String>> second = deployment.submit(List.of("c"));
         assertEquals(2, deployment.queuedRequests());
@@ -135,59 +108,6 @@ class DeploymentTest {
     }
 
     @Test
-    void failsTheRequestWithInferenceFailedWhenTheModelThrows() throws Exception {
-        Deployment<String, String> deployment = ready(spec(2, 8, 10, 10));
-
-        ExecutionException failure = assertThrows(ExecutionException.class,
-                () -> deployment.submit(List.of("fine", "boom")).get(WAIT_SECONDS, TimeUnit.SECONDS));
-
-        assertInstanceOf(InferenceFailed.class, failure.getCause());
-        assertEquals(List.of("STILL SERVING"),
-                deployment.submit(List.of("still serving")).get(WAIT_SECONDS, TimeUnit.SECONDS));
-    }
-
-    @Test
-    void anInputTheModelRejectsInsideABatchFailsAloneAsInvalidInputAndTheRestOfTheBatchIsAnswered() throws Exception {
-        model.batches = true;
-        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
-        CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
-        awaitCount(model.waiting, 1);
-        CompletableFuture<List<String>> before = deployment.submit(List.of("a"));
-        CompletableFuture<List<String>> rejected = deployment.submit(List.of("reject"));
-        CompletableFuture<List<String>> after = deployment.submit(List.of("c", "d"));
-        model.batchSizes.clear();
-
-        model.gate.release(); // the predictor comes back to four queued inputs and takes them as one batch
-
-        assertEquals(List.of("A"), before.get(WAIT_SECONDS, TimeUnit.SECONDS));
-        assertEquals(List.of("C", "D"), after.get(WAIT_SECONDS, TimeUnit.SECONDS));
-        ExecutionException failure = assertThrows(ExecutionException.class,
-                () -> rejected.get(WAIT_SECONDS, TimeUnit.SECONDS));
-        assertInstanceOf(InvalidInput.class, failure.getCause(), "a client error (400), not a server failure");
-        assertEquals("text 'reject' is refused by the model", failure.getCause().getMessage());
-        assertEquals(4, model.batchSizes.getFirst(), "the four inputs did run as one batch: " + model.batchSizes);
-        blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
-    }
-
-    @Test
-    void anInputThatCrashesABatchFailsAloneAndTheRestOfTheBatchIsAnswered() throws Exception {
-        model.batches = true;
-        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
-        CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
-        awaitCount(model.waiting, 1);
-        CompletableFuture<List<String>> fine = deployment.submit(List.of("a"));
-        CompletableFuture<List<String>> crashing = deployment.submit(List.of("boom"));
-
-        model.gate.release();
-
-        assertEquals(List.of("A"), fine.get(WAIT_SECONDS, TimeUnit.SECONDS));
-        ExecutionException failure = assertThrows(ExecutionException.class,
-                () -> crashing.get(WAIT_SECONDS, TimeUnit.SECONDS));
-        assertInstanceOf(InferenceFailed.class, failure.getCause());
-        blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
-    }
-
-    @Test
     void inputTheModelRejectsNeverCountsAgainstTheReplicasHealth() throws Exception {
         List<String> unhealthy = Collections.synchronizedList(new ArrayList<>());
         DeploymentSpec spec = spec(1, 8, 10, 10).withHealthCheck(Duration.ofSeconds(10), 1); // one failure is enough
@@ -208,30 +128,12 @@ class DeploymentTest {
     }
 
     @Test
-    void aCancelledRequestGivesBackItsPredictorQueuePlacesAndItsInputsAtOnce() throws Exception {
-        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
-        CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
-        awaitCount(model.waiting, 1);
-        dev.serval.replica.Replica<?, ?> replica =
-                (dev.serval.replica.Replica<?, ?>) deployment.router().snapshot().replicas().getFirst();
-        Submitted submitted = submitPayload(deployment, 3);
-        assertEquals(3, replica.queuedInputs());
-
-        submitted.result.cancel(false);
-
-        assertEquals(0, replica.queuedInputs(), "the predictor queue gave its places back at once");
-        assertUnreachable(submitted.inputs);
-        model.gate.release();
-        blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
-    }
-
-    @Test
     void theModelIsNotClosedWhileAPredictorThreadIsStillInsideItAndIsLeftOpenWhenTheThreadNeverLeaves()
             throws Exception {
         Deployment<String, String> deployment = ready(spec(1, 8, 10, 10)
                 .withGracefulShutdownTimeout(Duration.ofMillis(50)));
         CompletableFuture<List<String>> hung = deployment.submit(List.of("hang"));
-        awaitCount(model.waiting, 1);
+        model.awaitWaiting(1);
 
         deployment.close(); // drains for 50 ms, interrupts (ignored), gives the thread the exit grace, then gives up
 
@@ -248,7 +150,7 @@ class DeploymentTest {
         Deployment<String, String> deployment = ready(spec(1, 8, 10, 10)
                 .withGracefulShutdownTimeout(Duration.ofMillis(50)));
         CompletableFuture<List<String>> blocked = deployment.submit(List.of("wait"));
-        awaitCount(model.waiting, 1);
+        model.awaitWaiting(1);
 
         deployment.close(); // the drain runs out; the interrupt ends the blocked predict
 
@@ -260,63 +162,11 @@ class DeploymentTest {
         assertInstanceOf(NotReady.class, failure.getCause());
     }
 
-    private record Submitted(CompletableFuture<List<String>> result, java.lang.ref.WeakReference<List<String>> inputs) {
-    }
-
-    /** Submits {@code count} inputs that only the engine holds, so their reachability shows what the engine keeps. */
-    private static Submitted submitPayload(Deployment<String, String> deployment, int count) {
-        List<String> inputs = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            inputs.add("x".repeat(1 << 16));
-        }
-        return new Submitted(deployment.submit(inputs), new java.lang.ref.WeakReference<>(inputs));
-    }
-
-    private static void assertUnreachable(java.lang.ref.WeakReference<?> reference) {
-        for (int i = 0; i < 20 && reference.get() != null; i++) {
-            System.gc();
-        }
-        assertTrue(reference.get() == null, "the inputs are still referenced");
-    }
-
-    @Test
-    void skipsTheQueuedInputsOfACancelledRequest() throws Exception {
-        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
-        CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
-        awaitCount(model.waiting, 1);
-        int before = model.predictions.get();
-        CompletableFuture<List<String>> cancelled = deployment.submit(List.of("a", "b", "c"));
-
-        cancelled.cancel(false);
-        model.gate.release();
-        blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
-        deployment.submit(List.of("after")).get(WAIT_SECONDS, TimeUnit.SECONDS);
-
-        assertEquals(before + 2, model.predictions.get(), "only 'wait' and 'after' ran");
-        assertEquals(0, deployment.queuedRequests());
-    }
-
-    @Test
-    void aRequestFailedByItsCallerBeforeAPredictorTookItNeverReachesThePredictor() throws Exception {
-        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
-        CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
-        awaitCount(model.waiting, 1);
-        int before = model.predictions.get();
-        CompletableFuture<List<String>> expired = deployment.submit(List.of("a", "b"));
-
-        expired.completeExceptionally(new dev.serval.error.DeadlineExceeded("deadline passed"));
-        model.gate.release();
-        blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
-        deployment.submit(List.of("after")).get(WAIT_SECONDS, TimeUnit.SECONDS);
-
-        assertEquals(before + 2, model.predictions.get(), "only 'wait' and 'after' reached the predictor");
-    }
-
     @Test
     void closeFinishesQueuedWorkThenReleasesPredictorsAndModel() throws Exception {
         Deployment<String, String> deployment = ready(spec(1, 8, 10, 10));
         CompletableFuture<List<String>> running = deployment.submit(List.of("wait"));
-        awaitCount(model.waiting, 1);
+        model.awaitWaiting(1);
         CompletableFuture<List<String>> queued = deployment.submit(List.of("queued"));
 
         Thread closer = Thread.ofPlatform().start(deployment::close);
@@ -330,21 +180,6 @@ class DeploymentTest {
         assertEquals(List.of("QUEUED"), queued.get(WAIT_SECONDS, TimeUnit.SECONDS));
         assertEquals(0, model.openPredictors.get());
         assertTrue(model.closed);
-    }
-
-    @Test
-    void closeFailsWhatIsStillQueuedAfterTheDrainTimeout() throws Exception {
-        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10).withGracefulShutdownTimeout(Duration.ofMillis(50)));
-        deployment.submit(List.of("wait"));
-        awaitCount(model.waiting, 1);
-        CompletableFuture<List<String>> queued = deployment.submit(List.of("never runs"));
-
-        deployment.close();
-
-        ExecutionException failure = assertThrows(ExecutionException.class,
-                () -> queued.get(WAIT_SECONDS, TimeUnit.SECONDS));
-        assertInstanceOf(NotReady.class, failure.getCause());
-        assertEquals(0, deployment.queuedRequests());
     }
 
     @Test
@@ -474,7 +309,7 @@ class DeploymentTest {
     void queuedRequestsFailInsteadOfWaitingForeverWhenNoReplicaCanStart() throws Exception {
         Deployment<String, String> deployment = ready(spec(1, 1, 4, 4).withHealthCheck(Duration.ofMillis(20), 1));
         CompletableFuture<List<String>> running = deployment.submit(List.of("wait"));
-        awaitCount(model.waiting, 1);
+        model.awaitWaiting(1);
         CompletableFuture<List<String>> queued = deployment.submit(List.of("queued"));
 
         model.allProbesFail = true; // the replica fails its health check, and every replacement fails its warm-up
@@ -492,7 +327,7 @@ class DeploymentTest {
     void scalingToZeroReplicasRefusesQueuedAndNewRequestsAtOnceNamingTheReason() throws Exception {
         Deployment<String, String> deployment = ready(spec(1, 1, 4, 4));
         CompletableFuture<List<String>> running = deployment.submit(List.of("wait"));
-        awaitCount(model.waiting, 1);
+        model.awaitWaiting(1);
         CompletableFuture<List<String>> queued = deployment.submit(List.of("queued"));
 
         deployment.update(deployment.spec().withNumReplicas(0)).get(WAIT_SECONDS, TimeUnit.SECONDS);
@@ -512,63 +347,6 @@ class DeploymentTest {
     }
 
     @Test
-    void anIdleReplicaNeverWaitsForABatchEvenWithALongBatchWait() throws Exception {
-        model.batches = true;
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (ServingEngine metered = metered(registry)) {
-            Deployment<String, String> deployment = metered.deploy(
-                    spec(2, 8, 10, 10).withBatchWait(Duration.ofSeconds(1)), ignored -> model);
-            awaitState(deployment, Deployment.State.READY);
-
-            assertEquals(List.of("LONE"), deployment.submit(List.of("lone")).get(WAIT_SECONDS, TimeUnit.SECONDS));
-
-            assertEquals(0, registry.get("serval.batch.wait").timer().count(), "no predictor waited: the replica was idle");
-        }
-    }
-
-    @Test
-    void aPredictorWaitsForAFullerBatchWhileAnotherIsBusyAndABacklogIsQueued() throws Exception {
-        model.batches = true;
-        Deployment<String, String> deployment = ready(spec(2, 8, 10, 10).withBatchWait(Duration.ofSeconds(1)));
-        CompletableFuture<List<String>> busy1 = deployment.submit(List.of("wait1"));
-        awaitCount(model.waiting, 1);
-        CompletableFuture<List<String>> busy2 = deployment.submit(List.of("wait2"));
-        awaitCount(model.waiting, 2);
-        CompletableFuture<List<String>> backlog = deployment.submit(List.of("a", "b", "c")); // both predictors busy
-        model.gate.release(); // one predictor comes back to three queued inputs: more than its fair share of two
-
-        TimeUnit.MILLISECONDS.sleep(100); // within the 1 s batch wait: it holds a, b and c for company
-        assertFalse(backlog.isDone(), "with a backlog, the free predictor waits for a fuller batch while the other is busy");
-        CompletableFuture<List<String>> late = deployment.submit(List.of("d"));
-
-        assertEquals(List.of("A", "B", "C"), backlog.get(WAIT_SECONDS, TimeUnit.SECONDS));
-        assertEquals(List.of("D"), late.get(WAIT_SECONDS, TimeUnit.SECONDS));
-        assertTrue(model.batchSizes.contains(4), "a, b, c and the late d ran as one batch: " + model.batchSizes);
-        model.gate.release();
-        busy1.get(WAIT_SECONDS, TimeUnit.SECONDS);
-        busy2.get(WAIT_SECONDS, TimeUnit.SECONDS);
-    }
-
-    @Test
-    void aPredictorWhoseTakeEmptiedTheQueueRunsAtOnceEvenWhileAnotherIsBusy() throws Exception {
-        model.batches = true;
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (ServingEngine metered = metered(registry)) {
-            Deployment<String, String> deployment = metered.deploy(
-                    spec(2, 8, 10, 10).withBatchWait(Duration.ofSeconds(1)), ignored -> model);
-            awaitState(deployment, Deployment.State.READY);
-            CompletableFuture<List<String>> busy = deployment.submit(List.of("wait"));
-            awaitCount(model.waiting, 1);
-
-            assertEquals(List.of("FIRST"), deployment.submit(List.of("first")).get(WAIT_SECONDS, TimeUnit.SECONDS));
-            assertEquals(0, registry.get("serval.batch.wait").timer().count(),
-                    "no backlog: the free predictor ran its lone input without waiting for company");
-            model.gate.release();
-            busy.get(WAIT_SECONDS, TimeUnit.SECONDS);
-        }
-    }
-
-    @Test
     void theBatchSizeChangesInPlaceWithoutReplacingReplicas() throws Exception {
         model.batches = true;
         Deployment<String, String> deployment = ready(spec(1, 8, 10, 8));
@@ -576,7 +354,7 @@ class DeploymentTest {
 
         deployment.update(deployment.spec().withBatching(true, 2)).get(WAIT_SECONDS, TimeUnit.SECONDS); // applied
         CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
-        awaitCount(model.waiting, 1);
+        model.awaitWaiting(1);
         CompletableFuture<List<String>> queued = deployment.submit(List.of("a", "b", "c", "d", "e"));
         model.batchSizes.clear();
         model.gate.release();
@@ -626,16 +404,6 @@ class DeploymentTest {
         while (deployment.status().running() != replicas) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("never " + replicas + " running: " + deployment.status());
-            }
-            Thread.yield();
-        }
-    }
-
-    private static void awaitCount(AtomicInteger counter, int value) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-        while (counter.get() < value) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("counter stayed at " + counter.get() + ", expected " + value);
             }
             Thread.yield();
         }

@@ -22,18 +22,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Inputs starting with {@link #refusedPrefix} are refused by validation and, should one reach the model anyway, fail
  * it (as a real model fails on input of another shape); the probe waits for {@link #probeGate} when one is set.
  */
-final class FakeModel implements Model<String, String> {
+public final class FakeModel implements Model<String, String> {
 
-    final Semaphore gate = new Semaphore(0);
-    final AtomicInteger waiting = new AtomicInteger();
-    final AtomicInteger predictions = new AtomicInteger();
-    final AtomicInteger openPredictors = new AtomicInteger();
-    final Set<String> threads = ConcurrentHashMap.newKeySet();
+    public final Semaphore gate = new Semaphore(0);
+    public final AtomicInteger waiting = new AtomicInteger();
+    public final AtomicInteger predictions = new AtomicInteger();
+    public final AtomicInteger openPredictors = new AtomicInteger();
+    public final Set<String> threads = ConcurrentHashMap.newKeySet();
     final Set<Long> doomed = ConcurrentHashMap.newKeySet();
     volatile boolean allProbesFail;
     /** Whether the model batches (set before the deployment starts); each batch's size is recorded. */
-    volatile boolean batches;
-    final java.util.List<Integer> batchSizes = new java.util.concurrent.CopyOnWriteArrayList<>();
+    public volatile boolean batches;
+    public final java.util.List<Integer> batchSizes = new java.util.concurrent.CopyOnWriteArrayList<>();
     volatile boolean closed;
     volatile String refusedPrefix;
     volatile Semaphore probeGate;
@@ -142,6 +142,17 @@ final class FakeModel implements Model<String, String> {
         String name = Thread.currentThread().getName();
         int r = name.lastIndexOf("-r");
         return Long.parseLong(name.substring(r + 2, name.indexOf('-', r + 2)));
+    }
+
+    /** Waits (up to 10 s, else fails) until {@code count} predictors have been held by {@code "wait"} inputs. */
+    public void awaitWaiting(int count) {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (waiting.get() < count) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("waiting stayed at " + waiting.get() + ", expected " + count);
+            }
+            Thread.yield();
+        }
     }
 
     @Override
