@@ -1,5 +1,6 @@
 package dev.serval.api.serving;
 
+import dev.serval.controller.DeploymentState;
 import dev.serval.api.config.DeploymentConfig;
 import dev.serval.api.repository.ModelKind;
 import dev.serval.deployment.Deployment;
@@ -74,7 +75,7 @@ public final class ServedDeployment {
 
     /** Whether at least {@code min_ready_replicas} replicas are routable. */
     public boolean ready() {
-        return deployment.state() == Deployment.State.READY
-                && deployment.router().routableReplicas() >= config.minReadyReplicas();
+        return deployment.state() == DeploymentState.READY
+                && deployment.routableReplicas() >= config.minReadyReplicas();
     }
 }
