@@ -210,8 +210,8 @@ abstract class InferenceExchange<R, A> {
     /** Arms the deadline, watches for the client going away, and answers on the request's context once done. */
     private void await(R request, CompletableFuture<A> result, long deadline) {
         Context vertx = Vertx.currentContext();
-        long timer = vertx == null ? -1 : vertx.owner().setTimer(deadline, id -> result.completeExceptionally(
-                new DeadlineExceeded("the request's deadline of " + deadline + " ms passed before the model answered")));
+        long timer = vertx == null ? -1 : vertx.owner().setTimer(deadline, id -> result.completeExceptionally(new
+                DeadlineExceeded("the request's deadline of " + deadline + " ms passed before the model answered")));
         // Through the routing context's end handlers, which also release the request's byte budget: setting the
         // response's close handler directly would replace theirs.
         context.addEndHandler(closed -> {

@@ -42,7 +42,8 @@ public class RepositoryResource {
     private final RepositoryModelSource repository;
     private final RequestBodies bodies;
 
-    RepositoryResource(Deployments changes, DeploymentRegistry deployments, RepositoryModelSource repository, RequestBodies bodies) {
+    RepositoryResource(Deployments changes, DeploymentRegistry deployments, RepositoryModelSource repository,
+            RequestBodies bodies) {
         this.changes = changes;
         this.deployments = deployments;
         this.repository = repository;
