@@ -1,13 +1,22 @@
 package dev.serval.controller;
 
 /**
- * A deployment's replicas per state, its consecutive failed starts (0 once a replica starts) and its last error,
- * as the controller last saw them. Immutable; a new one is
- * published only when something changed.
+ * A deployment's replica counts: its replicas per {@code ReplicaState}, its consecutive failed starts (0 once a
+ * replica starts) and its last error, as the controller last saw them. Immutable; a new one is published only when
+ * something changed.
+ *
+ * <p>Not to be confused with {@link DeploymentState}, the deployment's serving condition (loading, ready, failed,
+ * stopped) that callers check before sending requests, derived in part from these counts.
  */
 public record DeploymentStatus(String name, String version, int desired, int starting, int running, int updating,
         int stopping, int recovering, int failedStarts, String lastError) {
 
+    /** The status of a deployment the controller has not looked at yet: {@code desired} replicas, none started. */
+    public static DeploymentStatus initial(String name, String version, int desired) {
+        return new DeploymentStatus(name, version, desired, 0, 0, 0, 0, 0, 0, null);
+    }
+
+    /** Replicas that take requests: RUNNING and UPDATING. */
     public int routable() {
         return running + updating;
     }

@@ -2,62 +2,59 @@ package dev.serval.deployment;
 
 import dev.serval.controller.Controller;
 import dev.serval.controller.ControllerLoop;
+import dev.serval.controller.DeploymentState;
 import dev.serval.controller.DeploymentStatus;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.health.FailureMonitor;
 import dev.serval.metrics.DeploymentMetrics;
+import dev.serval.predictor.Batching;
+import dev.serval.predictor.Embedding;
 import dev.serval.predictor.Model;
 import dev.serval.predictor.ModelSignature;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
 import dev.serval.routing.RoutingSnapshot;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.tensor.Tensors;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.InstantSource;
-import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
- * One served model, as the HTTP edge sees it: submit requests, read state, change the spec, close.
+ * One served model, as the HTTP edge sees it: send it requests (tensors, texts to embed, or the model's own inputs),
+ * read its condition, change its spec, close it.
  *
  * <p>Design. Requests go straight to the deployment's {@link Router} (lock-free); everything else is handed to the
- * controller thread. {@link #status} is replaced by the controller whenever the replicas change and read here
- * without locks; {@link #spec} is written by {@link #update} callers and read by request threads (volatile).
+ * controller thread. {@link #status} is replaced by the controller whenever the replicas change ({@link #publish},
+ * controller thread only) and read here without locks; {@link #spec} is written by {@link #update} callers and read by
+ * request threads (volatile); {@link #closed} and {@link #everRouted} only go from false to true.
  *
  * <p>Which model judges a request: the one of the replica that runs it. Each routable replica carries its loaded
  * model in the routing snapshot; the replica validates a request's inputs when the request reaches it, and the
- * request's outputs are mapped with that model's {@code io()} ({@link #io(CompletableFuture)}). A model that loaded
- * but has not warmed up, or failed to, is in no snapshot and so judges nothing; during a rolling update, while both
- * versions serve, a request is judged by whichever version took it. Metadata ({@link #signature()},
- * {@link #batching()}) describes the newest version that serves. All of it is read from the one snapshot a call
- * reads: no lock, no allocation.
+ * request's outputs are mapped with that model's tensor mapping ({@link #infer}). A model that loaded but has not
+ * warmed up, or failed to, is in no snapshot and so judges nothing; during a rolling update, while both versions
+ * serve, a request is judged by whichever version took it. The input side of the mapping depends only on the model's
+ * kind, which a deployment never changes, so a request's tensors are mapped with the newest serving model's. Checks
+ * made before routing against the model's signature (requested outputs, embedding dimensions) are made only while
+ * every serving replica runs one model, and otherwise on the answer. Metadata ({@link #signature()},
+ * {@link #batching()}) describes the newest version that serves. A request reads the routing snapshot once for all
+ * of this: no lock, no allocation beyond its own.
  */
 public final class Deployment<I, O> implements AutoCloseable {
-
-    /** Where a deployment is, as callers see it. Only READY serves. */
-    public enum State {
-        /** No routable replica yet; replicas are starting. */
-        LOADING,
-        /** At least one replica is RUNNING (or UPDATING) and takes requests. */
-        READY,
-        /** No routable replica, none starting, and the last start failed; retried with back-off. */
-        FAILED,
-        /** Closed or being closed. */
-        STOPPED
-    }
 
     private final PooledReplicaLauncher<I, O> launcher;
     private final DeploymentMetrics metrics;
     private final FailureMonitor.Window failures;
-    private final List<io.micrometer.core.instrument.Meter> gauges;
+    private final DeploymentGauges gauges;
+    private final RecentErrors recentErrors;
     private final ControllerLoop loop;
     private final Controller controller;
     private final Router<I, O> router;
@@ -68,20 +65,11 @@ public final class Deployment<I, O> implements AutoCloseable {
     private volatile DeploymentStatus status;
     private volatile boolean closed;
     private volatile boolean everRouted;
-    private final InstantSource wallClock;
-    private final ArrayDeque<RecentError> recentErrors = new ArrayDeque<>();
-
-    /** A replica failure as the status view shows it. */
-    public record RecentError(Instant at, String message) {
-    }
-
-    private static final int RECENT_ERRORS = 10;
 
     Deployment(DeploymentSpec spec, ModelLoader<I, O> loader, ServingEngine.Threads threads, ControllerLoop loop,
             Controller controller, LongSupplier nanoTime, InstantSource wallClock, DeploymentMetrics metrics,
             FailureMonitor.Window failures, Consumer<Deployment<?, ?>> onClosed) {
         this.spec = spec;
-        this.wallClock = wallClock;
         this.failures = failures;
         this.metrics = metrics;
         this.launcher = new PooledReplicaLauncher<>(loader, threads.launchers(), threads.health(), nanoTime, metrics);
@@ -89,71 +77,26 @@ public final class Deployment<I, O> implements AutoCloseable {
         this.controller = controller;
         this.onClosed = onClosed;
         this.router = new Router<>(spec.name(), spec.maxQueuedRequests(), nanoTime, metrics);
-        this.status = new DeploymentStatus(spec.name(), spec.version(), spec.numReplicas(), 0, 0, 0, 0, 0, 0, null);
-        this.gauges = List.of(
-                metrics.gauge("serval.queued.requests", "Requests waiting because every replica is full", router,
-                        Router::queuedRequests),
-                metrics.gauge("serval.replicas", "Replicas by state", this, d -> d.status.starting(), "state", "starting"),
-                metrics.gauge("serval.replicas", "Replicas by state", this, d -> d.status.running(), "state", "running"),
-                metrics.gauge("serval.replicas", "Replicas by state", this, d -> d.status.updating(), "state", "updating"),
-                metrics.gauge("serval.replicas", "Replicas by state", this, d -> d.status.stopping(), "state", "stopping"),
-                metrics.gauge("serval.replicas", "Replicas by state", this, d -> d.status.recovering(), "state",
-                        "recovering"));
+        this.status = DeploymentStatus.initial(spec.name(), spec.version(), spec.numReplicas());
+        this.recentErrors = new RecentErrors(wallClock);
+        this.gauges = new DeploymentGauges(metrics, router, this::status);
     }
 
+    /** Controller thread: takes over the controller's latest view of the replicas. */
     private void publish(DeploymentStatus next) {
         if (next.routable() > 0) {
             everRouted = true;
         }
-        String error = next.lastError();
-        if (error != null && (!error.equals(status.lastError()) || next.failedStarts() > status.failedStarts())) {
-            synchronized (recentErrors) {
-                if (recentErrors.size() == RECENT_ERRORS) {
-                    recentErrors.removeFirst();
-                }
-                recentErrors.addLast(new RecentError(wallClock.instant(), error));
-            }
-        }
+        recentErrors.record(status, next);
         status = next;
         // Nothing serves and nothing is starting (scaled to zero, or backing off after failed starts): requests would
         // wait for nothing, so the router refuses them, queued ones included, with the reason.
-        String reason = unservable(next);
+        String reason = NotServing.reason(next);
         if (reason != null) {
             router.refuse(reason);
         } else {
             router.accept();
         }
-    }
-
-    /** Why nothing can serve with {@code status}, or null while a replica serves or one is starting. */
-    private static String unservable(DeploymentStatus status) {
-        if (status.routable() > 0 || status.starting() > 0) {
-            return null;
-        }
-        if (status.desired() == 0) {
-            return scaledToZero(status.name());
-        }
-        return status.failedStarts() > 0 ? "model '" + status.name() + "' failed to load: " + status.lastError() : null;
-    }
-
-    private static String scaledToZero(String name) {
-        return "model '" + name + "' has num_replicas 0: no replica serves it";
-    }
-
-    /** The last few replica failures (failed starts, failed health checks, failure-monitor replacements), oldest first. */
-    public List<RecentError> recentErrors() {
-        synchronized (recentErrors) {
-            return List.copyOf(recentErrors);
-        }
-    }
-
-    /** Requests the replicas work on now. */
-    public int inFlight() {
-        int total = 0;
-        for (var replica : router.snapshot().replicas()) {
-            total += replica.inFlight();
-        }
-        return total;
     }
 
     /**
@@ -186,15 +129,13 @@ public final class Deployment<I, O> implements AutoCloseable {
         return status;
     }
 
-    public State state() {
-        if (closed) {
-            return State.STOPPED;
-        }
-        if (router.routableReplicas() > 0) {
-            return State.READY;
-        }
-        DeploymentStatus now = status;
-        return now.failedStarts() > 0 && now.starting() == 0 ? State.FAILED : State.LOADING;
+    /** Whether the deployment serves now, and if not, why. */
+    public DeploymentState state() {
+        return state(router.snapshot());
+    }
+
+    private DeploymentState state(RoutingSnapshot<I, O> snapshot) {
+        return DeploymentState.of(closed, snapshot.size(), status);
     }
 
     /** The deployment's most recent replica failure (a failed start or failed health checks), if any. */
@@ -202,58 +143,27 @@ public final class Deployment<I, O> implements AutoCloseable {
         return Optional.ofNullable(status.lastError());
     }
 
-    /** The model of the newest version that serves (has a routable replica); null when none serves. */
-    private Model<I, O> servingModel() {
-        RoutableReplica<I, O> newest = router.snapshot().newest();
-        return newest == null ? null : newest.model();
+    /** The last few replica failures (failed starts, failed health checks, failure-monitor replacements), oldest first. */
+    public List<RecentError> recentErrors() {
+        return recentErrors.list();
     }
 
-    /** What the model of the newest serving version takes and returns; empty while no replica serves. */
-    public Optional<ModelSignature> signature() {
-        Model<I, O> model = servingModel();
-        return model == null ? Optional.empty() : Optional.of(model.signature());
-    }
-
-    /**
-     * What the model takes and returns when every serving replica runs the same model; empty while none serves, or
-     * while a rolling update has two versions serving. A check of a request against the signature (its requested
-     * outputs, say) made before the request is routed is only sound then; otherwise it is made on the answer, against
-     * the model that gave it.
-     */
-    public Optional<ModelSignature> uniformSignature() {
-        RoutingSnapshot<I, O> snapshot = router.snapshot();
-        RoutableReplica<I, O> newest = snapshot.newest();
-        return newest == null || !snapshot.servesOneModel() ? Optional.empty()
-                : Optional.of(newest.model().signature());
+    /** Replicas routable now (RUNNING or UPDATING and warmed up). */
+    public int routableReplicas() {
+        return router.routableReplicas();
     }
 
     /**
-     * How request tensors map to the model's inputs, for the newest serving version. The input side depends only on
-     * the model's kind, which a deployment never changes; map outputs with {@link #io(CompletableFuture)}.
-     *
-     * @throws NotReady when no replica serves
+     * The replicas routable now, as the router sees them (benchmarks and diagnostics that drive a replica directly).
+     * An immutable list, one snapshot's.
      */
-    public dev.serval.tensor.TensorIO<I, O> io() {
-        Model<I, O> model = servingModel();
-        if (model == null) {
-            throw notReady(state());
-        }
-        return model.io();
+    public List<RoutableReplica<I, O>> replicas() {
+        return router.snapshot().replicas();
     }
 
-    /**
-     * How the outputs of {@code result} (a future {@link #submit} returned, completed normally) map back to tensors:
-     * with the model of the replica that answered, whose outputs they are (its labels, its output names).
-     */
-    public dev.serval.tensor.TensorIO<I, O> io(CompletableFuture<List<O>> result) {
-        RoutableReplica<I, O> answered = Router.servedBy(result);
-        return answered == null ? io() : answered.model().io();
-    }
-
-    /** How the newest serving version runs its inputs (single or batched, invariant or not, and why). */
-    public Optional<dev.serval.predictor.Batching> batching() {
-        Model<I, O> model = servingModel();
-        return model == null ? Optional.empty() : Optional.of(model.batching());
+    /** Requests the replicas work on now. */
+    public int inFlight() {
+        return router.snapshot().replicas().stream().mapToInt(RoutableReplica::inFlight).sum();
     }
 
     /** Requests waiting because every replica is at {@code max_ongoing_requests}. */
@@ -261,16 +171,27 @@ public final class Deployment<I, O> implements AutoCloseable {
         return router.queuedRequests();
     }
 
-    /**
-     * Tells the failure monitor how a request ended: {@code serverFailure} when the server failed it. Refusals and
-     * bad input are not recorded: they say nothing about the replicas' health.
-     */
-    public void recordOutcome(boolean serverFailure) {
-        failures.record(serverFailure);
+    /** What the model of the newest serving version takes and returns; empty while no replica serves. */
+    public Optional<ModelSignature> signature() {
+        return Optional.ofNullable(router.snapshot().newest()).map(newest -> newest.model().signature());
     }
 
-    DeploymentMetrics metrics() {
-        return metrics;
+    /**
+     * What the model takes and returns when every serving replica runs the same model; empty while none serves, or
+     * while a rolling update has two versions serving.
+     */
+    public Optional<ModelSignature> uniformSignature() {
+        return Optional.ofNullable(uniformSignature(router.snapshot()));
+    }
+
+    private static ModelSignature uniformSignature(RoutingSnapshot<?, ?> snapshot) {
+        RoutableReplica<?, ?> newest = snapshot.newest();
+        return newest == null || !snapshot.servesOneModel() ? null : newest.model().signature();
+    }
+
+    /** How the newest serving version runs its inputs (single or batched, invariant or not, and why). */
+    public Optional<Batching> batching() {
+        return Optional.ofNullable(router.snapshot().newest()).map(newest -> newest.model().batching());
     }
 
     /** The failure monitor's view of this deployment. */
@@ -283,25 +204,100 @@ public final class Deployment<I, O> implements AutoCloseable {
         return everRouted;
     }
 
-    /** The router (status, tests). */
-    public Router<I, O> router() {
+    DeploymentMetrics metrics() {
+        return metrics;
+    }
+
+    /** The router (tests of this package). */
+    Router<I, O> router() {
         return router;
     }
 
     /**
-     * Throws what {@link #submit} would refuse any request with now, before its inputs are known: lets the edge refuse
-     * on a request's headers, without reading or decoding its body. Best-effort (room may appear a moment later);
-     * reads three fields and allocates only the refusal.
+     * Tells the failure monitor how a request ended: {@code serverFailure} when the server failed it. Refusals and
+     * bad input are not recorded: they say nothing about the replicas' health.
+     */
+    public void recordOutcome(boolean serverFailure) {
+        failures.record(serverFailure);
+    }
+
+    /**
+     * Throws what a request would be refused with now, before its inputs are known: lets the edge refuse on a
+     * request's headers, without reading or decoding its body. Best-effort (room may appear a moment later); reads
+     * three fields and allocates only the refusal.
      *
      * @throws NotReady                    when no replica can serve
      * @throws dev.serval.error.Overloaded when the deployment's queue is full
      */
     public void checkAccepting() {
-        State state = state();
-        if (state != State.READY) {
+        DeploymentState state = state();
+        if (state != DeploymentState.READY) {
             throw notReady(state);
         }
         router.refuseIfFull();
+    }
+
+    /**
+     * Runs one tensor request: maps {@code request}'s tensors to the model's inputs (its kind decides how), routes
+     * them as {@link #submit} does, and maps the outputs back with the model of the replica that answered.
+     *
+     * @param outputs the names of the outputs wanted, or null for all: checked before routing while one model serves
+     *                (otherwise the caller checks the answer with {@link Inference#select})
+     * @return as {@link #submit}'s, but completed with every output tensor and the version that answered
+     * @throws InvalidInput when a tensor does not fit the model or a requested output is unknown, or as {@link #submit}
+     * @throws NotReady     as {@link #submit}
+     */
+    public CompletableFuture<Inference> infer(Tensors request, List<String> outputs) {
+        RoutingSnapshot<I, O> snapshot = router.snapshot();
+        RoutableReplica<I, O> newest = snapshot.newest();
+        if (newest == null) {
+            throw notReady(state(snapshot));
+        }
+        if (outputs != null) {
+            Inference.checkRequested(outputs, uniformSignature(snapshot));
+        }
+        Model<I, O> model = newest.model();
+        List<I> inputs = model.io().inputs(request);
+        CompletableFuture<List<O>> routed = route(snapshot, inputs);
+        int count = inputs.size();
+        return Answering.of(routed, answer -> {
+            RoutableReplica<I, O> answered = Router.servedBy(routed);
+            return answered == null ? new Inference(model.io().outputs(answer), spec.version(), count)
+                    : new Inference(answered.model().io().outputs(answer), answered.version(), count);
+        });
+    }
+
+    /**
+     * Embeds {@code texts} as {@link #submit} does, for a deployment of a text-embedding model (inputs texts, outputs
+     * {@link Embedding}s: the caller checks the kind).
+     *
+     * @param dimensions the dimension the caller expects, or 0 for the model's own: another is refused before routing
+     *                   while one model serves, otherwise on the answer
+     * @throws InvalidInput when {@code dimensions} is not the model's, or as {@link #submit}
+     */
+    @SuppressWarnings("unchecked")
+    public CompletableFuture<List<Embedding>> embed(List<String> texts, int dimensions) {
+        RoutingSnapshot<I, O> snapshot = router.snapshot();
+        ModelSignature uniform = uniformSignature(snapshot);
+        if (uniform != null) {
+            checkDimensions(dimensions, uniform.outputs().getFirst().shape().get(1));
+        }
+        CompletableFuture<?> submitted = route(snapshot, (List<I>) texts);
+        CompletableFuture<List<Embedding>> routed = (CompletableFuture<List<Embedding>>) submitted;
+        if (dimensions == 0) {
+            return routed;
+        }
+        return Answering.of(routed, embeddings -> {
+            checkDimensions(dimensions, embeddings.getFirst().vector().length);
+            return embeddings;
+        });
+    }
+
+    private void checkDimensions(int requested, long dimension) {
+        if (requested != 0 && requested != dimension) {
+            throw new InvalidInput("dimensions", "model '" + name() + "' returns " + dimension
+                    + " dimensions; 'dimensions' " + requested + " is not supported");
+        }
     }
 
     /**
@@ -316,8 +312,13 @@ public final class Deployment<I, O> implements AutoCloseable {
      * @throws dev.serval.error.Overloaded when every chosen replica and the deployment's queue are full
      */
     public CompletableFuture<List<O>> submit(List<I> inputs) {
-        State state = state();
-        if (state != State.READY) {
+        return route(router.snapshot(), inputs);
+    }
+
+    /** {@link #submit}, judging readiness by {@code snapshot}, the one its caller read. */
+    private CompletableFuture<List<O>> route(RoutingSnapshot<I, O> snapshot, List<I> inputs) {
+        DeploymentState state = state(snapshot);
+        if (state != DeploymentState.READY) {
             throw notReady(state);
         }
         DeploymentSpec current = spec;
@@ -329,7 +330,7 @@ public final class Deployment<I, O> implements AutoCloseable {
                     + "' takes at most " + current.maxInputsPerRequest() + " per request");
         }
         CompletableFuture<List<O>> result = router.submit(inputs);
-        if (result.state() == java.util.concurrent.Future.State.FAILED && Router.servedBy(result) == null
+        if (result.state() == Future.State.FAILED && Router.servedBy(result) == null
                 && result.exceptionNow() instanceof InvalidInput refused) {
             // Refused by the validation of the replica it was routed to, before it ran (a replica records itself as
             // the one serving only once its run began): as synchronous as a size check.
@@ -338,20 +339,11 @@ public final class Deployment<I, O> implements AutoCloseable {
         return result;
     }
 
-    private NotReady notReady(State state) {
-        String name = spec.name();
-        if (state == State.LOADING && status.desired() == 0) {
-            return new NotReady(scaledToZero(name));
-        }
-        return switch (state) {
-            case LOADING -> everRouted
-                    ? new NotReady("model '" + name + "' has no running replica; " + status.starting() + " starting")
-                    : new NotReady("model '" + name + "' is still loading");
-            case FAILED -> new NotReady("model '" + name + "' failed to load: " + status.lastError());
-            case STOPPED -> new NotReady("model '" + name + "' is shutting down");
-            case READY -> new NotReady("model '" + name + "' has no running replica");
-        };
+    private NotReady notReady(DeploymentState state) {
+        return NotServing.refusal(spec.name(), state, status, everRouted);
     }
+
+    // --- changes ---------------------------------------------------------------------------------------------------
 
     /**
      * Changes the desired state (replica count, admission limits, version...). The name must stay the same. A
@@ -400,7 +392,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        gauges.forEach(metrics::remove);
+        gauges.remove();
         onClosed.accept(this);
     }
 }

@@ -1,5 +1,6 @@
 package dev.serval.deployment;
 
+import dev.serval.controller.DeploymentState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -52,7 +53,7 @@ class BatchingUnderLoadTest {
             Deployment<String, Embedding> deployment = engine.deploy(spec,
                     s -> TextEmbeddingModel.load(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"), 256, 1, s.batchInvariance()));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (deployment.state() != Deployment.State.READY) {
+            while (deployment.state() != DeploymentState.READY) {
                 assertTrue(System.nanoTime() < deadline, "never ready: " + deployment.status());
                 TimeUnit.MILLISECONDS.sleep(5); // waiting for the launcher; nothing to join on
             }

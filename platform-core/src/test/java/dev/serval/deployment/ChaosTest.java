@@ -1,5 +1,6 @@
 package dev.serval.deployment;
 
+import dev.serval.controller.DeploymentState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -109,7 +110,7 @@ class ChaosTest {
 
     private static void awaitReady(Deployment<?, ?> deployment) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (deployment.state() != Deployment.State.READY) {
+        while (deployment.state() != DeploymentState.READY) {
             assertTrue(System.nanoTime() < deadline, "deployment never became ready");
             TimeUnit.MILLISECONDS.sleep(5); // waiting for the launcher threads; nothing to join on
         }

@@ -1,5 +1,6 @@
 package dev.serval.deployment;
 
+import dev.serval.controller.DeploymentState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -42,7 +43,7 @@ class DeploymentTest {
 
     private Deployment<String, String> ready(DeploymentSpec spec) throws InterruptedException {
         Deployment<String, String> deployment = engine.deploy(spec, ignored -> model);
-        awaitState(deployment, Deployment.State.READY);
+        awaitState(deployment, DeploymentState.READY);
         return deployment;
     }
 
@@ -94,12 +95,12 @@ class DeploymentTest {
             release.await();
             throw new java.io.IOException("no such file: /models/x.onnx");
         });
-        assertEquals(Deployment.State.LOADING, loading.state());
+        assertEquals(DeploymentState.LOADING, loading.state());
         assertEquals("model 'fake' is still loading",
                 assertThrows(NotReady.class, () -> loading.submit(List.of("a"))).getMessage());
 
         release.countDown();
-        awaitState(loading, Deployment.State.FAILED);
+        awaitState(loading, DeploymentState.FAILED);
 
         assertEquals("no such file: /models/x.onnx", loading.failure().orElseThrow());
         assertEquals(0, loading.status().running());
@@ -170,7 +171,7 @@ class DeploymentTest {
         CompletableFuture<List<String>> queued = deployment.submit(List.of("queued"));
 
         Thread closer = Thread.ofPlatform().start(deployment::close);
-        awaitState(deployment, Deployment.State.STOPPED);
+        awaitState(deployment, DeploymentState.STOPPED);
         assertEquals("model 'fake' is shutting down",
                 assertThrows(NotReady.class, () -> deployment.submit(List.of("late"))).getMessage());
         model.gate.release();
@@ -280,7 +281,7 @@ class DeploymentTest {
                 new dev.serval.health.FailureMonitor.Settings(true, Duration.ofMinutes(10), 0.5, 4, 1))) {
             Deployment<String, String> deployment = failing.deploy(
                     spec(1, 8, 10, 10).withHealthCheck(Duration.ofSeconds(10), 100), ignored -> model);
-            awaitState(deployment, Deployment.State.READY);
+            awaitState(deployment, DeploymentState.READY);
             long first = deployment.router().snapshot().replicas().getFirst().id();
 
             failRequests(deployment, 4);
@@ -342,7 +343,7 @@ class DeploymentTest {
         assertEquals(List.of("WAIT"), running.get(WAIT_SECONDS, TimeUnit.SECONDS), "the admitted request finished");
 
         deployment.update(deployment.spec().withNumReplicas(1)).get(WAIT_SECONDS, TimeUnit.SECONDS);
-        awaitState(deployment, Deployment.State.READY);
+        awaitState(deployment, DeploymentState.READY);
         assertEquals(List.of("BACK"), deployment.submit(List.of("back")).get(WAIT_SECONDS, TimeUnit.SECONDS));
     }
 
@@ -375,7 +376,7 @@ class DeploymentTest {
         assertThrows(IllegalArgumentException.class, () -> DeploymentSpec.defaults("Bad Name", "fake:"));
     }
 
-    private static void awaitState(Deployment<?, ?> deployment, Deployment.State state) throws InterruptedException {
+    private static void awaitState(Deployment<?, ?> deployment, DeploymentState state) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
         while (deployment.state() != state) {
             if (System.nanoTime() > deadline) {

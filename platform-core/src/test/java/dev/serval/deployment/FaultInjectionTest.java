@@ -1,5 +1,6 @@
 package dev.serval.deployment;
 
+import dev.serval.controller.DeploymentState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -122,7 +123,7 @@ class FaultInjectionTest {
         }
 
         List<CompletableFuture<List<String>>> more = new ArrayList<>();
-        awaitState(deployment, Deployment.State.READY);
+        awaitState(deployment, DeploymentState.READY);
         for (int i = 0; i < 3; i++) {
             try {
                 more.add(withDeadline(deployment.submit(List.of("wait-more" + i))));
@@ -184,7 +185,7 @@ class FaultInjectionTest {
 
     private Deployment<String, String> ready(DeploymentSpec spec) throws InterruptedException {
         Deployment<String, String> deployment = engine.deploy(spec, ignored -> model);
-        awaitState(deployment, Deployment.State.READY);
+        awaitState(deployment, DeploymentState.READY);
         return deployment;
     }
 
@@ -278,7 +279,7 @@ class FaultInjectionTest {
         }
     }
 
-    private static void awaitState(Deployment<?, ?> deployment, Deployment.State state) throws InterruptedException {
+    private static void awaitState(Deployment<?, ?> deployment, DeploymentState state) throws InterruptedException {
         awaitAtLeast(() -> deployment.state() == state ? 1 : 0, 1);
     }
 }

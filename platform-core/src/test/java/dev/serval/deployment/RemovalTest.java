@@ -1,5 +1,6 @@
 package dev.serval.deployment;
 
+import dev.serval.controller.DeploymentState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -49,11 +50,11 @@ class RemovalTest {
         Thread closer = Thread.ofPlatform().start(first::close);
         closer.join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
         assertFalse(closer.isAlive(), "the delete waited for the model load");
-        assertEquals(Deployment.State.STOPPED, first.state());
+        assertEquals(DeploymentState.STOPPED, first.state());
 
         FakeModel fresh = new FakeModel();
         Deployment<String, String> second = engine.deploy(spec("2"), ignored -> fresh);
-        awaitState(second, Deployment.State.READY);
+        awaitState(second, DeploymentState.READY);
         assertEquals(List.of("A"), second.submit(List.of("a")).get(WAIT_SECONDS, TimeUnit.SECONDS));
 
         loadGate.countDown();
@@ -64,11 +65,11 @@ class RemovalTest {
         }
         assertEquals(0, late.openPredictors.get(), "no predictor was made from the late model");
         assertEquals(0, late.predictions.get(), "the late model never ran");
-        assertEquals(Deployment.State.READY, second.state());
+        assertEquals(DeploymentState.READY, second.state());
         assertEquals(List.of("B"), second.submit(List.of("b")).get(WAIT_SECONDS, TimeUnit.SECONDS));
     }
 
-    private static void awaitState(Deployment<?, ?> deployment, Deployment.State state) {
+    private static void awaitState(Deployment<?, ?> deployment, DeploymentState state) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
         while (deployment.state() != state) {
             assertTrue(System.nanoTime() < deadline, "deployment stayed " + deployment.state() + ", expected " + state

@@ -1,5 +1,6 @@
 package dev.serval.deployment;
 
+import dev.serval.controller.DeploymentState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -108,7 +109,7 @@ class SteppedWorkTest {
                 Duration.ofSeconds(10), 2, Duration.ofSeconds(5));
         Deployment<String, String> deployment = engine.deploy(spec, ignored -> new SteppedModel());
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-        while (deployment.state() != Deployment.State.READY) {
+        while (deployment.state() != DeploymentState.READY) {
             assertTrue(System.nanoTime() < deadline, "never ready: " + deployment.status());
             Thread.yield();
         }

@@ -1,6 +1,6 @@
 package dev.serval.api.health;
 
-import dev.serval.api.serving.Deployments;
+import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.ServedDeployment;
 import jakarta.inject.Singleton;
 import org.eclipse.microprofile.health.HealthCheck;
@@ -17,9 +17,9 @@ import org.eclipse.microprofile.health.Readiness;
 @Singleton
 public class DeploymentsReadiness implements HealthCheck {
 
-    private final Deployments deployments;
+    private final DeploymentRegistry deployments;
 
-    DeploymentsReadiness(Deployments deployments) {
+    DeploymentsReadiness(DeploymentRegistry deployments) {
         this.deployments = deployments;
     }
 

@@ -1,6 +1,6 @@
 package dev.serval.api.health;
 
-import dev.serval.api.serving.Deployments;
+import dev.serval.api.serving.DeploymentRegistry;
 import jakarta.inject.Singleton;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
@@ -14,9 +14,9 @@ import org.eclipse.microprofile.health.Startup;
 @Singleton
 public class DeploymentsStarted implements HealthCheck {
 
-    private final Deployments deployments;
+    private final DeploymentRegistry deployments;
 
-    DeploymentsStarted(Deployments deployments) {
+    DeploymentsStarted(DeploymentRegistry deployments) {
         this.deployments = deployments;
     }
 

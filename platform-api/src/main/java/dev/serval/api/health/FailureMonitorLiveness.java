@@ -1,7 +1,6 @@
 package dev.serval.api.health;
 
-import dev.serval.api.serving.Deployments;
-import dev.serval.health.FailureMonitor;
+import dev.serval.api.serving.DeploymentRegistry;
 import jakarta.inject.Singleton;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
@@ -15,19 +14,19 @@ import org.eclipse.microprofile.health.Liveness;
 @Singleton
 public class FailureMonitorLiveness implements HealthCheck {
 
-    private final Deployments deployments;
+    private final DeploymentRegistry deployments;
 
-    FailureMonitorLiveness(Deployments deployments) {
+    FailureMonitorLiveness(DeploymentRegistry deployments) {
         this.deployments = deployments;
     }
 
     @Override
     public HealthCheckResponse call() {
-        FailureMonitor monitor = deployments.failureMonitor();
-        if (monitor.live()) {
+        if (deployments.live()) {
             return HealthCheckResponse.named("failure-monitor").up()
-                    .withData("enabled", monitor.settings().enabled()).build();
+                    .withData("enabled", deployments.failureMonitorEnabled()).build();
         }
-        return HealthCheckResponse.named("failure-monitor").down().withData("reason", monitor.notLiveReason()).build();
+        return HealthCheckResponse.named("failure-monitor").down().withData("reason", deployments.notLiveReason())
+                .build();
     }
 }

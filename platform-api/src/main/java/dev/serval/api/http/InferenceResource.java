@@ -1,6 +1,6 @@
 package dev.serval.api.http;
 
-import dev.serval.api.serving.Deployments;
+import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.deployment.Deployment;
 import dev.serval.error.NotReady;
 import dev.serval.predictor.ModelSignature;
@@ -30,10 +30,10 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Tag(name = "Open Inference Protocol")
 public class InferenceResource {
 
-    private final Deployments deployments;
+    private final DeploymentRegistry deployments;
     private final String version;
 
-    InferenceResource(Deployments deployments,
+    InferenceResource(DeploymentRegistry deployments,
             @ConfigProperty(name = "quarkus.application.version", defaultValue = "unknown") String version) {
         this.deployments = deployments;
         this.version = version;
@@ -49,7 +49,7 @@ public class InferenceResource {
     @Path("/health/live")
     @Operation(summary = "Server liveness: 200 while live, 503 once the failure monitor gave up on this node")
     public Response live() {
-        boolean live = deployments.failureMonitor().live();
+        boolean live = deployments.live();
         return Response.status(live ? 200 : 503).entity(Map.of("live", live)).build();
     }
 

@@ -3,6 +3,7 @@ package dev.serval.api.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.serval.api.config.ConfigParser;
 import dev.serval.api.config.DeploymentConfig;
+import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.Deployments;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.controller.DeploymentStatus;
@@ -39,10 +40,12 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @ManagementApi
 public class ManagementResource {
 
-    private final Deployments deployments;
+    private final Deployments changes;
+    private final DeploymentRegistry deployments;
     private final RequestBodies bodies;
 
-    ManagementResource(Deployments deployments, RequestBodies bodies) {
+    ManagementResource(Deployments changes, DeploymentRegistry deployments, RequestBodies bodies) {
+        this.changes = changes;
         this.deployments = deployments;
         this.bodies = bodies;
     }
@@ -69,7 +72,7 @@ public class ManagementResource {
     public Response put(@PathParam("name") String name, byte[] body) {
         String source = "PUT /api/deployments/" + name;
         DeploymentConfig config = ConfigParser.deployment(name, read(body, source), source);
-        boolean created = deployments.put(config, source);
+        boolean created = changes.put(config, source);
         return Response.status(created ? 201 : 200).entity(describe(deployments.get(name))).build();
     }
 
@@ -80,7 +83,7 @@ public class ManagementResource {
     public Map<String, Object> patch(@PathParam("name") String name, byte[] body) {
         String source = "PATCH /api/deployments/" + name;
         ServedDeployment current = deployments.get(name);
-        deployments.put(ConfigParser.merge(current.config(), read(body, source), source), source);
+        changes.put(ConfigParser.merge(current.config(), read(body, source), source), source);
         return describe(deployments.get(name));
     }
 
@@ -89,7 +92,7 @@ public class ManagementResource {
     @Operation(summary = "Delete a deployment: new requests get 404 at once, admitted ones finish; returns once its "
             + "replicas stopped")
     public Map<String, Object> delete(@PathParam("name") String name) {
-        deployments.delete(name);
+        changes.delete(name);
         return Map.of("deleted", name);
     }
 
@@ -108,7 +111,7 @@ public class ManagementResource {
     public Map<String, Object> apply(byte[] body) {
         String source = "PUT /api/config";
         List<DeploymentConfig> configs = ConfigParser.deployments(read(body, source), source);
-        deployments.apply(configs, source);
+        changes.apply(configs, source);
         return list();
     }
 

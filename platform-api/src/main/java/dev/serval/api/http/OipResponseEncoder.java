@@ -2,11 +2,8 @@ package dev.serval.api.http;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.serval.error.InvalidInput;
-import dev.serval.predictor.ModelSignature;
-import dev.serval.predictor.TensorSignature;
+import dev.serval.deployment.Inference;
 import dev.serval.tensor.Tensor;
-import dev.serval.tensor.Tensors;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -33,40 +30,22 @@ final class OipResponseEncoder {
     }
 
     /**
-     * Refuses, before inference, outputs the model does not have. A model that declares no outputs (the no-op model
-     * answers with whatever it was given) is checked after inference instead.
+     * The answer of deployment {@code model} to {@code request}: the outputs the request asked for (all, when it named
+     * none), each in JSON or in the binary section as asked.
+     *
+     * @throws dev.serval.error.InvalidInput when a requested output is not among those the model gave
      */
-    static void checkRequestedOutputs(OipRequest request, ModelSignature signature) {
-        if (request.outputs() == null || signature.outputs().isEmpty()) {
-            return;
-        }
-        for (int i = 0; i < request.outputs().size(); i++) {
-            String name = request.outputs().get(i).name();
-            if (signature.outputs().stream().noneMatch(output -> output.name().equals(name))) {
-                throw unknownOutput(i, name, signature.outputs().stream().map(TensorSignature::name).toList());
-            }
-        }
-    }
-
-    private static InvalidInput unknownOutput(int index, String name, List<String> outputs) {
-        return new InvalidInput("outputs[" + index + "].name", "unknown output '" + name + "'; this model's outputs are "
-                + String.join(", ", outputs.stream().map(o -> "'" + o + "'").toList()));
-    }
-
-    Answer encode(String model, String version, OipRequest request, Tensors outputs) {
-        List<Tensor> selected = new ArrayList<>(outputs.size());
-        List<Boolean> binary = new ArrayList<>(outputs.size());
+    Answer encode(String model, OipRequest request, Inference answer) {
+        List<Tensor> selected;
+        List<Boolean> binary = new ArrayList<>(answer.outputs().size());
         if (request.outputs() == null) {
-            for (Tensor tensor : outputs.tensors()) {
-                selected.add(tensor);
+            selected = answer.outputs().tensors();
+            for (int i = 0; i < selected.size(); i++) {
                 binary.add(request.binaryOutput());
             }
         } else {
-            for (int i = 0; i < request.outputs().size(); i++) {
-                OipRequest.Output wanted = request.outputs().get(i);
-                int index = i;
-                selected.add(outputs.get(wanted.name()).orElseThrow(() -> unknownOutput(index, wanted.name(),
-                        outputs.tensors().stream().map(Tensor::name).toList())));
+            selected = answer.select(request.outputs().stream().map(OipRequest.Output::name).toList());
+            for (OipRequest.Output wanted : request.outputs()) {
                 binary.add(wanted.binary());
             }
         }
@@ -75,7 +54,7 @@ final class OipResponseEncoder {
         try (JsonGenerator json = factory.createGenerator(out)) {
             json.writeStartObject();
             json.writeStringField("model_name", model);
-            json.writeStringField("model_version", version);
+            json.writeStringField("model_version", answer.version());
             if (request.id() != null) {
                 json.writeStringField("id", request.id());
             }

@@ -2,8 +2,6 @@ package dev.serval.api.http;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.serval.api.serving.ServedDeployment;
-import dev.serval.error.InvalidInput;
 import dev.serval.predictor.Embedding;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -35,28 +33,11 @@ final class OpenAiEmbeddings {
     }
 
     /**
-     * {@code dimensions}, when given, must be the model's own: Serval does not shorten embeddings. Checked before
-     * submitting when every serving replica runs one model; while a rolling update has two serving, {@link #encode}
-     * checks it against the embeddings of the version that answered.
+     * The OpenAI response: one embedding object per input, in input order, with the token usage. The deployment has
+     * held the embeddings to the request's {@code dimensions}.
      */
-    static EmbeddingsRequest checkDimensions(ServedDeployment served, EmbeddingsRequest request) {
-        served.embeddings(); // refuses models of other kinds
-        served.deployment().uniformSignature()
-                .ifPresent(signature -> checkDimensions(request, signature.outputs().getFirst().shape().get(1)));
-        return request;
-    }
-
-    private static void checkDimensions(EmbeddingsRequest request, long dimension) {
-        if (request.dimensions() != 0 && request.dimensions() != dimension) {
-            throw new InvalidInput("dimensions", "model '" + request.model() + "' returns " + dimension
-                    + " dimensions; 'dimensions' " + request.dimensions() + " is not supported");
-        }
-    }
-
-    /** The OpenAI response: one embedding object per input, in input order, with the token usage. */
     Answer encode(EmbeddingsRequest request, List<Embedding> embeddings) {
         int dimension = embeddings.getFirst().vector().length;
-        checkDimensions(request, dimension);
         ByteArrayOutputStream out = new ByteArrayOutputStream(256 + embeddings.size() * dimension * 12);
         ByteBuffer floats = request.base64()
                 ? ByteBuffer.allocate(dimension * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN) : null;

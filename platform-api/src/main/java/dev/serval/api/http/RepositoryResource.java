@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.serval.api.config.ConfigParser;
 import dev.serval.api.repository.ModelRepository;
+import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.Deployments;
 import dev.serval.api.serving.RepositoryModelSource;
 import dev.serval.api.serving.ServedDeployment;
@@ -36,11 +37,14 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @ManagementApi
 public class RepositoryResource {
 
-    private final Deployments deployments;
+    private final Deployments changes;
+    private final DeploymentRegistry deployments;
     private final RepositoryModelSource repository;
     private final RequestBodies bodies;
 
-    RepositoryResource(Deployments deployments, RepositoryModelSource repository, RequestBodies bodies) {
+    RepositoryResource(Deployments changes, DeploymentRegistry deployments, RepositoryModelSource repository,
+            RequestBodies bodies) {
+        this.changes = changes;
         this.deployments = deployments;
         this.repository = repository;
         this.bodies = bodies;
@@ -92,7 +96,7 @@ public class RepositoryResource {
         ServedDeployment current = deployments.find(name).orElse(null);
         var config = current == null ? ConfigParser.deployment(name, fields, source)
                 : ConfigParser.merge(current.config(), fields, source);
-        deployments.put(config, source);
+        changes.put(config, source);
         return ManagementResource.describe(deployments.get(name));
     }
 
@@ -101,7 +105,7 @@ public class RepositoryResource {
     @Consumes(MediaType.WILDCARD)
     @Operation(summary = "Delete the deployment of model {name}; admitted requests finish first")
     public Map<String, Object> unload(@PathParam("name") String name) {
-        deployments.delete(name);
+        changes.delete(name);
         return Map.of("unloaded", name);
     }
 

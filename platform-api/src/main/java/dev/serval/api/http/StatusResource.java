@@ -1,6 +1,6 @@
 package dev.serval.api.http;
 
-import dev.serval.api.serving.Deployments;
+import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.controller.DeploymentStatus;
 import dev.serval.deployment.Deployment;
@@ -27,9 +27,9 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @ManagementApi
 public class StatusResource {
 
-    private final Deployments deployments;
+    private final DeploymentRegistry deployments;
 
-    StatusResource(Deployments deployments) {
+    StatusResource(DeploymentRegistry deployments) {
         this.deployments = deployments;
     }
 
@@ -58,10 +58,10 @@ public class StatusResource {
             all.add(entry);
         }
         Map<String, Object> body = new LinkedHashMap<>();
-        body.put("live", deployments.failureMonitor().live());
+        body.put("live", deployments.live());
         body.put("ready", deployments.allReady());
-        if (!deployments.failureMonitor().live()) {
-            body.put("notLiveReason", deployments.failureMonitor().notLiveReason());
+        if (!deployments.live()) {
+            body.put("notLiveReason", deployments.notLiveReason());
         }
         body.put("deployments", all);
         return body;

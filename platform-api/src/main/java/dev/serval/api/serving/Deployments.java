@@ -1,6 +1,5 @@
 package dev.serval.api.serving;
 
-import dev.serval.api.config.ConfigParser;
 import dev.serval.api.config.DeploymentConfig;
 import dev.serval.api.config.InvalidConfig;
 import dev.serval.api.config.ModelReference;
@@ -10,7 +9,6 @@ import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ModelLoader;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.error.UnknownDeployment;
-import dev.serval.health.FailureMonitor;
 import dev.serval.predictor.Model;
 import dev.serval.spec.DeploymentSpec;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -19,58 +17,53 @@ import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Singleton;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.InstantSource;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.jboss.logging.Logger;
 
 /**
- * The deployments this server runs, and every change to them.
+ * Every change to the deployments this server runs, and their lifecycle; {@link DeploymentRegistry} is where they
+ * are read.
  *
- * <p>At startup the deployments come from, in this order of precedence: the state directory's last applied config
- * (a restart resumes what the management API set), the YAML config file ({@code serval.config-file}), the
- * {@code serval.deployments.*} properties. Every config is checked first (fields, and that its model exists in the
- * repository with a valid descriptor); a bad one stops the start with a message naming the source, deployment and
- * field. Models then load in the background: HTTP and liveness answer while they do.
+ * <p>At startup the deployments come from {@link StartupConfigs} (the last applied config, the config file or the
+ * properties). Every config is checked first (fields, and that its model exists in the repository with a valid
+ * descriptor); a bad one stops the start with a message naming the source, deployment and field. Models then load
+ * in the background: HTTP and liveness answer while they do.
  *
  * <p>At run time the management API creates, changes and deletes deployments, or applies a whole config (Ray's
  * {@code serve deploy}: deployments not in it are deleted). A change is checked completely before anything is
  * touched, so a refused change leaves every deployment as it was. A change of replica count, admission limits or
  * batching applies in place; a change of model, version or loader options rolls the replicas without dropping
- * requests. Changes are serialised (one at a time); request threads read an immutable name-to-deployment map
- * without locks.
+ * requests. Changes are serialised (one at a time, under this object's lock); each publishes the new
+ * name-to-deployment map to the registry and stores the applied configs ({@link AppliedConfigStore}).
  */
 @Singleton
 public class Deployments {
 
     private static final Logger LOG = Logger.getLogger(Deployments.class);
-    /** The state directory's file. */
-    static final String STATE_FILE = "applied-config.yaml";
 
     private final ServalConfig config;
     private final Instance<ModelSource> sources;
     private final MeterRegistry registry;
-    private volatile Map<String, ServedDeployment> byName = Map.of();
+    private final DeploymentRegistry deployments;
+    private final AppliedConfigStore applied;
     private ServingEngine engine;
 
-    Deployments(ServalConfig config, Instance<ModelSource> sources, MeterRegistry registry) {
+    Deployments(ServalConfig config, Instance<ModelSource> sources, MeterRegistry registry,
+            DeploymentRegistry deployments) {
         this.config = config;
         this.sources = sources;
         this.registry = registry;
+        this.deployments = deployments;
+        this.applied = new AppliedConfigStore(config.stateDir());
     }
 
     void start(@Observes StartupEvent event) {
-        List<DeploymentConfig> initial = initialConfigs();
+        List<DeploymentConfig> initial = StartupConfigs.of(config, applied).load();
         initial.forEach(this::check);
         checkServerLimits(initial, "the initial deployments");
         if (initial.isEmpty()) {
@@ -78,26 +71,12 @@ public class Deployments {
         }
         engine = new ServingEngine(Duration.ofSeconds(1), System::nanoTime, InstantSource.system(), registry,
                 config.failureMonitor().toSettings());
+        deployments.monitor(engine.failureMonitor());
         synchronized (this) {
             Map<String, ServedDeployment> started = new LinkedHashMap<>();
             initial.forEach(c -> started.put(c.name(), create(c)));
-            byName = java.util.Collections.unmodifiableMap(started);
+            deployments.publish(started);
         }
-    }
-
-    private List<DeploymentConfig> initialConfigs() {
-        Optional<Path> state = config.stateDir().map(dir -> dir.resolve(STATE_FILE)).filter(Files::isRegularFile);
-        if (state.isPresent()) {
-            LOG.infof("deployments from the last applied config %s", state.get());
-            return ConfigParser.readFile(state.get());
-        }
-        if (config.configFile().isPresent()) {
-            LOG.infof("deployments from the config file %s", config.configFile().get());
-            return ConfigParser.readFile(config.configFile().get());
-        }
-        List<DeploymentConfig> configs = new ArrayList<>();
-        config.deployments().forEach((name, settings) -> configs.add(settings.toConfig(name)));
-        return configs;
     }
 
     void stop(@Observes ShutdownEvent event) {
@@ -117,6 +96,7 @@ public class Deployments {
     public synchronized boolean put(DeploymentConfig next, String source) {
         checkWith(next, source);
         Map<String, DeploymentConfig> after = new LinkedHashMap<>();
+        Map<String, ServedDeployment> byName = deployments.byName();
         byName.forEach((name, served) -> after.put(name, served.config()));
         after.put(next.name(), next);
         checkServerLimits(after.values(), source);
@@ -127,8 +107,7 @@ public class Deployments {
         } else {
             update(current, next);
         }
-        byName = java.util.Collections.unmodifiableMap(changed);
-        persist();
+        publish(changed);
         return current == null;
     }
 
@@ -140,6 +119,7 @@ public class Deployments {
     public synchronized void apply(List<DeploymentConfig> configs, String source) {
         configs.forEach(c -> checkWith(c, source));
         checkServerLimits(configs, source);
+        Map<String, ServedDeployment> byName = deployments.byName();
         Map<String, ServedDeployment> changed = new LinkedHashMap<>();
         for (DeploymentConfig next : configs) {
             ServedDeployment current = byName.get(next.name());
@@ -151,8 +131,7 @@ public class Deployments {
             }
         }
         List<ServedDeployment> removed = byName.values().stream().filter(s -> !changed.containsKey(s.name())).toList();
-        byName = java.util.Collections.unmodifiableMap(changed);
-        persist();
+        publish(changed);
         removed.forEach(this::close);
     }
 
@@ -165,11 +144,10 @@ public class Deployments {
     public void delete(String name) {
         ServedDeployment removed;
         synchronized (this) {
-            removed = get(name);
-            Map<String, ServedDeployment> changed = new LinkedHashMap<>(byName);
+            removed = deployments.get(name);
+            Map<String, ServedDeployment> changed = new LinkedHashMap<>(deployments.byName());
             changed.remove(name);
-            byName = java.util.Collections.unmodifiableMap(changed);
-            persist();
+            publish(changed);
         }
         close(removed);
     }
@@ -187,7 +165,7 @@ public class Deployments {
      * Refuses a set of deployments whose predictor threads together pass {@code serval.limits.max-predictor-threads},
      * naming the deployment that asks for the most.
      */
-    private void checkServerLimits(java.util.Collection<DeploymentConfig> all, String source) {
+    private void checkServerLimits(Collection<DeploymentConfig> all, String source) {
         long threads = 0;
         DeploymentConfig largest = null;
         for (DeploymentConfig each : all) {
@@ -214,7 +192,7 @@ public class Deployments {
             throw new InvalidConfig(source, next.name(), null, e.getMessage());
         }
         ModelKind kind = kindOf(next, source);
-        ServedDeployment current = byName.get(next.name());
+        ServedDeployment current = deployments.byName().get(next.name());
         if (current != null && current.kind() != kind) {
             throw new InvalidConfig(source, next.name(), "model", "'" + next.model() + "' is a " + kind.id()
                     + " model but the deployment serves a " + current.kind().id() + " model; delete the deployment "
@@ -251,7 +229,7 @@ public class Deployments {
             throw new dev.serval.api.http.ApiError(409, "deployment '" + initial.name()
                     + "' is still shutting down after a delete; try again when it is gone");
         }
-        ServedDeployment served = new ServedDeployment(deployment, new DeploymentMeters(deployment, registry), kind,
+        ServedDeployment served = new ServedDeployment(deployment, new RequestMeters(deployment, registry), kind,
                 initial);
         LOG.infof("deployment '%s': starting %d replica(s) of %s version %s (%s), each %d predictor threads x %d "
                 + "intra-op threads", initial.name(), spec.numReplicas(), initial.model(), spec.version(), kind.id(),
@@ -280,77 +258,9 @@ public class Deployments {
                         + after.rollingUpdateBatch() + " replica(s) at a time");
     }
 
-    /** Writes the current configs to the state directory (atomically), when one is configured. */
-    private void persist() {
-        Optional<Path> dir = config.stateDir();
-        if (dir.isEmpty()) {
-            return;
-        }
-        List<DeploymentConfig> configs = byName.values().stream().map(ServedDeployment::config).toList();
-        try {
-            Files.createDirectories(dir.get());
-            Path partial = Files.createTempFile(dir.get(), STATE_FILE, ".partial");
-            Files.writeString(partial, ConfigParser.toYaml(configs));
-            Files.move(partial, dir.get().resolve(STATE_FILE), StandardCopyOption.REPLACE_EXISTING,
-                    StandardCopyOption.ATOMIC_MOVE);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write the applied config into " + dir.get(), e);
-        }
-    }
-
-    // --- reads -----------------------------------------------------------------------------------------------------
-
-    /**
-     * The deployment serving model {@code name}.
-     *
-     * @throws UnknownDeployment when none is configured under that name
-     */
-    public ServedDeployment get(String name) {
-        ServedDeployment served = byName.get(name);
-        if (served == null) {
-            throw new UnknownDeployment(name);
-        }
-        return served;
-    }
-
-    public Optional<ServedDeployment> find(String name) {
-        return Optional.ofNullable(byName.get(name));
-    }
-
-    public Collection<ServedDeployment> all() {
-        return byName.values();
-    }
-
-    /** True when every deployment has at least its {@code min-ready-replicas} routable (and one exists). */
-    public boolean allReady() {
-        Collection<ServedDeployment> all = byName.values();
-        if (all.isEmpty()) {
-            return false;
-        }
-        for (ServedDeployment served : all) {
-            if (!served.ready()) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** True once every deployment has served at least once (startup probe). */
-    public boolean allStarted() {
-        Collection<ServedDeployment> all = byName.values();
-        if (all.isEmpty()) {
-            return false;
-        }
-        for (ServedDeployment served : all) {
-            if (!served.deployment().hasServed()) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** The engine's failure monitor, for liveness. */
-    public FailureMonitor failureMonitor() {
-        return engine.failureMonitor();
+    /** Under the lock: makes {@code changed} the deployments requests see, and stores their configs. */
+    private void publish(Map<String, ServedDeployment> changed) {
+        deployments.publish(changed);
+        applied.write(changed.values().stream().map(ServedDeployment::config).toList());
     }
 }

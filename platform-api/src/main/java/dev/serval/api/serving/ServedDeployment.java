@@ -2,8 +2,8 @@ package dev.serval.api.serving;
 
 import dev.serval.api.config.DeploymentConfig;
 import dev.serval.api.repository.ModelKind;
+import dev.serval.controller.DeploymentState;
 import dev.serval.deployment.Deployment;
-import dev.serval.predictor.Embedding;
 import dev.serval.error.InvalidInput;
 import java.time.Duration;
 
@@ -14,7 +14,7 @@ import java.time.Duration;
 public final class ServedDeployment {
 
     private final Deployment<?, ?> deployment;
-    private final DeploymentMeters meters;
+    private final RequestMeters meters;
     private final ModelKind kind;
     /**
      * The current config, for the edge (request timeout, readiness, the management API's view); written by
@@ -23,7 +23,7 @@ public final class ServedDeployment {
      */
     private volatile DeploymentConfig config;
 
-    ServedDeployment(Deployment<?, ?> deployment, DeploymentMeters meters, ModelKind kind, DeploymentConfig initial) {
+    ServedDeployment(Deployment<?, ?> deployment, RequestMeters meters, ModelKind kind, DeploymentConfig initial) {
         this.deployment = deployment;
         this.meters = meters;
         this.kind = kind;
@@ -38,7 +38,7 @@ public final class ServedDeployment {
         return deployment;
     }
 
-    public DeploymentMeters meters() {
+    public RequestMeters meters() {
         return meters;
     }
 
@@ -59,22 +59,22 @@ public final class ServedDeployment {
     }
 
     /**
-     * The deployment as a text-embedding model, for the OpenAI embeddings API.
+     * The deployment, checked to serve a text-embedding model, for the OpenAI embeddings API
+     * ({@link Deployment#embed}).
      *
      * @throws InvalidInput when the model is of another kind
      */
-    @SuppressWarnings("unchecked")
-    public Deployment<String, Embedding> embeddings() {
+    public Deployment<?, ?> embeddings() {
         if (kind != ModelKind.TEXT_EMBEDDING) {
             throw new InvalidInput("model", "model '" + name() + "' is a " + kind.id() + " model; /v1/embeddings "
                     + "serves text-embedding models (use /v2/models/" + name() + "/infer)");
         }
-        return (Deployment<String, Embedding>) deployment;
+        return deployment;
     }
 
     /** Whether at least {@code min_ready_replicas} replicas are routable. */
     public boolean ready() {
-        return deployment.state() == Deployment.State.READY
-                && deployment.router().routableReplicas() >= config.minReadyReplicas();
+        return deployment.state() == DeploymentState.READY
+                && deployment.routableReplicas() >= config.minReadyReplicas();
     }
 }

@@ -1,5 +1,6 @@
 package dev.serval.bench.deployment;
 
+import dev.serval.controller.DeploymentState;
 import dev.serval.bench.predictor.EmbeddingBenchmark;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
@@ -236,7 +237,7 @@ public final class ReplicaMemoryBenchmark {
             throws InterruptedException {
         long deadline = since + READY_TIMEOUT.toNanos();
         while (deployment.status().running() < replicas) {
-            if (deployment.state() == Deployment.State.FAILED) {
+            if (deployment.state() == DeploymentState.FAILED) {
                 throw new IllegalStateException("deployment " + deployment.name() + " failed: "
                         + deployment.failure().orElse("no reason given") + "; status " + deployment.status());
             }
@@ -269,7 +270,7 @@ public final class ReplicaMemoryBenchmark {
             }
         }
         for (Deployment<String, Embedding> deployment : all) {
-            List<RoutableReplica<String, Embedding>> routable = deployment.router().snapshot().replicas();
+            List<RoutableReplica<String, Embedding>> routable = deployment.replicas();
             if (routable.size() != replicas) {
                 throw new IllegalStateException("deployment " + deployment.name() + " routes to " + routable.size()
                         + " replicas, expected " + replicas);

@@ -1,5 +1,6 @@
 package dev.serval.bench.predictor;
 
+import dev.serval.controller.DeploymentState;
 import dev.serval.bench.BenchmarkBase;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
@@ -63,8 +64,8 @@ public class BatchInvarianceBenchmark extends BenchmarkBase {
                     2, 1, 1, Duration.ofMinutes(10), 3, Duration.ofSeconds(10), invariance, 32, Duration.ofMillis(2));
             engine = new ServingEngine();
             deployment = engine.deploy(spec, s -> TextEmbeddingModel.load(model, tokenizer, 256, 1, s.batchInvariance()));
-            while (deployment.state() != Deployment.State.READY) {
-                if (deployment.state() == Deployment.State.FAILED) {
+            while (deployment.state() != DeploymentState.READY) {
+                if (deployment.state() == DeploymentState.FAILED) {
                     throw new IllegalStateException("model failed to load: " + deployment.failure().orElse("?"));
                 }
                 Thread.sleep(20); // setup only: waiting for the model to load

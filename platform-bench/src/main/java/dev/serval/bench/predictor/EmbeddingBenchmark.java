@@ -1,5 +1,6 @@
 package dev.serval.bench.predictor;
 
+import dev.serval.controller.DeploymentState;
 import dev.serval.bench.BenchmarkBase;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
@@ -119,13 +120,13 @@ public class EmbeddingBenchmark extends BenchmarkBase {
             engine = new ServingEngine();
             deployment = engine.deploy(spec, deployed -> loadModel(deployed.intraOpThreads()));
             long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-            while (deployment.state() == Deployment.State.LOADING) {
+            while (deployment.state() == DeploymentState.LOADING) {
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("deployment still loading after " + READY_TIMEOUT);
                 }
                 Thread.sleep(20); // setup only: waiting for the model to load
             }
-            if (deployment.state() != Deployment.State.READY) {
+            if (deployment.state() != DeploymentState.READY) {
                 throw new IllegalStateException("deployment is " + deployment.state() + ": "
                         + deployment.failure().orElse("no reason given"));
             }

@@ -7,7 +7,8 @@ import io.micrometer.core.instrument.Timer;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The request meters of one deployment, created once when the deployment is created, so that recording a
+ * The request meters of one deployment (the HTTP side: requests by API and outcome; the engine's own meters are
+ * {@code DeploymentMetrics}), created once when the deployment is created, so that recording a
  * request is an array index and an atomic add: no lookup, no tag building, no allocation per request.
  *
  * <ul>
@@ -17,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code serval_inputs_total{deployment,api}}: texts embedded by successful requests;</li>
  * </ul>
  */
-public final class DeploymentMeters {
+public final class RequestMeters {
 
     /** Which HTTP API a request came through: the {@code api} tag. */
     public enum Api {
@@ -35,7 +36,7 @@ public final class DeploymentMeters {
     private final Counter[] inputs;
     private final Deployment<?, ?> served;
 
-    DeploymentMeters(Deployment<?, ?> served, MeterRegistry registry) {
+    RequestMeters(Deployment<?, ?> served, MeterRegistry registry) {
         String deployment = served.name();
         this.served = served;
         Api[] apis = Api.values();

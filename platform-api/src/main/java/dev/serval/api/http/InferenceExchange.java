@@ -1,0 +1,320 @@
+package dev.serval.api.http;
+
+import dev.serval.api.serving.Outcome;
+import dev.serval.api.serving.RequestMeters;
+import dev.serval.api.serving.ServedDeployment;
+import dev.serval.error.DeadlineExceeded;
+import dev.serval.error.InvalidInput;
+import io.vertx.core.Context;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.ext.web.RoutingContext;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One inference request's way through the request pipeline, from its headers to its answer, written once for every
+ * inference endpoint; each endpoint supplies its own {@link #decode}, {@link #infer} and {@link #encode}. The steps,
+ * in order ({@link #run}):
+ *
+ * <ol>
+ *   <li>{@link #findOnHeaders}: the deployment the path names, when it does;</li>
+ *   <li>{@link #refusalOnHeaders}: refuse without reading the body when its Content-Length is over
+ *       {@code serval.http.max-body-size}, when the server already holds {@code serval.http.max-buffered-bytes} of
+ *       requests, or when the deployment does not accept requests now (not ready, queue full): such a refusal costs
+ *       about what a no-op request costs;</li>
+ *   <li>{@link #readBody}: buffer the body while it fits the size limit and the byte budget (each chunk reserved,
+ *       released when the answer is sent or the connection closes); one that outgrows them is refused at its end;</li>
+ *   <li>{@link #decode}: the body (and the deployment, when the body names it) into the endpoint's request;</li>
+ *   <li>{@link #deadlineMillis}: the request's time budget;</li>
+ *   <li>{@link #infer}: one call to the deployment, never blocking;</li>
+ *   <li>{@link #encode} and {@link #write}, back on the request's own Vert.x context;</li>
+ *   <li>{@link #record}: exactly one outcome per request in the deployment's meters, once the deployment is known
+ *       (requests refused before submission and requests whose client went away included).</li>
+ * </ol>
+ *
+ * <p>Nothing thrown escapes: whatever a step throws, {@code Error}s included, becomes the error answer in the
+ * endpoint's format ({@link ErrorResponses}).
+ *
+ * <p>Deadlines: a request may take the deployment's {@code request-timeout}, or less if the client asks
+ * ({@link #TIMEOUT_HEADER} in milliseconds, or the endpoint's own field). A timer on the request's own event loop fails
+ * it with {@code DeadlineExceeded} (504) when the time is up; that also drops the request from the deployment's
+ * queue, or its inputs from the replica's queue, if no predictor has taken them.
+ *
+ * <p>Threads: every step runs on the request's event loop, but the answer's completion, which only hops back to it.
+ * {@link #ended} is the one field two events race for (the answer and the client going away); the rest is written
+ * before the request is submitted.
+ *
+ * @param <R> the endpoint's decoded request
+ * @param <A> the deployment's answer
+ */
+abstract class InferenceExchange<R, A> {
+
+    /** Header with which a client sets a shorter deadline for its request, in milliseconds. */
+    static final String TIMEOUT_HEADER = "x-request-timeout-ms";
+
+    /** Bodies up to this size are read to their end and discarded after an early refusal, keeping the connection. */
+    private static final long DISCARD_LIMIT = 64 * 1024;
+
+    final RoutingContext context;
+    final InferenceRoutes routes;
+    private final boolean openAi;
+    private final RequestMeters.Api api;
+    private final long startNanos = System.nanoTime();
+    /** The deployment the request goes to, once known; meters are recorded from then on. */
+    ServedDeployment served;
+    private final AtomicBoolean ended = new AtomicBoolean();
+
+    InferenceExchange(RoutingContext context, InferenceRoutes routes, boolean openAi) {
+        this.context = context;
+        this.routes = routes;
+        this.openAi = openAi;
+        this.api = openAi ? RequestMeters.Api.OPENAI : RequestMeters.Api.OIP;
+    }
+
+    /** Runs the pipeline from the request's headers; returns once the body is being read (or refused). */
+    final void run() {
+        try {
+            served = findOnHeaders();
+            RuntimeException refusal = refusalOnHeaders();
+            if (refusal != null) {
+                discardBody();
+                proceed(null, refusal);
+            } else {
+                readBody();
+            }
+        } catch (Throwable e) {
+            fail(e);
+        }
+    }
+
+    // --- the endpoint's steps --------------------------------------------------------------------------------------
+
+    /** The deployment the request's path names, or null when the path names none (or one that does not exist). */
+    ServedDeployment findOnHeaders() {
+        return null;
+    }
+
+    /**
+     * The endpoint's request. Sets {@link #served} if {@link #findOnHeaders} did not. {@code refusal}, when not null,
+     * refused the body on its headers or while it was read: decoding throws it, once the deployment is known, so
+     * that it is metered like other bad input.
+     *
+     * @param body the body, or null when refused
+     */
+    abstract R decode(byte[] body, RuntimeException refusal);
+
+    /** The request's own timeout in microseconds (OIP {@code parameters.timeout}), or -1. */
+    long timeoutMicros(R request) {
+        return -1;
+    }
+
+    /** Hands the request to {@link #served}'s deployment; never blocks. */
+    abstract CompletableFuture<A> infer(R request);
+
+    /** How many inputs an answered request carried, for the meters. */
+    abstract int inputs(R request, A answer);
+
+    /** The HTTP answer for {@code request}, given the deployment's answer. */
+    abstract Answer encode(R request, A answer);
+
+    // --- the pipeline ----------------------------------------------------------------------------------------------
+
+    /** Why the request is refused before its body is read, or null. */
+    private RuntimeException refusalOnHeaders() {
+        long declared = RequestBodies.declaredLength(context.request());
+        if (declared > routes.bodies().maxBodySize()) {
+            return routes.bodies().tooLarge(declared);
+        }
+        if (routes.budget().exhausted()) {
+            return routes.budget().full();
+        }
+        if (served != null) {
+            try {
+                served.deployment().checkAccepting();
+            } catch (RuntimeException e) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    /** Ignores the body of a request refused on its headers; closes the connection after a large or unbounded one. */
+    private void discardBody() {
+        long declared = RequestBodies.declaredLength(context.request());
+        if (declared > DISCARD_LIMIT || declared < 0) {
+            // Reading on only to discard a large or unbounded body wastes more than a new connection costs.
+            context.response().putHeader(HttpHeaders.CONNECTION, "close");
+        }
+        context.request().handler(ignored -> { });
+    }
+
+    private void readBody() {
+        HttpServerRequest http = context.request();
+        BodyReading reading = new BodyReading(routes.bodies().maxBodySize(), RequestBodies.declaredLength(http));
+        context.addEndHandler(ignored -> routes.budget().release(reading.reserved));
+        http.handler(reading);
+        http.endHandler(ignored -> {
+            try {
+                reading.finish();
+            } catch (Throwable e) {
+                fail(e);
+            }
+        });
+    }
+
+    /** Decodes, derives the deadline and infers; then waits for the answer. */
+    private void proceed(byte[] body, RuntimeException refusal) {
+        R request;
+        CompletableFuture<A> result;
+        long deadline;
+        try {
+            request = decode(body, refusal);
+            deadline = deadlineMillis(context.request().getHeader(TIMEOUT_HEADER), timeoutMicros(request));
+            if (deadline <= 0) {
+                throw new DeadlineExceeded("the request's deadline of 0 ms passed before it could be queued");
+            }
+            result = infer(request);
+        } catch (Throwable e) {
+            fail(e);
+            return;
+        }
+        await(request, result, deadline);
+    }
+
+    /** The request's time budget: the deployment's timeout, or the client's if shorter. */
+    private long deadlineMillis(String header, long requestMicros) {
+        long millis = served.requestTimeout().toMillis();
+        if (header != null) {
+            long asked;
+            try {
+                asked = Long.parseLong(header.trim());
+            } catch (NumberFormatException e) {
+                asked = -1;
+            }
+            if (asked < 0) {
+                throw new InvalidInput(TIMEOUT_HEADER, "header " + TIMEOUT_HEADER + " '" + header
+                        + "' must be a non-negative number of milliseconds");
+            }
+            millis = Math.min(millis, asked);
+        }
+        if (requestMicros >= 0) {
+            millis = Math.min(millis, (requestMicros + 999) / 1000);
+        }
+        return millis;
+    }
+
+    /** Arms the deadline, watches for the client going away, and answers on the request's context once done. */
+    private void await(R request, CompletableFuture<A> result, long deadline) {
+        Context vertx = Vertx.currentContext();
+        long timer = vertx == null ? -1 : vertx.owner().setTimer(deadline, id -> result.completeExceptionally(new
+                DeadlineExceeded("the request's deadline of " + deadline + " ms passed before the model answered")));
+        // Through the routing context's end handlers, which also release the request's byte budget: setting the
+        // response's close handler directly would replace theirs.
+        context.addEndHandler(closed -> {
+            if (closed.failed() && ended.compareAndSet(false, true)) {
+                cancelTimer(timer);
+                result.cancel(false);
+                record(Outcome.CANCELLED, 0);
+            }
+        });
+        result.whenComplete((answer, failure) -> onContext(vertx, () -> answered(request, answer, failure, timer)));
+    }
+
+    private void answered(R request, A answer, Throwable failure, long timer) {
+        if (!ended.compareAndSet(false, true)) {
+            return;
+        }
+        cancelTimer(timer);
+        if (failure != null) {
+            fail(ErrorResponses.unwrap(failure));
+            return;
+        }
+        Answer encoded;
+        try {
+            encoded = encode(request, answer);
+        } catch (Throwable e) {
+            fail(e);
+            return;
+        }
+        record(Outcome.OK, inputs(request, answer));
+        write(encoded);
+    }
+
+    /** Records the failure's outcome (once the deployment is known) and sends its error answer. */
+    private void fail(Throwable failure) {
+        record(Outcome.of(failure), 0);
+        routes.fail(context, openAi, failure);
+    }
+
+    private void write(Answer answer) {
+        InferenceRoutes.send(context.response(), answer);
+    }
+
+    /** Records how the request ended in its deployment's meters; nothing while no deployment is known. */
+    private void record(Outcome outcome, int inputs) {
+        if (served != null) {
+            served.meters().record(api, outcome, startNanos, inputs);
+        }
+    }
+
+    /** Runs {@code task} on the request's Vert.x context (its event loop), or here when there is none. */
+    private static void onContext(Context context, Runnable task) {
+        if (context == null) {
+            task.run();
+        } else {
+            context.runOnContext(ignored -> task.run());
+        }
+    }
+
+    private static void cancelTimer(long timer) {
+        Context context = Vertx.currentContext();
+        if (timer >= 0 && context != null) {
+            context.owner().cancelTimer(timer);
+        }
+    }
+
+    /** One body being read: buffers it while it fits the size limit and the byte budget. Event loop only. */
+    private final class BodyReading implements Handler<Buffer> {
+        private final long limit;
+        private final Buffer buffer;
+        private long received;
+        private long reserved;
+        private boolean overBudget;
+
+        BodyReading(long limit, long declared) {
+            this.limit = limit;
+            // Sized by Content-Length up to 64 KiB: a client that declares a large body and sends nothing holds little.
+            this.buffer = Buffer.buffer((int) Math.min(Math.max(declared, 1024), 64 * 1024));
+        }
+
+        @Override
+        public void handle(Buffer chunk) {
+            received += chunk.length();
+            if (received > limit || overBudget) {
+                return;
+            }
+            long taken = routes.budget().reserve(chunk.length());
+            reserved += taken;
+            if (taken < chunk.length()) {
+                overBudget = true;
+                return;
+            }
+            buffer.appendBuffer(chunk);
+        }
+
+        /** The body is in: goes on with it, or with why it was refused. */
+        void finish() {
+            if (received > limit) {
+                proceed(null, routes.bodies().tooLarge(received));
+            } else if (overBudget) {
+                proceed(null, routes.budget().full());
+            } else {
+                proceed(buffer.getBytes(), null);
+            }
+        }
+    }
+}

@@ -1,0 +1,67 @@
+package dev.serval.api.http;
+
+import dev.serval.api.serving.ServedDeployment;
+import dev.serval.deployment.Inference;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.ext.web.RoutingContext;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * An Open Inference Protocol request ({@code POST /v2/models/{name}/infer}) through the pipeline: the deployment is
+ * the one the path names, found on the headers; the body is a JSON (or binary-extension) tensor request; the
+ * deployment maps the tensors, runs them and maps the outputs back ({@code Deployment.infer}); the answer is encoded
+ * with the outputs the client asked for.
+ */
+final class OipExchange extends InferenceExchange<OipRequest, Inference> {
+
+    private final String name;
+
+    OipExchange(RoutingContext context, InferenceRoutes routes) {
+        super(context, routes, false);
+        this.name = context.pathParam("name");
+    }
+
+    @Override
+    ServedDeployment findOnHeaders() {
+        return routes.deployments().find(name).orElse(null);
+    }
+
+    @Override
+    OipRequest decode(byte[] body, RuntimeException refusal) {
+        if (served == null) {
+            served = routes.deployments().get(name); // created since the headers came, or 404
+        }
+        if (refusal != null) {
+            throw refusal;
+        }
+        RequestBodies.checkContentType(context.request().getHeader(HttpHeaders.CONTENT_TYPE), true);
+        return routes.oipDecoder().decode(body, context.request().getHeader(OipResponseEncoder.HEADER_LENGTH));
+    }
+
+    @Override
+    long timeoutMicros(OipRequest request) {
+        return request.timeoutMicros();
+    }
+
+    /**
+     * Requested outputs are checked by the deployment before routing while every serving replica runs one model; while
+     * a rolling update has two serving, the encoder checks them against the outputs of the version that answered.
+     */
+    @Override
+    CompletableFuture<Inference> infer(OipRequest request) {
+        List<String> outputs = request.outputs() == null ? null
+                : request.outputs().stream().map(OipRequest.Output::name).toList();
+        return served.deployment().infer(request.inputs(), outputs);
+    }
+
+    @Override
+    int inputs(OipRequest request, Inference answer) {
+        return answer.inputs();
+    }
+
+    @Override
+    Answer encode(OipRequest request, Inference answer) {
+        return routes.oipEncoder().encode(name, request, answer);
+    }
+}

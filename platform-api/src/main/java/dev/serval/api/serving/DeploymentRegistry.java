@@ -1,0 +1,105 @@
+package dev.serval.api.serving;
+
+import dev.serval.error.UnknownDeployment;
+import dev.serval.health.FailureMonitor;
+import jakarta.inject.Singleton;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The deployments this server runs, by name, for everything that reads them: request threads, metadata, status and
+ * health. Changes go through {@link Deployments}.
+ *
+ * <p>Design. {@link #byName} is an immutable map, replaced whole by {@link Deployments} (under its lock, one change at
+ * a time) and read without locks: a request costs one volatile read and one hash lookup. {@link #monitor} is set once,
+ * when the engine starts. Readiness and liveness read flags and snapshots the engine publishes; nothing here blocks.
+ */
+@Singleton
+public class DeploymentRegistry {
+
+    private volatile Map<String, ServedDeployment> byName = Map.of();
+    private volatile FailureMonitor monitor;
+
+    /** {@link Deployments} only, under its lock: the deployments from now on, in the order given. */
+    void publish(Map<String, ServedDeployment> deployments) {
+        byName = Collections.unmodifiableMap(new LinkedHashMap<>(deployments));
+    }
+
+    /** {@link Deployments} only, once at startup: the engine's failure monitor. */
+    void monitor(FailureMonitor engineMonitor) {
+        monitor = engineMonitor;
+    }
+
+    /** The current name-to-deployment map (immutable), for a change to start from. */
+    Map<String, ServedDeployment> byName() {
+        return byName;
+    }
+
+    /**
+     * The deployment serving model {@code name}.
+     *
+     * @throws UnknownDeployment when none is configured under that name
+     */
+    public ServedDeployment get(String name) {
+        ServedDeployment served = byName.get(name);
+        if (served == null) {
+            throw new UnknownDeployment(name);
+        }
+        return served;
+    }
+
+    public Optional<ServedDeployment> find(String name) {
+        return Optional.ofNullable(byName.get(name));
+    }
+
+    /** Every deployment, in the order they were configured (immutable). */
+    public Collection<ServedDeployment> all() {
+        return byName.values();
+    }
+
+    /** True when every deployment has at least its {@code min-ready-replicas} routable (and one exists). */
+    public boolean allReady() {
+        Collection<ServedDeployment> all = byName.values();
+        if (all.isEmpty()) {
+            return false;
+        }
+        for (ServedDeployment served : all) {
+            if (!served.ready()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** True once every deployment has served at least once (startup probe). */
+    public boolean allStarted() {
+        Collection<ServedDeployment> all = byName.values();
+        if (all.isEmpty()) {
+            return false;
+        }
+        for (ServedDeployment served : all) {
+            if (!served.deployment().hasServed()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** False once the failure monitor gave up on this node (a deployment kept failing after its replicas were replaced). */
+    public boolean live() {
+        return monitor.live();
+    }
+
+    /** Why the failure monitor gave up on this node, or null while {@link #live()}. */
+    public String notLiveReason() {
+        return monitor.notLiveReason();
+    }
+
+    /** Whether the failure monitor watches the deployments at all ({@code serval.failure-monitor.enabled}). */
+    public boolean failureMonitorEnabled() {
+        return monitor.settings().enabled();
+    }
+}

@@ -1,0 +1,59 @@
+package dev.serval.api.serving;
+
+import dev.serval.api.config.ConfigParser;
+import dev.serval.api.config.DeploymentConfig;
+import dev.serval.api.config.ServalConfig;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.jboss.logging.Logger;
+
+/**
+ * Where the deployments a server starts with come from, in this order of precedence: the state directory's last
+ * applied config (a restart resumes what the management API set), the YAML config file ({@code serval.config-file}),
+ * the {@code serval.deployments.*} properties. The first source that exists decides them all; sources are never
+ * merged. Read once, at startup.
+ */
+final class StartupConfigs {
+
+    private static final Logger LOG = Logger.getLogger(StartupConfigs.class);
+
+    private final AppliedConfigStore state;
+    private final Optional<Path> configFile;
+    private final Supplier<List<DeploymentConfig>> properties;
+
+    StartupConfigs(AppliedConfigStore state, Optional<Path> configFile, Supplier<List<DeploymentConfig>> properties) {
+        this.state = state;
+        this.configFile = configFile;
+        this.properties = properties;
+    }
+
+    /** The sources of {@code config}: its state directory, its config file and its deployment properties. */
+    static StartupConfigs of(ServalConfig config, AppliedConfigStore state) {
+        return new StartupConfigs(state, config.configFile(), () -> {
+            List<DeploymentConfig> configs = new ArrayList<>();
+            config.deployments().forEach((name, settings) -> configs.add(settings.toConfig(name)));
+            return configs;
+        });
+    }
+
+    /**
+     * The initial deployments, from the first source that exists.
+     *
+     * @throws dev.serval.api.config.InvalidConfig naming the file when a file does not parse
+     */
+    List<DeploymentConfig> load() {
+        Optional<Path> applied = state.file();
+        if (applied.isPresent()) {
+            LOG.infof("deployments from the last applied config %s", applied.get());
+            return ConfigParser.readFile(applied.get());
+        }
+        if (configFile.isPresent()) {
+            LOG.infof("deployments from the config file %s", configFile.get());
+            return ConfigParser.readFile(configFile.get());
+        }
+        return properties.get();
+    }
+}

@@ -1,0 +1,33 @@
+package dev.serval.controller;
+
+/**
+ * A deployment's serving condition: whether it takes requests now, and if not, why. Derived on each read from
+ * whether it is closed, its routable replicas and its {@link DeploymentStatus}; only {@link #READY} serves.
+ *
+ * <p>Not to be confused with {@link DeploymentStatus}, the controller's published counts of replicas per
+ * {@code ReplicaState} (the state of one replica), from which this is derived.
+ */
+public enum DeploymentState {
+    /** No routable replica yet; replicas are starting. */
+    LOADING,
+    /** At least one replica is RUNNING (or UPDATING) and takes requests. */
+    READY,
+    /** No routable replica, none starting, and the last start failed; retried with back-off. */
+    FAILED,
+    /** Closed or being closed. */
+    STOPPED;
+
+    /**
+     * The condition of a deployment that is {@code closed} or not, has {@code routable} replicas in its routing
+     * snapshot, and whose controller last published {@code status}.
+     */
+    public static DeploymentState of(boolean closed, int routable, DeploymentStatus status) {
+        if (closed) {
+            return STOPPED;
+        }
+        if (routable > 0) {
+            return READY;
+        }
+        return status.failedStarts() > 0 && status.starting() == 0 ? FAILED : LOADING;
+    }
+}

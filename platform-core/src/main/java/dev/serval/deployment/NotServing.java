@@ -1,0 +1,51 @@
+package dev.serval.deployment;
+
+import dev.serval.controller.DeploymentState;
+import dev.serval.controller.DeploymentStatus;
+import dev.serval.error.NotReady;
+
+/**
+ * Why a deployment does not serve, in the words its requests are refused with. Stateless; every method is a pure
+ * function of what the deployment last published.
+ */
+final class NotServing {
+
+    private NotServing() {
+    }
+
+    /**
+     * Why nothing can serve with {@code status}, or null while a replica serves or one is starting: the router then
+     * refuses every request, queued ones included, since waiting would never end.
+     */
+    static String reason(DeploymentStatus status) {
+        if (status.routable() > 0 || status.starting() > 0) {
+            return null;
+        }
+        if (status.desired() == 0) {
+            return scaledToZero(status.name());
+        }
+        return status.failedStarts() > 0 ? "model '" + status.name() + "' failed to load: " + status.lastError() : null;
+    }
+
+    /**
+     * The refusal of a request to deployment {@code name} in {@code state}, given its latest {@code status} and
+     * whether it has ever served ({@code everRouted}: a deployment that lost its replicas is not "still loading").
+     */
+    static NotReady refusal(String name, DeploymentState state, DeploymentStatus status, boolean everRouted) {
+        if (state == DeploymentState.LOADING && status.desired() == 0) {
+            return new NotReady(scaledToZero(name));
+        }
+        return switch (state) {
+            case LOADING -> everRouted
+                    ? new NotReady("model '" + name + "' has no running replica; " + status.starting() + " starting")
+                    : new NotReady("model '" + name + "' is still loading");
+            case FAILED -> new NotReady("model '" + name + "' failed to load: " + status.lastError());
+            case STOPPED -> new NotReady("model '" + name + "' is shutting down");
+            case READY -> new NotReady("model '" + name + "' has no running replica");
+        };
+    }
+
+    private static String scaledToZero(String name) {
+        return "model '" + name + "' has num_replicas 0: no replica serves it";
+    }
+}
