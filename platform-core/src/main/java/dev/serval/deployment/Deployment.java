@@ -7,8 +7,8 @@ import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.health.FailureMonitor;
 import dev.serval.metrics.DeploymentMetrics;
-import dev.serval.predictor.Model;
-import dev.serval.predictor.ModelSignature;
+import dev.serval.model.Model;
+import dev.serval.model.ModelSignature;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
 import dev.serval.routing.RoutingSnapshot;
@@ -251,7 +251,7 @@ public final class Deployment<I, O> implements AutoCloseable {
     }
 
     /** How the newest serving version runs its inputs (single or batched, invariant or not, and why). */
-    public Optional<dev.serval.predictor.Batching> batching() {
+    public Optional<dev.serval.model.BatchingDecision> batching() {
         Model<I, O> model = servingModel();
         return model == null ? Optional.empty() : Optional.of(model.batching());
     }

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.serval.error.Overloaded;
-import dev.serval.predictor.Embedding;
-import dev.serval.predictor.Predictor;
-import dev.serval.predictor.TextEmbeddingModel;
+import dev.serval.model.Embedding;
+import dev.serval.model.Predictor;
+import dev.serval.model.text.TextEmbeddingModel;
 import dev.serval.spec.DeploymentSpec;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -30,7 +30,7 @@ class BatchingUnderLoadTest {
 
     @Test
     void batchesFormUnderLoadWithinTheLimitAndNeverChangeAnAnswer() throws Exception {
-        Path dir = dev.serval.predictor.BatchInvarianceTestAccess.tinyModelDirectory();
+        Path dir = dev.serval.model.text.BatchInvarianceTestAccess.tinyModelDirectory();
         List<String> texts = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
             texts.add(("text " + i + " ").repeat(1 + (i * 7) % 25).trim());

@@ -7,7 +7,7 @@ import dev.serval.api.serving.DeploymentMeters;
 import dev.serval.api.serving.Deployments;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.Deployment;
-import dev.serval.predictor.Embedding;
+import dev.serval.model.Embedding;
 import dev.serval.routing.Router;
 import dev.serval.tensor.TensorIO;
 import dev.serval.tensor.Tensors;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.error.InvalidInput;
-import dev.serval.predictor.Embedding;
+import dev.serval.model.Embedding;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;

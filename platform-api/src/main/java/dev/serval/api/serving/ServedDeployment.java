@@ -1,10 +1,10 @@
 package dev.serval.api.serving;
 
 import dev.serval.api.config.DeploymentConfig;
-import dev.serval.api.repository.ModelKind;
 import dev.serval.deployment.Deployment;
-import dev.serval.predictor.Embedding;
 import dev.serval.error.InvalidInput;
+import dev.serval.model.Embedding;
+import dev.serval.model.ModelKind;
 import java.time.Duration;
 
 /**

@@ -3,7 +3,7 @@ package dev.serval.bench.deployment;
 import dev.serval.bench.predictor.EmbeddingBenchmark;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
-import dev.serval.predictor.Embedding;
+import dev.serval.model.Embedding;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.spec.DeploymentSpec;
 import java.io.BufferedReader;

@@ -5,7 +5,7 @@ import dev.serval.bench.load.ChatTexts;
 import dev.serval.bench.load.MachineUsage;
 import dev.serval.bench.load.RawEmbeddingLoop;
 import dev.serval.bench.load.ServalProcess;
-import dev.serval.predictor.TextEmbeddingModel;
+import dev.serval.model.text.TextEmbeddingModel;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

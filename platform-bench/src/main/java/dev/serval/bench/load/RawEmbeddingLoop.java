@@ -1,10 +1,10 @@
 package dev.serval.bench.load;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.serval.predictor.Embedding;
-import dev.serval.predictor.ModelFiles;
-import dev.serval.predictor.Predictor;
-import dev.serval.predictor.TextEmbeddingModel;
+import dev.serval.model.Embedding;
+import dev.serval.model.ModelFiles;
+import dev.serval.model.Predictor;
+import dev.serval.model.text.TextEmbeddingModel;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
