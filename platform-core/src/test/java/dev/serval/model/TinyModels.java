@@ -11,7 +11,7 @@ import java.nio.file.Path;
  * The tiny models of {@code scripts/make_tiny_models.py} and the outputs numpy computed for them
  * ({@code reference/tiny-models-expected.json}).
  */
-final class TinyModels {
+public final class TinyModels {
 
     private static final JsonNode EXPECTED = read();
 
@@ -19,16 +19,16 @@ final class TinyModels {
     }
 
     /** {@code models/<name>/<file>} in the test resources. */
-    static Path file(String name, String file) {
+    public static Path file(String name, String file) {
         return Path.of("src", "test", "resources", "models", name, file);
     }
 
     /** What the script computed for model {@code name}. */
-    static JsonNode expected(String name) {
+    public static JsonNode expected(String name) {
         return EXPECTED.get(name);
     }
 
-    static float[] floats(JsonNode array) {
+    public static float[] floats(JsonNode array) {
         float[] values = new float[array.size()];
         for (int i = 0; i < values.length; i++) {
             values[i] = (float) array.get(i).asDouble();

@@ -5,7 +5,10 @@ import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.model.Embedding;
 import dev.serval.model.ModelFiles;
-import dev.serval.model.text.TextEmbeddingModel;
+import dev.serval.model.LoadOptions;
+import dev.serval.model.ModelKind;
+import dev.serval.model.onnx.OnnxOptions;
+import dev.serval.model.text.TextModels;
 import dev.serval.spec.DeploymentSpec;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -62,7 +65,9 @@ public class BatchInvarianceBenchmark extends BenchmarkBase {
             DeploymentSpec spec = new DeploymentSpec("bench", "bundled:all-minilm-l6-v2-q", "1", 1, BURST * 2, BURST * 4,
                     2, 1, 1, Duration.ofMinutes(10), 3, Duration.ofSeconds(10), invariance, 32, Duration.ofMillis(2));
             engine = new ServingEngine();
-            deployment = engine.deploy(spec, s -> TextEmbeddingModel.load(model, tokenizer, 256, 1, s.batchInvariance()));
+            deployment = engine.deploy(spec, s -> TextModels.embedding(model, tokenizer,
+                    ModelKind.TEXT_EMBEDDING.defaultOutput(), OnnxOptions.none(),
+                    LoadOptions.defaults().withMaxLength(256).withBatchInvariance(s.batchInvariance())));
             while (deployment.state() != Deployment.State.READY) {
                 if (deployment.state() == Deployment.State.FAILED) {
                     throw new IllegalStateException("model failed to load: " + deployment.failure().orElse("?"));

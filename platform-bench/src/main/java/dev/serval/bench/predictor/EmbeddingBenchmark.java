@@ -6,7 +6,11 @@ import dev.serval.deployment.ServingEngine;
 import dev.serval.model.Embedding;
 import dev.serval.model.ModelFiles;
 import dev.serval.model.Predictor;
-import dev.serval.model.text.TextEmbeddingModel;
+import dev.serval.model.LoadOptions;
+import dev.serval.model.Model;
+import dev.serval.model.ModelKind;
+import dev.serval.model.onnx.OnnxOptions;
+import dev.serval.model.text.TextModels;
 import dev.serval.spec.DeploymentSpec;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -144,7 +148,7 @@ public class EmbeddingBenchmark extends BenchmarkBase {
      */
     public abstract static class PredictorOnThisThread {
 
-        private TextEmbeddingModel model;
+        private Model<String, Embedding> model;
         Predictor<String, Embedding> predictor;
 
         abstract int intraOpThreads();
@@ -197,14 +201,15 @@ public class EmbeddingBenchmark extends BenchmarkBase {
     }
 
     /** Loads the default model from the class path; also used by {@code deployment.ReplicaMemoryBenchmark}. */
-    public static TextEmbeddingModel loadModel(int intraOpThreads) throws IOException {
+    public static Model<String, Embedding> loadModel(int intraOpThreads) throws IOException {
         Path directory = Path.of(System.getProperty("java.io.tmpdir"), "serval-bench-models");
         ClassLoader classLoader = EmbeddingBenchmark.class.getClassLoader();
-        return TextEmbeddingModel.load(
+        return TextModels.embedding(
                 ModelFiles.extract(classLoader, "all-minilm-l6-v2-q.onnx", directory),
                 ModelFiles.extract(classLoader, "all-minilm-l6-v2-q-tokenizer.json", directory),
-                MAX_LENGTH,
-                intraOpThreads);
+                ModelKind.TEXT_EMBEDDING.defaultOutput(),
+                OnnxOptions.none(),
+                LoadOptions.defaults().withMaxLength(MAX_LENGTH).withIntraOpThreads(intraOpThreads));
     }
 
     /**

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.serval.model.TinyModels;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -4,6 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.serval.model.BatchingDecision;
+import dev.serval.model.Embedding;
+import dev.serval.model.LoadOptions;
+import dev.serval.model.ModelFiles;
+import dev.serval.model.ModelKind;
+import dev.serval.model.Predictor;
+import dev.serval.model.onnx.OnnxOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -46,7 +53,8 @@ class BatchInvarianceTest {
     @Test
     void theQuantisedDefaultModelIsRowCoupledAndRunsEveryTextAlone() throws Exception {
         Path[] files = minilm();
-        try (TextEmbeddingModel model = TextEmbeddingModel.load(files[0], files[1], 256, 1)) {
+        try (TextEmbeddingModel model = TextEmbeddingModel.load(files[0], files[1], ModelKind.TEXT_EMBEDDING.defaultOutput(), OnnxOptions.none(),
+                LoadOptions.defaults().withMaxLength(256))) {
             BatchingDecision batching = model.batching();
             assertFalse(batching.batched());
             assertTrue(batching.batchInvariant());
@@ -57,7 +65,8 @@ class BatchInvarianceTest {
     @Test
     void withInvarianceSwitchedOffTheDefaultModelBatchesAndSaysItIsNotInvariant() throws Exception {
         Path[] files = minilm();
-        try (TextEmbeddingModel model = TextEmbeddingModel.load(files[0], files[1], 256, 1, false)) {
+        try (TextEmbeddingModel model = TextEmbeddingModel.load(files[0], files[1], ModelKind.TEXT_EMBEDDING.defaultOutput(), OnnxOptions.none(),
+                LoadOptions.defaults().withMaxLength(256).withBatchInvariance(false))) {
             assertTrue(model.batching().batched());
             assertFalse(model.batching().batchInvariant());
             assertTrue(model.batching().reason().contains("batch invariance is off"), model.batching().reason());
@@ -67,7 +76,8 @@ class BatchInvarianceTest {
     @Test
     void theTinyFp32EncoderHasIndependentRowsAndBatchesWithTheSameAnswers() throws Exception {
         Path dir = tinyModelDirectory();
-        try (TextEmbeddingModel model = TextEmbeddingModel.load(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"), 256, 1)) {
+        try (TextEmbeddingModel model = TextEmbeddingModel.load(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"),
+                ModelKind.TEXT_EMBEDDING.defaultOutput(), OnnxOptions.none(), LoadOptions.defaults().withMaxLength(256))) {
             BatchingDecision batching = model.batching();
             assertTrue(batching.batched(), batching.reason());
             assertTrue(batching.batchInvariant());

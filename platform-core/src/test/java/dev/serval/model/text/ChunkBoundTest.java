@@ -7,6 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.serval.error.InvalidInput;
+import dev.serval.model.Embedding;
+import dev.serval.model.LoadOptions;
+import dev.serval.model.LongInputs;
+import dev.serval.model.ModelKind;
+import dev.serval.model.Predictor;
+import dev.serval.model.onnx.OnnxOptions;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -21,7 +27,8 @@ class ChunkBoundTest {
 
     private static TextEmbeddingModel load(LongInputs longInputs) throws Exception {
         Path dir = BatchInvarianceTest.tinyModelDirectory();
-        return TextEmbeddingModel.load(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"), 16, 1, true, longInputs);
+        return TextEmbeddingModel.load(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"), ModelKind.TEXT_EMBEDDING.defaultOutput(),
+                OnnxOptions.none(), LoadOptions.defaults().withMaxLength(16).withLongInputs(longInputs));
     }
 
     @Test

@@ -3,6 +3,8 @@ package dev.serval.model.text;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.serval.model.ChunkReduction;
+import dev.serval.model.Classification;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

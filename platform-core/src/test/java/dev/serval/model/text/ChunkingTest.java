@@ -6,6 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import ai.djl.huggingface.tokenizers.Encoding;
+import dev.serval.model.Embedding;
+import dev.serval.model.LoadOptions;
+import dev.serval.model.LongInputs;
+import dev.serval.model.ModelKind;
+import dev.serval.model.Predictor;
+import dev.serval.model.onnx.OnnxOptions;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
@@ -19,7 +25,8 @@ class ChunkingTest {
 
     private static TextEmbeddingModel load(LongInputs longInputs) throws Exception {
         Path dir = BatchInvarianceTest.tinyModelDirectory();
-        return TextEmbeddingModel.load(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"), 16, 1, true, longInputs);
+        return TextEmbeddingModel.load(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"), ModelKind.TEXT_EMBEDDING.defaultOutput(),
+                OnnxOptions.none(), LoadOptions.defaults().withMaxLength(16).withLongInputs(longInputs));
     }
 
     @Test

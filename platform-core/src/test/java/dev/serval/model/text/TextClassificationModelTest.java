@@ -10,6 +10,16 @@ import ai.djl.huggingface.tokenizers.Encoding;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.serval.error.InvalidInput;
+import dev.serval.model.ChunkReduction;
+import dev.serval.model.Classification;
+import dev.serval.model.LoadOptions;
+import dev.serval.model.LongInputs;
+import dev.serval.model.ModelKind;
+import dev.serval.model.ModelSignature;
+import dev.serval.model.Predictor;
+import dev.serval.model.TensorSignature;
+import dev.serval.model.TinyModels;
+import dev.serval.model.onnx.OnnxOptions;
 import dev.serval.tensor.DataType;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
@@ -50,7 +60,8 @@ class TextClassificationModelTest {
     }
 
     private static TextClassificationModel load(LongInputs longInputs, ChunkReduction reduction) throws Exception {
-        return TextClassificationModel.load(MODEL, TOKENIZER, labels(), MAX_LENGTH, 1, true, longInputs, reduction);
+        return TextClassificationModel.load(MODEL, TOKENIZER, labels(), ModelKind.TEXT_CLASSIFICATION.defaultOutput(), OnnxOptions.none(),
+                LoadOptions.defaults().withMaxLength(MAX_LENGTH).withLongInputs(longInputs).withChunkReduction(reduction));
     }
 
     private static List<String> labels() {
@@ -150,19 +161,22 @@ class TextClassificationModelTest {
     @Test
     void refusesLabelsThatDoNotNameEveryLogit() {
         IllegalArgumentException error = assertThrows(IllegalArgumentException.class,
-                () -> TextClassificationModel.load(MODEL, TOKENIZER, List.of("no", "yes"), MAX_LENGTH, 1));
+                () -> TextClassificationModel.load(MODEL, TOKENIZER, List.of("no", "yes"), ModelKind.TEXT_CLASSIFICATION.defaultOutput(),
+                        OnnxOptions.none(), LoadOptions.defaults().withMaxLength(MAX_LENGTH)));
         assertEquals("model " + MODEL + " gives 3 logits per text but 2 labels were given [no, yes]; the labels must"
                 + " name every logit, in order", error.getMessage());
         assertEquals("label 'a' appears twice in [a, b, a]", assertThrows(IllegalArgumentException.class,
-                () -> TextClassificationModel.load(MODEL, TOKENIZER, List.of("a", "b", "a"), MAX_LENGTH, 1)).getMessage());
+                () -> TextClassificationModel.load(MODEL, TOKENIZER, List.of("a", "b", "a"), ModelKind.TEXT_CLASSIFICATION.defaultOutput(),
+                        OnnxOptions.none(), LoadOptions.defaults().withMaxLength(MAX_LENGTH))).getMessage());
     }
 
     @Test
     void sessionOptionsThatChangeNothingNumericallyGiveTheSameScores() throws Exception {
         OnnxOptions engine = OnnxOptions.of(Map.of("optLevel", "NO_OPT", "executionMode", "PARALLEL",
                 "interOpNumThreads", "2"));
-        try (TextClassificationModel unoptimised = TextClassificationModel.load(MODEL, TOKENIZER, labels(), MAX_LENGTH,
-                        1, true, LongInputs.truncate(), ChunkReduction.MEAN, engine, "logits");
+        try (TextClassificationModel unoptimised = TextClassificationModel.load(MODEL, TOKENIZER, labels(), "logits",
+                        engine, LoadOptions.defaults().withMaxLength(MAX_LENGTH).withLongInputs(LongInputs.truncate())
+                                .withChunkReduction(ChunkReduction.MEAN));
                 Predictor<String, Classification> a = unoptimised.newPredictor();
                 Predictor<String, Classification> b = model.newPredictor()) {
             for (JsonNode expected : EXPECTED.get("cases")) {
@@ -177,8 +191,9 @@ class TextClassificationModelTest {
     @Test
     void readsTheLogitsFromTheOutputTheModelNames() throws Exception {
         Path renamed = TinyModels.file("tiny-classifier-renamed", "model.onnx");
-        try (TextClassificationModel named = TextClassificationModel.load(renamed, TOKENIZER, labels(), MAX_LENGTH, 1,
-                        true, LongInputs.truncate(), ChunkReduction.MEAN, OnnxOptions.none(), "class_logits");
+        try (TextClassificationModel named = TextClassificationModel.load(renamed, TOKENIZER, labels(), "class_logits",
+                        OnnxOptions.none(), LoadOptions.defaults().withMaxLength(MAX_LENGTH).withLongInputs(LongInputs.truncate())
+                                .withChunkReduction(ChunkReduction.MEAN));
                 Predictor<String, Classification> predictor = named.newPredictor()) {
             for (JsonNode expected : EXPECTED.get("cases")) {
                 String text = expected.get("text").asText();
@@ -192,7 +207,8 @@ class TextClassificationModelTest {
     void refusesAnOutputTheGraphDoesNotHaveListingTheOnesItHas() {
         Path renamed = TinyModels.file("tiny-classifier-renamed", "model.onnx");
         IOException error = assertThrows(IOException.class,
-                () -> TextClassificationModel.load(renamed, TOKENIZER, labels(), MAX_LENGTH, 1));
+                () -> TextClassificationModel.load(renamed, TOKENIZER, labels(), ModelKind.TEXT_CLASSIFICATION.defaultOutput(), OnnxOptions.none(),
+                        LoadOptions.defaults().withMaxLength(MAX_LENGTH)));
         assertEquals("model " + renamed + " has no output 'logits' to read; its outputs are [mean, class_logits]",
                 error.getMessage());
     }

@@ -7,6 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.serval.error.InvalidInput;
+import dev.serval.model.Embedding;
+import dev.serval.model.LoadOptions;
+import dev.serval.model.LongInputs;
+import dev.serval.model.ModelFiles;
+import dev.serval.model.ModelKind;
+import dev.serval.model.Predictor;
+import dev.serval.model.TinyModels;
+import dev.serval.model.onnx.OnnxOptions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
@@ -32,8 +40,9 @@ class TextEmbeddingModelTest {
         model = TextEmbeddingModel.load(
                 ModelFiles.extract(loader, "all-minilm-l6-v2-q.onnx", dir),
                 ModelFiles.extract(loader, "all-minilm-l6-v2-q-tokenizer.json", dir),
-                256,
-                1);
+                ModelKind.TEXT_EMBEDDING.defaultOutput(),
+                OnnxOptions.none(),
+                LoadOptions.defaults().withMaxLength(256));
         try (InputStream in = loader.getResourceAsStream("reference/minilm-reference.json")) {
             reference = new ObjectMapper().readTree(in);
         }
@@ -93,8 +102,8 @@ class TextEmbeddingModelTest {
 
     /** The tiny FP32 encoder with MiniLM's tokenizer, as {@link BatchInvarianceTest} uses it. */
     private static TextEmbeddingModel tinyEncoder(String model, OnnxOptions engine, String output) throws Exception {
-        return TextEmbeddingModel.load(TinyModels.file(model, "model.onnx"), BatchInvarianceTest.minilm()[1], 64, 1,
-                true, LongInputs.truncate(), engine, output);
+        return TextEmbeddingModel.load(TinyModels.file(model, "model.onnx"), BatchInvarianceTest.minilm()[1], output,
+                engine, LoadOptions.defaults().withMaxLength(64).withLongInputs(LongInputs.truncate()));
     }
 
     /** {@code a} and {@code b} embed {@link BatchInvarianceTest#MIXED} alike, one by one and as a batch. */
@@ -141,7 +150,8 @@ class TextEmbeddingModelTest {
     void refusesAnOutputTheGraphDoesNotHaveListingTheOnesItHas() {
         Path file = TinyModels.file("tiny-encoder-token-embeddings", "model.onnx");
         IOException error = assertThrows(IOException.class,
-                () -> TextEmbeddingModel.load(file, BatchInvarianceTest.minilm()[1], 64, 1));
+                () -> TextEmbeddingModel.load(file, BatchInvarianceTest.minilm()[1], ModelKind.TEXT_EMBEDDING.defaultOutput(),
+                        OnnxOptions.none(), LoadOptions.defaults().withMaxLength(64)));
         assertEquals("model " + file + " has no output 'last_hidden_state' to read; its outputs are"
                 + " [sentence_embedding, token_embeddings]", error.getMessage());
     }
