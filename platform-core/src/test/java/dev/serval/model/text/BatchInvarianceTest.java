@@ -8,7 +8,6 @@ import dev.serval.model.BatchingDecision;
 import dev.serval.model.Embedding;
 import dev.serval.model.LoadOptions;
 import dev.serval.model.ModelFiles;
-import dev.serval.model.ModelKind;
 import dev.serval.model.Predictor;
 import dev.serval.model.onnx.OnnxOptions;
 import java.nio.file.Files;
@@ -53,8 +52,8 @@ class BatchInvarianceTest {
     @Test
     void theQuantisedDefaultModelIsRowCoupledAndRunsEveryTextAlone() throws Exception {
         Path[] files = minilm();
-        try (TextEmbeddingModel model = TextEmbeddingModel.load(files[0], files[1], ModelKind.TEXT_EMBEDDING.defaultOutput(), OnnxOptions.none(),
-                LoadOptions.defaults().withMaxLength(256))) {
+        try (TextEmbeddingModel model = TextEmbeddingModel.load(files[0], files[1], "last_hidden_state",
+                OnnxOptions.none(), LoadOptions.defaults().withMaxLength(256))) {
             BatchingDecision batching = model.batching();
             assertFalse(batching.batched());
             assertTrue(batching.batchInvariant());
@@ -65,8 +64,8 @@ class BatchInvarianceTest {
     @Test
     void withInvarianceSwitchedOffTheDefaultModelBatchesAndSaysItIsNotInvariant() throws Exception {
         Path[] files = minilm();
-        try (TextEmbeddingModel model = TextEmbeddingModel.load(files[0], files[1], ModelKind.TEXT_EMBEDDING.defaultOutput(), OnnxOptions.none(),
-                LoadOptions.defaults().withMaxLength(256).withBatchInvariance(false))) {
+        try (TextEmbeddingModel model = TextEmbeddingModel.load(files[0], files[1], "last_hidden_state",
+                OnnxOptions.none(), LoadOptions.defaults().withMaxLength(256).withBatchInvariance(false))) {
             assertTrue(model.batching().batched());
             assertFalse(model.batching().batchInvariant());
             assertTrue(model.batching().reason().contains("batch invariance is off"), model.batching().reason());
@@ -77,7 +76,7 @@ class BatchInvarianceTest {
     void theTinyFp32EncoderHasIndependentRowsAndBatchesWithTheSameAnswers() throws Exception {
         Path dir = tinyModelDirectory();
         try (TextEmbeddingModel model = TextEmbeddingModel.load(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"),
-                ModelKind.TEXT_EMBEDDING.defaultOutput(), OnnxOptions.none(), LoadOptions.defaults().withMaxLength(256))) {
+                "last_hidden_state", OnnxOptions.none(), LoadOptions.defaults().withMaxLength(256))) {
             BatchingDecision batching = model.batching();
             assertTrue(batching.batched(), batching.reason());
             assertTrue(batching.batchInvariant());

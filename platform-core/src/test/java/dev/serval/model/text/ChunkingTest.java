@@ -9,7 +9,6 @@ import ai.djl.huggingface.tokenizers.Encoding;
 import dev.serval.model.Embedding;
 import dev.serval.model.LoadOptions;
 import dev.serval.model.LongInputs;
-import dev.serval.model.ModelKind;
 import dev.serval.model.Predictor;
 import dev.serval.model.onnx.OnnxOptions;
 import java.nio.file.Path;
@@ -25,7 +24,7 @@ class ChunkingTest {
 
     private static TextEmbeddingModel load(LongInputs longInputs) throws Exception {
         Path dir = BatchInvarianceTest.tinyModelDirectory();
-        return TextEmbeddingModel.load(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"), ModelKind.TEXT_EMBEDDING.defaultOutput(),
+        return TextEmbeddingModel.load(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"), "last_hidden_state",
                 OnnxOptions.none(), LoadOptions.defaults().withMaxLength(16).withLongInputs(longInputs));
     }
 

@@ -14,7 +14,6 @@ import dev.serval.model.ChunkReduction;
 import dev.serval.model.Classification;
 import dev.serval.model.LoadOptions;
 import dev.serval.model.LongInputs;
-import dev.serval.model.ModelKind;
 import dev.serval.model.ModelSignature;
 import dev.serval.model.Predictor;
 import dev.serval.model.TensorSignature;
@@ -60,8 +59,9 @@ class TextClassificationModelTest {
     }
 
     private static TextClassificationModel load(LongInputs longInputs, ChunkReduction reduction) throws Exception {
-        return TextClassificationModel.load(MODEL, TOKENIZER, labels(), ModelKind.TEXT_CLASSIFICATION.defaultOutput(), OnnxOptions.none(),
-                LoadOptions.defaults().withMaxLength(MAX_LENGTH).withLongInputs(longInputs).withChunkReduction(reduction));
+        return TextClassificationModel.load(MODEL, TOKENIZER, labels(), "logits", OnnxOptions.none(),
+                LoadOptions.defaults().withMaxLength(MAX_LENGTH).withLongInputs(longInputs)
+                        .withChunkReduction(reduction));
     }
 
     private static List<String> labels() {
@@ -161,12 +161,12 @@ class TextClassificationModelTest {
     @Test
     void refusesLabelsThatDoNotNameEveryLogit() {
         IllegalArgumentException error = assertThrows(IllegalArgumentException.class,
-                () -> TextClassificationModel.load(MODEL, TOKENIZER, List.of("no", "yes"), ModelKind.TEXT_CLASSIFICATION.defaultOutput(),
+                () -> TextClassificationModel.load(MODEL, TOKENIZER, List.of("no", "yes"), "logits",
                         OnnxOptions.none(), LoadOptions.defaults().withMaxLength(MAX_LENGTH)));
         assertEquals("model " + MODEL + " gives 3 logits per text but 2 labels were given [no, yes]; the labels must"
                 + " name every logit, in order", error.getMessage());
         assertEquals("label 'a' appears twice in [a, b, a]", assertThrows(IllegalArgumentException.class,
-                () -> TextClassificationModel.load(MODEL, TOKENIZER, List.of("a", "b", "a"), ModelKind.TEXT_CLASSIFICATION.defaultOutput(),
+                () -> TextClassificationModel.load(MODEL, TOKENIZER, List.of("a", "b", "a"), "logits",
                         OnnxOptions.none(), LoadOptions.defaults().withMaxLength(MAX_LENGTH))).getMessage());
     }
 
@@ -192,8 +192,8 @@ class TextClassificationModelTest {
     void readsTheLogitsFromTheOutputTheModelNames() throws Exception {
         Path renamed = TinyModels.file("tiny-classifier-renamed", "model.onnx");
         try (TextClassificationModel named = TextClassificationModel.load(renamed, TOKENIZER, labels(), "class_logits",
-                        OnnxOptions.none(), LoadOptions.defaults().withMaxLength(MAX_LENGTH).withLongInputs(LongInputs.truncate())
-                                .withChunkReduction(ChunkReduction.MEAN));
+                        OnnxOptions.none(), LoadOptions.defaults().withMaxLength(MAX_LENGTH)
+                                .withLongInputs(LongInputs.truncate()).withChunkReduction(ChunkReduction.MEAN));
                 Predictor<String, Classification> predictor = named.newPredictor()) {
             for (JsonNode expected : EXPECTED.get("cases")) {
                 String text = expected.get("text").asText();
@@ -207,7 +207,7 @@ class TextClassificationModelTest {
     void refusesAnOutputTheGraphDoesNotHaveListingTheOnesItHas() {
         Path renamed = TinyModels.file("tiny-classifier-renamed", "model.onnx");
         IOException error = assertThrows(IOException.class,
-                () -> TextClassificationModel.load(renamed, TOKENIZER, labels(), ModelKind.TEXT_CLASSIFICATION.defaultOutput(), OnnxOptions.none(),
+                () -> TextClassificationModel.load(renamed, TOKENIZER, labels(), "logits", OnnxOptions.none(),
                         LoadOptions.defaults().withMaxLength(MAX_LENGTH)));
         assertEquals("model " + renamed + " has no output 'logits' to read; its outputs are [mean, class_logits]",
                 error.getMessage());

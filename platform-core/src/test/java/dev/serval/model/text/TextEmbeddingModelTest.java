@@ -11,7 +11,6 @@ import dev.serval.model.Embedding;
 import dev.serval.model.LoadOptions;
 import dev.serval.model.LongInputs;
 import dev.serval.model.ModelFiles;
-import dev.serval.model.ModelKind;
 import dev.serval.model.Predictor;
 import dev.serval.model.TinyModels;
 import dev.serval.model.onnx.OnnxOptions;
@@ -40,7 +39,7 @@ class TextEmbeddingModelTest {
         model = TextEmbeddingModel.load(
                 ModelFiles.extract(loader, "all-minilm-l6-v2-q.onnx", dir),
                 ModelFiles.extract(loader, "all-minilm-l6-v2-q-tokenizer.json", dir),
-                ModelKind.TEXT_EMBEDDING.defaultOutput(),
+                "last_hidden_state",
                 OnnxOptions.none(),
                 LoadOptions.defaults().withMaxLength(256));
         try (InputStream in = loader.getResourceAsStream("reference/minilm-reference.json")) {
@@ -150,7 +149,7 @@ class TextEmbeddingModelTest {
     void refusesAnOutputTheGraphDoesNotHaveListingTheOnesItHas() {
         Path file = TinyModels.file("tiny-encoder-token-embeddings", "model.onnx");
         IOException error = assertThrows(IOException.class,
-                () -> TextEmbeddingModel.load(file, BatchInvarianceTest.minilm()[1], ModelKind.TEXT_EMBEDDING.defaultOutput(),
+                () -> TextEmbeddingModel.load(file, BatchInvarianceTest.minilm()[1], "last_hidden_state",
                         OnnxOptions.none(), LoadOptions.defaults().withMaxLength(64)));
         assertEquals("model " + file + " has no output 'last_hidden_state' to read; its outputs are"
                 + " [sentence_embedding, token_embeddings]", error.getMessage());
