@@ -1,6 +1,6 @@
 package dev.serval.bench.deployment;
 
-import dev.serval.bench.predictor.EmbeddingBenchmark;
+import dev.serval.bench.model.EmbeddingBenchmark;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.model.Embedding;

@@ -1,4 +1,4 @@
-package dev.serval.bench.predictor;
+package dev.serval.bench.model;
 
 import dev.serval.bench.BenchmarkBase;
 import dev.serval.deployment.Deployment;
