@@ -20,8 +20,9 @@ public final class ModelCatalog {
      * Loads the model {@code descriptor} describes.
      *
      * @param descriptor the model version's descriptor
-     * @param directory  the version folder the descriptor's {@code file} and {@code tokenizer} are relative to; the
-     *                   caller has checked that they exist there and stay inside it
+     * @param file       the descriptor's {@code file}, resolved by the caller (inside the version's folder); not read
+     *                   by a kind without a graph
+     * @param tokenizer  the descriptor's {@code tokenizer}, resolved likewise; read by the text kinds only
      * @param options    what the deployment asks on top of the descriptor; a {@code maxLength} of 0 means the
      *                   descriptor's {@code max_length}. The descriptor's engine options and output are the model's;
      *                   intra-op threads always come from the options
@@ -30,17 +31,15 @@ public final class ModelCatalog {
      * @throws IOException              when a file is unreadable, the graph is not what the kind takes, or the model
      *                                  fails its first inference
      */
-    public static Model<?, ?> load(ModelDescriptor descriptor, Path directory, LoadOptions options)
+    public static Model<?, ?> load(ModelDescriptor descriptor, Path file, Path tokenizer, LoadOptions options)
             throws IOException {
         LoadOptions resolved = options.orMaxLength(descriptor.maxLength());
         return switch (descriptor.kind()) {
-            case TEXT_EMBEDDING -> TextModels.embedding(directory.resolve(descriptor.file()),
-                    directory.resolve(descriptor.tokenizer()), descriptor.output(), descriptor.engine(), resolved);
-            case TEXT_CLASSIFICATION -> TextModels.classification(directory.resolve(descriptor.file()),
-                    directory.resolve(descriptor.tokenizer()), descriptor.labels(), descriptor.output(),
-                    descriptor.engine(), resolved);
-            case TENSOR -> TensorModels.load(directory.resolve(descriptor.file()), descriptor.engine(),
-                    options.intraOpThreads());
+            case TEXT_EMBEDDING -> TextModels.embedding(file, tokenizer, descriptor.output(), descriptor.engine(),
+                    resolved);
+            case TEXT_CLASSIFICATION -> TextModels.classification(file, tokenizer, descriptor.labels(),
+                    descriptor.output(), descriptor.engine(), resolved);
+            case TENSOR -> TensorModels.load(file, descriptor.engine(), options.intraOpThreads());
             case NOOP -> new NoopModel();
         };
     }

@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Each kind loads from a descriptor, its version folder and the deployment's options, through the one catalog. */
+/** Each kind loads from a descriptor, its resolved files and the deployment's options, through the one catalog. */
 class ModelCatalogTest {
 
     private static ModelDescriptor descriptor(ModelKind kind, int maxLength, List<String> labels) {
@@ -25,16 +25,16 @@ class ModelCatalogTest {
     @Test
     void aNoopDescriptorLoadsTheNoopModelWithoutReadingItsFolder() throws Exception {
         try (Model<?, ?> model = ModelCatalog.load(descriptor(ModelKind.NOOP, 256, List.of()), Path.of("nowhere"),
-                LoadOptions.defaults())) {
+                Path.of("nothing"), LoadOptions.defaults())) {
             assertInstanceOf(NoopModel.class, model);
         }
     }
 
     @Test
     void aTensorDescriptorLoadsItsFileAsATensorModel() throws Exception {
-        Path folder = TinyModels.file("tiny-mlp", "model.onnx").getParent();
-        try (Model<?, ?> model = ModelCatalog.load(descriptor(ModelKind.TENSOR, 256, List.of()), folder,
-                LoadOptions.defaults().withIntraOpThreads(2))) {
+        Path file = TinyModels.file("tiny-mlp", "model.onnx");
+        try (Model<?, ?> model = ModelCatalog.load(descriptor(ModelKind.TENSOR, 256, List.of()), file,
+                Path.of("no-tokenizer.json"), LoadOptions.defaults().withIntraOpThreads(2))) {
             assertEquals("onnxruntime_onnx", model.signature().platform());
             assertEquals(List.of(new TensorSignature("input", "FP32", List.of(-1L, 4L))), model.signature().inputs());
             assertInstanceOf(Tensors.class, model.probeInput());
@@ -46,9 +46,9 @@ class ModelCatalogTest {
         JsonNode expected = TinyModels.expected("tiny-classifier");
         List<String> labels = new ArrayList<>();
         expected.get("labels").forEach(label -> labels.add(label.asText()));
-        Path folder = TinyModels.file("tiny-classifier", "model.onnx").getParent();
         try (Model<?, ?> loaded = ModelCatalog.load(descriptor(ModelKind.TEXT_CLASSIFICATION,
-                expected.get("max_length").asInt(), labels), folder, LoadOptions.defaults())) {
+                expected.get("max_length").asInt(), labels), TinyModels.file("tiny-classifier", "model.onnx"),
+                TinyModels.file("tiny-classifier", "tokenizer.json"), LoadOptions.defaults())) {
             @SuppressWarnings("unchecked")
             Model<String, Classification> model = (Model<String, Classification>) loaded;
             assertEquals(List.of(-1L, (long) labels.size()), model.signature().outputs().getFirst().shape());
@@ -68,12 +68,14 @@ class ModelCatalogTest {
         Path folder = BatchInvarianceTestAccess.tinyModelDirectory();
         ModelDescriptor descriptor = descriptor(ModelKind.TEXT_EMBEDDING, 256, List.of());
         LoadOptions chunking = LoadOptions.defaults().withLongInputs(LongInputs.chunk(100));
-        try (Model<?, ?> model = ModelCatalog.load(descriptor, folder, chunking)) {
+        Path file = folder.resolve("model.onnx");
+        Path tokenizer = folder.resolve("tokenizer.json");
+        try (Model<?, ?> model = ModelCatalog.load(descriptor, file, tokenizer, chunking)) {
             assertEquals("embedding", model.signature().outputs().getFirst().name());
             assertTrue(model.batching().reason().startsWith("long inputs are chunked"), model.batching().reason());
         }
         assertEquals("chunk-overlap (100) must be at most half of max-length (16)",
                 assertThrows(IllegalArgumentException.class,
-                        () -> ModelCatalog.load(descriptor, folder, chunking.withMaxLength(16))).getMessage());
+                        () -> ModelCatalog.load(descriptor, file, tokenizer, chunking.withMaxLength(16))).getMessage());
     }
 }

@@ -69,7 +69,7 @@ public class RepositoryModelSource implements ModelSource {
     @Override
     public Model<?, ?> load(ModelReference reference, DeploymentSpec spec) throws Exception {
         ModelRepository.ModelVersion found = repository.resolve(reference.model(), spec.version());
-        return ModelCatalog.load(found.descriptor(), found.directory(), loadOptions(reference, spec));
+        return ModelCatalog.load(found.descriptor(), found.file(), found.tokenizer(), loadOptions(reference, spec));
     }
 
     /**
