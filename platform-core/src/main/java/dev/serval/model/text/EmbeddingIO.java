@@ -8,7 +8,11 @@ import dev.serval.tensor.Tensors;
 import dev.serval.tensor.TextIO;
 import java.util.List;
 
-/** Text embedding models in OIP terms: input {@code text} (BYTES {@code [n]}), output {@code embedding} (FP32 {@code [n, dim]}). */
+/**
+ * Text embedding models in OIP terms: input {@code text} (BYTES {@code [n]}), output {@code embedding} (FP32
+ * {@code [n, dim]}). Public so that model sources outside this package whose models answer with {@link Embedding}s
+ * map them the same way (the API's test fakes); stateless, one shared instance.
+ */
 public final class EmbeddingIO implements TensorIO<String, Embedding> {
 
     /** The name of the output tensor. */

@@ -14,9 +14,8 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * A text classifier: a Hugging Face tokenizer and an ONNX sequence classifier (output {@code logits}
- * [batch, labels], unless the model names another)
- * run by ONNX Runtime through DJL; each text gets the softmax of its logits ({@link SoftmaxHead}) and the name of its
+ * A text classifier: a Hugging Face tokenizer and an ONNX sequence classifier (output {@code logits} [batch, labels],
+ * unless the model names another) run by ONNX Runtime through DJL; each text gets the softmax of its logits ({@link SoftmaxHead}) and the name of its
  * best label. How texts are batched, and why, and what happens to long texts, is common to every text model: see
  * {@link TextModel}. A long text split into windows gets its windows' probabilities combined by the model's
  * {@link ChunkReduction}.

@@ -14,10 +14,9 @@ import java.util.List;
 /**
  * A sentence-embedding model: a Hugging Face tokenizer, an ONNX encoder run by ONNX Runtime through DJL, and
  * the pooling sentence-transformers applies (masked mean over the token embeddings, the graph output
- * {@code last_hidden_state} unless the model names another, then L2 normalisation; {@link MeanPoolingHead}). How texts
- * are batched, and why, and what happens to long texts, is common
- * to every text model: see {@link TextModel}. A long text split into windows gets the renormalised mean of the
- * window embeddings.
+ * {@code last_hidden_state} unless the model names another, then L2 normalisation; {@link MeanPoolingHead}). How
+ * texts are batched, and why, and what happens to long texts, is common to every text model: see {@link TextModel}.
+ * A long text split into windows gets the renormalised mean of the window embeddings.
  *
  * <p>Thread-safe. Predictors from {@link #newPredictor()} are not (see {@link Predictor}).
  */
