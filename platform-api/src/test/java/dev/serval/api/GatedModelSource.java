@@ -2,14 +2,14 @@ package dev.serval.api;
 
 import dev.serval.api.config.DeploymentConfig;
 import dev.serval.api.config.ModelReference;
-import dev.serval.api.repository.ModelKind;
-import dev.serval.error.InvalidInput;
 import dev.serval.api.serving.ModelSource;
-import dev.serval.predictor.Embedding;
-import dev.serval.predictor.Model;
-import dev.serval.predictor.ModelSignature;
-import dev.serval.predictor.Predictor;
-import dev.serval.predictor.TensorSignature;
+import dev.serval.error.InvalidInput;
+import dev.serval.model.Embedding;
+import dev.serval.model.Model;
+import dev.serval.model.ModelKind;
+import dev.serval.model.ModelSignature;
+import dev.serval.model.Predictor;
+import dev.serval.model.TensorSignature;
 import dev.serval.spec.DeploymentSpec;
 import jakarta.inject.Singleton;
 import java.util.List;
@@ -82,7 +82,7 @@ public class GatedModelSource implements ModelSource {
         return new Model<>() {
             @Override
             public dev.serval.tensor.TensorIO<String, Embedding> io() {
-                return dev.serval.predictor.EmbeddingIO.instance();
+                return dev.serval.model.text.EmbeddingIO.instance();
             }
 
             @Override

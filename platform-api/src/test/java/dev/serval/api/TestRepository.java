@@ -1,6 +1,6 @@
 package dev.serval.api;
 
-import dev.serval.predictor.ModelFiles;
+import dev.serval.model.ModelFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -8,10 +8,10 @@ import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.health.FailureMonitor;
 import dev.serval.metrics.DeploymentMetrics;
-import dev.serval.predictor.Batching;
-import dev.serval.predictor.Embedding;
-import dev.serval.predictor.Model;
-import dev.serval.predictor.ModelSignature;
+import dev.serval.model.BatchingDecision;
+import dev.serval.model.Embedding;
+import dev.serval.model.Model;
+import dev.serval.model.ModelSignature;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
 import dev.serval.routing.RoutingSnapshot;
@@ -190,7 +190,7 @@ public final class Deployment<I, O> implements AutoCloseable {
     }
 
     /** How the newest serving version runs its inputs (single or batched, invariant or not, and why). */
-    public Optional<Batching> batching() {
+    public Optional<BatchingDecision> batching() {
         return Optional.ofNullable(router.snapshot().newest()).map(newest -> newest.model().batching());
     }
 

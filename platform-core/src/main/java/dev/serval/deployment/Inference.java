@@ -1,8 +1,8 @@
 package dev.serval.deployment;
 
 import dev.serval.error.InvalidInput;
-import dev.serval.predictor.ModelSignature;
-import dev.serval.predictor.TensorSignature;
+import dev.serval.model.ModelSignature;
+import dev.serval.model.TensorSignature;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package dev.serval.deployment;
 
-import dev.serval.predictor.Model;
+import dev.serval.model.Model;
 import dev.serval.spec.DeploymentSpec;
 
 /**

@@ -3,7 +3,7 @@ package dev.serval.deployment;
 import dev.serval.controller.ReplicaEvents;
 import dev.serval.controller.ReplicaLauncher;
 import dev.serval.metrics.DeploymentMetrics;
-import dev.serval.predictor.Model;
+import dev.serval.model.Model;
 import dev.serval.replica.Replica;
 import dev.serval.replica.ReplicaRecord;
 import dev.serval.spec.DeploymentSpec;

@@ -1,7 +1,7 @@
 package dev.serval.deployment;
 
 import dev.serval.metrics.DeploymentMetrics;
-import dev.serval.predictor.Model;
+import dev.serval.model.Model;
 import dev.serval.spec.DeploymentSpec;
 import java.util.HashMap;
 import java.util.Map;

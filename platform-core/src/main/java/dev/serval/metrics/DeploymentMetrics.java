@@ -1,6 +1,6 @@
 package dev.serval.metrics;
 
-import dev.serval.predictor.BatchObserver;
+import dev.serval.model.BatchObserver;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;

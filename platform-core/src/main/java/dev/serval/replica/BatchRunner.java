@@ -5,7 +5,7 @@ import dev.serval.error.InferenceFailed;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.metrics.DeploymentMetrics;
-import dev.serval.predictor.Predictor;
+import dev.serval.model.Predictor;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;

@@ -3,7 +3,7 @@ package dev.serval.replica;
 import dev.serval.admission.BoundedCount;
 import dev.serval.error.InferenceFailed;
 import dev.serval.metrics.DeploymentMetrics;
-import dev.serval.predictor.Model;
+import dev.serval.model.Model;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.spec.DeploymentSpec;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.serval.routing;
 
-import dev.serval.predictor.Model;
+import dev.serval.model.Model;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 

@@ -5,9 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.serval.error.Overloaded;
-import dev.serval.predictor.Embedding;
-import dev.serval.predictor.Predictor;
-import dev.serval.predictor.TextEmbeddingModel;
+import dev.serval.model.Embedding;
+import dev.serval.model.Predictor;
+import dev.serval.model.LoadOptions;
+import dev.serval.model.Model;
+import dev.serval.model.ModelKind;
+import dev.serval.model.onnx.OnnxOptions;
+import dev.serval.model.text.TextModels;
 import dev.serval.spec.DeploymentSpec;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -31,13 +35,16 @@ class BatchingUnderLoadTest {
 
     @Test
     void batchesFormUnderLoadWithinTheLimitAndNeverChangeAnAnswer() throws Exception {
-        Path dir = dev.serval.predictor.BatchInvarianceTestAccess.tinyModelDirectory();
+        Path dir = dev.serval.model.text.BatchInvarianceTestAccess.tinyModelDirectory();
         List<String> texts = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
             texts.add(("text " + i + " ").repeat(1 + (i * 7) % 25).trim());
         }
         Map<String, float[]> alone = new HashMap<>();
-        try (TextEmbeddingModel model = TextEmbeddingModel.load(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"), 256, 1);
+        LoadOptions options = LoadOptions.defaults().withMaxLength(256);
+        String output = ModelKind.TEXT_EMBEDDING.defaultOutput();
+        try (Model<String, Embedding> model = TextModels.embedding(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"),
+                        output, OnnxOptions.none(), options);
                 Predictor<String, Embedding> predictor = model.newPredictor()) {
             for (String text : texts) {
                 alone.put(text, predictor.predict(text).vector());
@@ -51,7 +58,8 @@ class BatchingUnderLoadTest {
         try (ServingEngine engine = new ServingEngine(Duration.ofMillis(50), System::nanoTime, InstantSource.system(),
                 registry, dev.serval.health.FailureMonitor.Settings.defaults())) {
             Deployment<String, Embedding> deployment = engine.deploy(spec,
-                    s -> TextEmbeddingModel.load(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"), 256, 1, s.batchInvariance()));
+                    s -> TextModels.embedding(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"), output,
+                            OnnxOptions.none(), options.withBatchInvariance(s.batchInvariance())));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (deployment.state() != DeploymentState.READY) {
                 assertTrue(System.nanoTime() < deadline, "never ready: " + deployment.status());

@@ -1,10 +1,10 @@
 package dev.serval.deployment;
 
 import dev.serval.error.InvalidInput;
-import dev.serval.predictor.Model;
-import dev.serval.predictor.ModelSignature;
-import dev.serval.predictor.Predictor;
-import dev.serval.predictor.TensorSignature;
+import dev.serval.model.Model;
+import dev.serval.model.ModelSignature;
+import dev.serval.model.Predictor;
+import dev.serval.model.TensorSignature;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -70,9 +70,9 @@ public final class FakeModel implements Model<String, String> {
     }
 
     @Override
-    public dev.serval.predictor.Batching batching() {
-        return batches ? new dev.serval.predictor.Batching(true, true, "fake: batches")
-                : dev.serval.predictor.Batching.single("fake: one at a time");
+    public dev.serval.model.BatchingDecision batching() {
+        return batches ? new dev.serval.model.BatchingDecision(true, true, "fake: batches")
+                : dev.serval.model.BatchingDecision.single("fake: one at a time");
     }
 
     @Override

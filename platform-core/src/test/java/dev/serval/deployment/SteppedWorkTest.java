@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.serval.error.InvalidInput;
-import dev.serval.predictor.Model;
-import dev.serval.predictor.ModelSignature;
-import dev.serval.predictor.Predictor;
+import dev.serval.model.Model;
+import dev.serval.model.ModelSignature;
+import dev.serval.model.Predictor;
 import dev.serval.replica.Replica;
 import dev.serval.spec.DeploymentSpec;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.serval.api.http;
 
-import dev.serval.predictor.Embedding;
+import dev.serval.model.Embedding;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.RoutingContext;
 import java.util.List;

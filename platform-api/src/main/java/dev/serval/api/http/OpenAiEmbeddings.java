@@ -2,7 +2,7 @@ package dev.serval.api.http;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.serval.predictor.Embedding;
+import dev.serval.model.Embedding;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -4,7 +4,7 @@ import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.controller.DeploymentStatus;
 import dev.serval.deployment.Deployment;
-import dev.serval.predictor.Batching;
+import dev.serval.model.BatchingDecision;
 import io.smallrye.common.annotation.NonBlocking;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
@@ -68,7 +68,7 @@ public class StatusResource {
     }
 
     /** {@code {"mode": "single"|"batched", "batchInvariant": bool, "reason": "..."}}. */
-    static Map<String, Object> describe(Batching batching) {
+    static Map<String, Object> describe(BatchingDecision batching) {
         Map<String, Object> described = new LinkedHashMap<>();
         described.put("mode", batching.mode());
         described.put("batchInvariant", batching.batchInvariant());

@@ -3,7 +3,8 @@ package dev.serval.api.repository;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import dev.serval.predictor.OnnxOptions;
+import dev.serval.model.ModelDescriptor;
+import dev.serval.model.ModelKind;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -249,16 +250,24 @@ public final class ModelRepository {
             }
             output = outputNode.textValue();
         }
-        OnnxOptions engine = engine(node.get("engine"), kind, where);
+        Map<String, String> engine = engine(node.get("engine"), kind, where);
         JsonNode description = node.get("description");
-        return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, output, engine,
-                description == null ? "" : description.asText());
+        try {
+            return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, output, engine,
+                    description == null ? "" : description.asText());
+        } catch (IllegalArgumentException e) {
+            // every other field was checked above with its own message: what the descriptor refuses is an engine option
+            throw new IllegalArgumentException(where + ": field 'engine': " + e.getMessage(), e);
+        }
     }
 
-    /** The descriptor's {@code engine} mapping, checked ({@link OnnxOptions}). */
-    private static OnnxOptions engine(JsonNode engineNode, ModelKind kind, String where) {
+    /**
+     * The descriptor's {@code engine} mapping as option name to value, each a single value; whether ONNX Runtime
+     * takes them is the descriptor's check.
+     */
+    private static Map<String, String> engine(JsonNode engineNode, ModelKind kind, String where) {
         if (engineNode == null) {
-            return OnnxOptions.none();
+            return Map.of();
         }
         if (!engineNode.isObject()) {
             throw new IllegalArgumentException(where + ": field 'engine' must be a mapping of ONNX Runtime options");
@@ -278,11 +287,7 @@ public final class ModelRepository {
             }
             engine.put(option.getKey(), option.getValue().asText());
         });
-        try {
-            return OnnxOptions.of(engine);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(where + ": field 'engine': " + e.getMessage(), e);
-        }
+        return engine;
     }
 
     private static String relativePath(JsonNode node, String field, String fallback, String where) {

@@ -2,8 +2,8 @@ package dev.serval.api.serving;
 
 import dev.serval.api.config.DeploymentConfig;
 import dev.serval.api.config.ModelReference;
-import dev.serval.api.repository.ModelKind;
-import dev.serval.predictor.Model;
+import dev.serval.model.Model;
+import dev.serval.model.ModelKind;
 import dev.serval.spec.DeploymentSpec;
 
 /**

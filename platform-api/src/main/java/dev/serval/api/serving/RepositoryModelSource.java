@@ -3,17 +3,14 @@ package dev.serval.api.serving;
 import dev.serval.api.config.DeploymentConfig;
 import dev.serval.api.config.ModelReference;
 import dev.serval.api.config.ServalConfig;
-import dev.serval.api.repository.ModelDescriptor;
-import dev.serval.api.repository.ModelKind;
 import dev.serval.api.repository.ModelRepository;
-import dev.serval.predictor.LongInputs;
-import dev.serval.predictor.Model;
-import dev.serval.predictor.ModelFiles;
-import dev.serval.predictor.NoopModel;
-import dev.serval.predictor.ChunkReduction;
-import dev.serval.predictor.TensorModel;
-import dev.serval.predictor.TextClassificationModel;
-import dev.serval.predictor.TextEmbeddingModel;
+import dev.serval.model.ChunkReduction;
+import dev.serval.model.LoadOptions;
+import dev.serval.model.LongInputs;
+import dev.serval.model.Model;
+import dev.serval.model.ModelCatalog;
+import dev.serval.model.ModelFiles;
+import dev.serval.model.ModelKind;
 import dev.serval.spec.DeploymentSpec;
 import jakarta.inject.Singleton;
 import java.util.Map;
@@ -72,22 +69,21 @@ public class RepositoryModelSource implements ModelSource {
     @Override
     public Model<?, ?> load(ModelReference reference, DeploymentSpec spec) throws Exception {
         ModelRepository.ModelVersion found = repository.resolve(reference.model(), spec.version());
-        ModelDescriptor descriptor = found.descriptor();
-        int maxLength = reference.maxLength() > 0 ? reference.maxLength() : descriptor.maxLength();
-        LongInputs longInputs = reference.longInputs().equals("chunk") ? LongInputs.chunk(reference.chunkOverlap(),
-                reference.maxChunksPerInput())
-                : LongInputs.truncate();
-        // the descriptor's engine options and output; intra-op threads always come from the deployment
-        return switch (descriptor.kind()) {
-            case TEXT_EMBEDDING -> TextEmbeddingModel.load(found.file(), found.tokenizer(), maxLength,
-                    spec.intraOpThreads(), spec.batchInvariance(), longInputs, descriptor.engine(),
-                    descriptor.output());
-            case TENSOR -> TensorModel.load(found.file(), spec.intraOpThreads(), descriptor.engine());
-            case NOOP -> new NoopModel();
-            case TEXT_CLASSIFICATION -> TextClassificationModel.load(found.file(), found.tokenizer(),
-                    descriptor.labels(), maxLength, spec.intraOpThreads(), spec.batchInvariance(), longInputs,
-                    reference.chunkReduction().equals("max") ? ChunkReduction.MAX : ChunkReduction.MEAN,
-                    descriptor.engine(), descriptor.output());
-        };
+        return ModelCatalog.load(found.descriptor(), found.file(), found.tokenizer(), loadOptions(reference, spec));
+    }
+
+    /**
+     * What a deployment asks of its model: the reference's loader options and the spec's intra-op threads and batch
+     * invariance, exactly the fields of the key under which replicas share a loaded model.
+     */
+    static LoadOptions loadOptions(ModelReference reference, DeploymentSpec spec) {
+        return LoadOptions.defaults()
+                .withMaxLength(reference.maxLength())
+                .withLongInputs(reference.longInputs().equals("chunk")
+                        ? LongInputs.chunk(reference.chunkOverlap(), reference.maxChunksPerInput())
+                        : LongInputs.truncate())
+                .withChunkReduction(reference.chunkReduction().equals("max") ? ChunkReduction.MAX : ChunkReduction.MEAN)
+                .withIntraOpThreads(spec.intraOpThreads())
+                .withBatchInvariance(spec.batchInvariance());
     }
 }

@@ -1,10 +1,12 @@
 package dev.serval.api.serving;
 
 import dev.serval.api.config.DeploymentConfig;
-import dev.serval.api.repository.ModelKind;
+import dev.serval.model.ModelKind;
 import dev.serval.controller.DeploymentState;
 import dev.serval.deployment.Deployment;
 import dev.serval.error.InvalidInput;
+import dev.serval.model.Embedding;
+import dev.serval.model.ModelKind;
 import java.time.Duration;
 
 /**

@@ -7,7 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import dev.serval.predictor.OnnxOptions;
+import dev.serval.model.ModelDescriptor;
+import dev.serval.model.ModelKind;
+import dev.serval.model.onnx.OnnxOptions;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.serval.model.ModelDescriptor;
+import dev.serval.model.ModelKind;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,7 +1,7 @@
 package dev.serval.api.serving;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,12 +9,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.serval.api.config.ConfigParser;
 import dev.serval.api.config.DeploymentConfig;
 import dev.serval.api.config.ServalConfig;
-import dev.serval.predictor.Classification;
-import dev.serval.predictor.Embedding;
-import dev.serval.predictor.Model;
-import dev.serval.predictor.Predictor;
-import dev.serval.predictor.TextClassificationModel;
-import dev.serval.predictor.TextEmbeddingModel;
+import dev.serval.model.Classification;
+import dev.serval.model.Embedding;
+import dev.serval.model.Model;
+import dev.serval.model.Predictor;
+import dev.serval.model.text.EmbeddingIO;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
 import java.io.IOException;
@@ -125,7 +124,7 @@ class DescriptorLoadingTest {
                 Model<String, Embedding> renamed = load("encoder", "2");
                 Predictor<String, Embedding> a = standard.newPredictor();
                 Predictor<String, Embedding> b = renamed.newPredictor()) {
-            assertTrue(renamed instanceof TextEmbeddingModel);
+            assertSame(EmbeddingIO.instance(), renamed.io()); // a text embedding model
             for (String text : TEXTS) {
                 assertArrayEquals(a.predict(text).vector(), b.predict(text).vector(), 1e-6f, text);
             }
@@ -145,7 +144,9 @@ class DescriptorLoadingTest {
                 Model<String, Classification> renamed = load("classifier", "2");
                 Predictor<String, Classification> a = standard.newPredictor();
                 Predictor<String, Classification> b = renamed.newPredictor()) {
-            assertEquals(List.of("neg", "neu", "pos"), ((TextClassificationModel) renamed).labels());
+            Tensors labelled = renamed.io().outputs(List.of(Classification.of(new float[] {1, 0, 0}, 1),
+                    Classification.of(new float[] {0, 1, 0}, 1), Classification.of(new float[] {0, 0, 1}, 1)));
+            assertArrayEquals(new String[] {"neg", "neu", "pos"}, (String[]) labelled.get("label").orElseThrow().data());
             for (String text : TEXTS) {
                 assertArrayEquals(a.predict(text).scores(), b.predict(text).scores(), 1e-6f, text);
             }

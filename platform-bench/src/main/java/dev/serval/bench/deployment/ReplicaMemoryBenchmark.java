@@ -1,10 +1,10 @@
 package dev.serval.bench.deployment;
 
 import dev.serval.controller.DeploymentState;
-import dev.serval.bench.predictor.EmbeddingBenchmark;
+import dev.serval.bench.model.EmbeddingBenchmark;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
-import dev.serval.predictor.Embedding;
+import dev.serval.model.Embedding;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.spec.DeploymentSpec;
 import java.io.BufferedReader;

@@ -5,7 +5,8 @@ import dev.serval.bench.load.ChatTexts;
 import dev.serval.bench.load.MachineUsage;
 import dev.serval.bench.load.RawEmbeddingLoop;
 import dev.serval.bench.load.ServalProcess;
-import dev.serval.predictor.TextEmbeddingModel;
+import dev.serval.model.Embedding;
+import dev.serval.model.Model;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -84,7 +85,7 @@ public final class HttpBatchingBenchmark {
 
     /** Texts/s of THREADS threads, each with its own predictor, running batches of {@code batch} back to back. */
     static double rawLoop(List<String> texts, int batch, Duration warmUp, Duration measure) throws Exception {
-        try (TextEmbeddingModel model = RawEmbeddingLoop.load(batch == 1)) {
+        try (Model<String, Embedding> model = RawEmbeddingLoop.load(batch == 1)) {
             return RawEmbeddingLoop.textsPerSecond(model, texts, THREADS, batch, warmUp, measure);
         }
     }

@@ -1,6 +1,6 @@
 package dev.serval.bench.load;
 
-import dev.serval.bench.predictor.EmbeddingBenchmark;
+import dev.serval.bench.model.EmbeddingBenchmark;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

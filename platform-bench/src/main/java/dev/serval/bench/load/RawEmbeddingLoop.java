@@ -1,10 +1,14 @@
 package dev.serval.bench.load;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.serval.predictor.Embedding;
-import dev.serval.predictor.ModelFiles;
-import dev.serval.predictor.Predictor;
-import dev.serval.predictor.TextEmbeddingModel;
+import dev.serval.model.Embedding;
+import dev.serval.model.ModelFiles;
+import dev.serval.model.Predictor;
+import dev.serval.model.LoadOptions;
+import dev.serval.model.Model;
+import dev.serval.model.ModelKind;
+import dev.serval.model.onnx.OnnxOptions;
+import dev.serval.model.text.TextModels;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -39,11 +43,13 @@ public final class RawEmbeddingLoop {
     }
 
     /** Loads the default model from the class path, with one intra-op thread per predictor. */
-    public static TextEmbeddingModel load(boolean batchInvariance) throws IOException {
+    public static Model<String, Embedding> load(boolean batchInvariance) throws IOException {
         Path dir = Path.of(System.getProperty("java.io.tmpdir"), "serval-bench-models");
         ClassLoader loader = RawEmbeddingLoop.class.getClassLoader();
-        return TextEmbeddingModel.load(ModelFiles.extract(loader, "all-minilm-l6-v2-q.onnx", dir),
-                ModelFiles.extract(loader, "all-minilm-l6-v2-q-tokenizer.json", dir), MAX_LENGTH, 1, batchInvariance);
+        return TextModels.embedding(ModelFiles.extract(loader, "all-minilm-l6-v2-q.onnx", dir),
+                ModelFiles.extract(loader, "all-minilm-l6-v2-q-tokenizer.json", dir),
+                ModelKind.TEXT_EMBEDDING.defaultOutput(), OnnxOptions.none(),
+                LoadOptions.defaults().withMaxLength(MAX_LENGTH).withBatchInvariance(batchInvariance));
     }
 
     /**
@@ -51,7 +57,7 @@ public final class RawEmbeddingLoop {
      * {@code batch} back to back over {@code texts} (thread t starts at text 997·t and cycles) for {@code warmUp}
      * and then {@code measure}; only texts finished inside the measurement count.
      */
-    public static double textsPerSecond(TextEmbeddingModel model, List<String> texts, int threads, int batch,
+    public static double textsPerSecond(Model<String, Embedding> model, List<String> texts, int threads, int batch,
             Duration warmUp, Duration measure) throws InterruptedException {
         AtomicLong done = new AtomicLong();
         long measureFrom = System.nanoTime() + warmUp.toNanos();
@@ -91,7 +97,7 @@ public final class RawEmbeddingLoop {
     }
 
     /** One thread embedding one text at a time: latency of each call after {@code warmUp} calls, in nanoseconds. */
-    static Histogram singleTextLatency(TextEmbeddingModel model, List<String> texts, int warmUp, int calls)
+    static Histogram singleTextLatency(Model<String, Embedding> model, List<String> texts, int warmUp, int calls)
             throws Exception {
         Histogram histogram = new Histogram(1, Duration.ofMinutes(1).toNanos(), 3);
         try (Predictor<String, Embedding> predictor = model.newPredictor()) {
@@ -121,7 +127,7 @@ public final class RawEmbeddingLoop {
         int threads = Integer.parseInt(args[0]);
         ObjectMapper json = new ObjectMapper();
         BufferedReader commands = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        try (TextEmbeddingModel alone = load(true); TextEmbeddingModel batched = load(false)) {
+        try (Model<String, Embedding> alone = load(true); Model<String, Embedding> batched = load(false)) {
             System.out.println(READY);
             System.out.flush();
             String line;

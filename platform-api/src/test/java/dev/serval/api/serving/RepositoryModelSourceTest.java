@@ -1,0 +1,40 @@
+package dev.serval.api.serving;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.serval.api.config.ConfigParser;
+import dev.serval.api.config.DeploymentConfig;
+import dev.serval.model.ChunkReduction;
+import dev.serval.model.LoadOptions;
+import dev.serval.model.LongInputs;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** What a deployment's config asks of its model reaches the catalog as {@link LoadOptions}, field by field. */
+class RepositoryModelSourceTest {
+
+    private static LoadOptions options(Map<String, Object> fields) {
+        DeploymentConfig config = ConfigParser.deployment("d", new ObjectMapper().valueToTree(fields), "test");
+        return RepositoryModelSource.loadOptions(config.reference(), config.toSpec());
+    }
+
+    @Test
+    void aDeploymentThatSetsNothingLoadsWithTheDefaultOptions() {
+        assertEquals(LoadOptions.defaults(), options(Map.of("model", "m")));
+    }
+
+    @Test
+    void everyLoaderSettingOfTheDeploymentBecomesItsOption() {
+        assertEquals(new LoadOptions(128, LongInputs.chunk(16, 8), ChunkReduction.MAX, 3, false),
+                options(Map.of("model", "m", "max_length", 128, "long_inputs", "chunk", "chunk_overlap", 16,
+                        "max_chunks_per_input", 8, "chunk_reduction", "max", "intra_op_threads", 3,
+                        "batch_invariance", false)));
+    }
+
+    @Test
+    void truncatingIgnoresTheChunkingSettings() {
+        assertEquals(LoadOptions.defaults(), options(Map.of("model", "m", "long_inputs", "truncate",
+                "chunk_overlap", 16, "max_chunks_per_input", 8)));
+    }
+}

@@ -1,0 +1,48 @@
+package dev.serval.model;
+
+import dev.serval.error.InvalidInput;
+
+/**
+ * A loaded model: weights loaded once and shared by every predictor made from it. Thread-safe: any thread
+ * may call {@link #newPredictor()} and {@link #validate}; each predictor then belongs to one thread.
+ *
+ * @param <I> the input type
+ * @param <O> the output type
+ */
+public interface Model<I, O> extends AutoCloseable {
+
+    /** What the model takes and returns, for metadata endpoints. */
+    ModelSignature signature();
+
+    /** How Open Inference Protocol tensors map to this model's inputs, and its outputs back. */
+    dev.serval.tensor.TensorIO<I, O> io();
+
+    /** A new predictor sharing this model's weights, for the calling thread to own. */
+    Predictor<I, O> newPredictor();
+
+    /** A new predictor that reports its batched inferences to {@code observer}. */
+    default Predictor<I, O> newPredictor(BatchObserver observer) {
+        return newPredictor();
+    }
+
+    /** Whether inputs may share an inference, decided when the model loaded. By default: each input alone. */
+    default BatchingDecision batching() {
+        return BatchingDecision.single("the model runs one input per inference");
+    }
+
+    /** An input the model is known to accept, run once per predictor before it serves (warm-up and probe). */
+    I probeInput();
+
+    /**
+     * Checks one input before it is queued, so that input the model can never take is refused at once
+     * instead of occupying a predictor.
+     *
+     * @param index the input's position in its request, for the message
+     * @throws InvalidInput naming the input and the problem
+     */
+    void validate(I input, int index);
+
+    /** Releases the weights. Called once, after every predictor made from this model is closed. */
+    @Override
+    void close();
+}

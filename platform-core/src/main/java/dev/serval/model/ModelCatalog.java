@@ -1,0 +1,46 @@
+package dev.serval.model;
+
+import dev.serval.model.onnx.TensorModels;
+import dev.serval.model.text.TextModels;
+import java.io.IOException;
+import java.nio.file.Path;
+
+/**
+ * Every model kind Serval serves, and how a descriptor of each loads: the one place that turns a {@link ModelKind}
+ * into a loaded {@link Model}. The kinds' implementations live below ({@code model.text}, {@code model.onnx}, the only
+ * packages that import DJL); callers see only this catalog and the model SPI. Stateless and thread-safe; loading
+ * blocks (files, native sessions, the probe inferences), so it runs on a launcher thread, never on a request thread.
+ */
+public final class ModelCatalog {
+
+    private ModelCatalog() {
+    }
+
+    /**
+     * Loads the model {@code descriptor} describes.
+     *
+     * @param descriptor the model version's descriptor
+     * @param file       the descriptor's {@code file}, resolved by the caller (inside the version's folder); not read
+     *                   by a kind without a graph
+     * @param tokenizer  the descriptor's {@code tokenizer}, resolved likewise; read by the text kinds only
+     * @param options    what the deployment asks on top of the descriptor; a {@code maxLength} of 0 means the
+     *                   descriptor's {@code max_length}. The descriptor's engine options and output are the model's;
+     *                   intra-op threads always come from the options
+     * @throws IllegalArgumentException when an option does not fit the model (an overlap over half the maximum length,
+     *                                  labels that do not match the logits)
+     * @throws IOException              when a file is unreadable, the graph is not what the kind takes, or the model
+     *                                  fails its first inference
+     */
+    public static Model<?, ?> load(ModelDescriptor descriptor, Path file, Path tokenizer, LoadOptions options)
+            throws IOException {
+        LoadOptions resolved = options.orMaxLength(descriptor.maxLength());
+        return switch (descriptor.kind()) {
+            case TEXT_EMBEDDING -> TextModels.embedding(file, tokenizer, descriptor.output(), descriptor.engine(),
+                    resolved);
+            case TEXT_CLASSIFICATION -> TextModels.classification(file, tokenizer, descriptor.labels(),
+                    descriptor.output(), descriptor.engine(), resolved);
+            case TENSOR -> TensorModels.load(file, descriptor.engine(), options.intraOpThreads());
+            case NOOP -> new NoopModel();
+        };
+    }
+}

@@ -1,0 +1,62 @@
+package dev.serval.model;
+
+import dev.serval.model.onnx.OnnxOptions;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The {@code model.yaml} of one model version in the repository.
+ *
+ * @param kind        what the model is
+ * @param file        the ONNX file, relative to the version folder ({@code model.onnx} by default; none for noop)
+ * @param tokenizer   the Hugging Face {@code tokenizer.json}, relative to the version folder (text kinds)
+ * @param maxLength   tokens a text model keeps per text, special tokens included (text kinds; default 256)
+ * @param labels      the classifier's label names, in logit order (text-classification)
+ * @param output      the graph output a text kind reads: {@code last_hidden_state} (text-embedding) or {@code logits}
+ *                    (text-classification) unless the descriptor names another; empty for the other kinds. The
+ *                    graph's inputs are not configurable: a text model takes {@code input_ids},
+ *                    {@code attention_mask} and optionally {@code token_type_ids}; a tensor model's inputs and
+ *                    outputs keep their graph names
+ * @param engine      ONNX Runtime session options passed through DJL, checked ({@link OnnxOptions}); none for noop
+ * @param description free text for people
+ */
+public record ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
+        String output, OnnxOptions engine, String description) {
+
+    /**
+     * @throws IllegalArgumentException when a kind without a graph has engine options, or a kind that reads no single
+     *                                  output names one
+     */
+    public ModelDescriptor {
+        Objects.requireNonNull(kind, "kind");
+        labels = List.copyOf(labels);
+        Objects.requireNonNull(engine, "engine");
+        if (kind == ModelKind.NOOP && !engine.values().isEmpty()) {
+            throw new IllegalArgumentException("a noop model runs no ONNX graph and takes no engine options");
+        }
+        if (output == null || output.isEmpty()) {
+            output = kind.defaultOutput();
+        } else if (!kind.text()) {
+            throw new IllegalArgumentException("a " + kind.id() + " model reads no single output; 'output' is for "
+                    + "text kinds");
+        }
+    }
+
+    /**
+     * A descriptor with its engine options as a {@code model.yaml} writes them, checked ({@link OnnxOptions#of}).
+     *
+     * @throws IllegalArgumentException as the canonical constructor, or naming the engine option and what is wrong
+     */
+    public ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
+            String output, Map<String, String> engine, String description) {
+        this(kind, file, tokenizer, maxLength, labels, output, OnnxOptions.of(engine), description);
+    }
+
+    /** A descriptor whose text kinds read their default output ({@link ModelKind#defaultOutput}). */
+    public ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
+            Map<String, String> engine, String description) {
+        this(kind, file, tokenizer, maxLength, labels, "", engine, description);
+    }
+
+}

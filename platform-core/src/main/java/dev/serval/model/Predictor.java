@@ -1,0 +1,49 @@
+package dev.serval.model;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Runs a model on one input. <b>Not thread-safe</b>: one predictor belongs to one predictor thread for its
+ * whole life, which creates it, calls it and closes it (DJL predictors hold per-thread native state).
+ *
+ * @param <I> the input type
+ * @param <O> the output type
+ */
+public interface Predictor<I, O> extends AutoCloseable {
+
+    /**
+     * Runs the model; an exception means the model failed on input the model had accepted, except
+     * {@link dev.serval.error.InvalidInput}, which means the input is one the model cannot take, found only while
+     * running it (a text that splits into too many windows): that fails only its request, as a client error.
+     */
+    O predict(I input) throws Exception;
+
+    /**
+     * Runs the model for a caller that may stop wanting the result: a model whose work on one input comes in steps
+     * (the windows of a chunked text) checks {@code abandoned} between steps and, once it is true, stops and returns
+     * null, which the caller discards. By default, {@link #predict(Object)}: one step, nothing to check.
+     *
+     * @param abandoned true once the input's request is done (cancelled, failed, past its deadline); cheap, and safe
+     *                  to call from the predictor's thread at any time
+     */
+    default O predict(I input, BooleanSupplier abandoned) throws Exception {
+        return predict(input);
+    }
+
+    /**
+     * Runs the model on several inputs, returning outputs in input order. By default one at a time; a model whose
+     * {@link Model#batching()} is batched runs them in as few inferences as it can.
+     */
+    default List<O> predictBatch(List<I> inputs) throws Exception {
+        List<O> outputs = new ArrayList<>(inputs.size());
+        for (I input : inputs) {
+            outputs.add(predict(input));
+        }
+        return outputs;
+    }
+
+    @Override
+    void close();
+}

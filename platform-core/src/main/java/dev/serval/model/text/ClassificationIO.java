@@ -1,0 +1,50 @@
+package dev.serval.model.text;
+
+import dev.serval.model.Classification;
+import dev.serval.tensor.DataType;
+import dev.serval.tensor.Tensor;
+import dev.serval.tensor.TensorIO;
+import dev.serval.tensor.Tensors;
+import dev.serval.tensor.TextIO;
+import java.util.List;
+
+/**
+ * Text classification models in OIP terms: input {@code text} (BYTES {@code [n]}), outputs {@code scores} (FP32
+ * {@code [n, labels]}, each row the probabilities of the model's labels in order) and {@code label} (BYTES {@code [n]},
+ * the name of each text's best label). Thread-safe; one per model, since it holds the model's label names.
+ */
+final class ClassificationIO implements TensorIO<String, Classification> {
+
+    /** The name of the scores output. */
+    public static final String SCORES = "scores";
+    /** The name of the label output. */
+    public static final String LABEL = "label";
+
+    private final List<String> labels;
+
+    /** @param labels the model's label names, in logit order */
+    public ClassificationIO(List<String> labels) {
+        this.labels = List.copyOf(labels);
+    }
+
+    @Override
+    public List<String> inputs(Tensors request) {
+        return TextIO.texts(request);
+    }
+
+    @Override
+    public Tensors outputs(List<Classification> classifications) {
+        int rows = classifications.size();
+        int width = labels.size();
+        float[] scores = new float[Math.multiplyExact(rows, width)]; // fails loudly rather than wrap
+        String[] names = new String[rows];
+        for (int i = 0; i < rows; i++) {
+            Classification classification = classifications.get(i);
+            System.arraycopy(classification.scores(), 0, scores, i * width, width);
+            names[i] = labels.get(classification.labelIndex());
+        }
+        return new Tensors(List.of(
+                new Tensor(SCORES, DataType.FP32, new long[] {rows, width}, scores),
+                new Tensor(LABEL, DataType.BYTES, new long[] {rows}, names)));
+    }
+}

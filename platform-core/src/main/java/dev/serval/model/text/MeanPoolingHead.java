@@ -1,0 +1,111 @@
+package dev.serval.model.text;
+
+import ai.djl.ndarray.NDArray;
+import ai.djl.ndarray.NDList;
+import ai.djl.ndarray.types.Shape;
+import dev.serval.model.Embedding;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Sentence embeddings from an encoder, as sentence-transformers makes them: masked mean pooling over the token
+ * embeddings [batch, seq, dim] (the graph output {@code last_hidden_state}, unless the model names it otherwise), then
+ * L2 normalisation; a long text's windows are averaged and renormalised. Pooling runs in Java on the predictor thread.
+ * Stateless.
+ */
+final class MeanPoolingHead implements TextHead<Embedding> {
+
+    private final String output;
+
+    /** @param output the graph output holding the token embeddings */
+    MeanPoolingHead(String output) {
+        this.output = output;
+    }
+
+    @Override
+    public String output() {
+        return output;
+    }
+
+    @Override
+    public List<Embedding> rows(NDList outputs, long[][] masks) {
+        NDArray hidden = TextHead.named(outputs, output);
+        Shape shape = hidden.getShape();
+        int rows = masks.length;
+        int width = masks[0].length;
+        if (shape.dimension() != 3 || shape.get(0) != rows || shape.get(1) != width) {
+            throw new IllegalStateException("expected output '" + output + "' to hold token embeddings [" + rows + ", "
+                    + width + ", dim], got " + shape);
+        }
+        int dimension = (int) shape.get(2);
+        float[] all = hidden.toFloatArray();
+        List<Embedding> embeddings = new ArrayList<>(rows);
+        int rowSize = width * dimension;
+        for (int r = 0; r < rows; r++) {
+            embeddings.add(new Embedding(meanPoolAndNormalise(all, r * rowSize, masks[r], dimension),
+                    TextHead.tokens(masks[r])));
+        }
+        return embeddings;
+    }
+
+    /** The mean of the window embeddings, renormalised; tokens are those of all windows. */
+    @Override
+    public Embedding combine(List<Embedding> windows) {
+        int dimension = windows.getFirst().vector().length;
+        double[] sum = new double[dimension];
+        int tokens = 0;
+        for (Embedding window : windows) {
+            tokens += window.tokens();
+            float[] vector = window.vector();
+            for (int d = 0; d < dimension; d++) {
+                sum[d] += vector[d];
+            }
+        }
+        double norm = 0;
+        for (double value : sum) {
+            norm += value * value;
+        }
+        norm = Math.max(Math.sqrt(norm), 1e-12);
+        float[] combined = new float[dimension];
+        for (int d = 0; d < dimension; d++) {
+            combined[d] = (float) (sum[d] / norm);
+        }
+        return new Embedding(combined, tokens);
+    }
+
+    @Override
+    public double difference(Embedding a, Embedding b) {
+        return TextHead.maxDifference(a.vector(), b.vector());
+    }
+
+    /**
+     * Masked mean over the sequence axis of a [seq, dim] row-major matrix starting at {@code start} in {@code hidden}
+     * (one row of a batch's [rows, seq, dim] output, read in place), then L2 normalisation.
+     */
+    static float[] meanPoolAndNormalise(float[] hidden, int start, long[] mask, int dimension) {
+        double[] sum = new double[dimension];
+        int counted = 0;
+        for (int position = 0; position < mask.length; position++) {
+            if (mask[position] == 0) {
+                continue;
+            }
+            counted++;
+            int offset = start + position * dimension;
+            for (int d = 0; d < dimension; d++) {
+                sum[d] += hidden[offset + d];
+            }
+        }
+        double divisor = Math.max(counted, 1e-9);
+        double norm = 0;
+        for (int d = 0; d < dimension; d++) {
+            sum[d] /= divisor;
+            norm += sum[d] * sum[d];
+        }
+        norm = Math.max(Math.sqrt(norm), 1e-12);
+        float[] vector = new float[dimension];
+        for (int d = 0; d < dimension; d++) {
+            vector[d] = (float) (sum[d] / norm);
+        }
+        return vector;
+    }
+}

@@ -1,0 +1,70 @@
+package dev.serval.model.text;
+
+import dev.serval.model.Embedding;
+import dev.serval.model.LoadOptions;
+import dev.serval.model.ModelSignature;
+import dev.serval.model.Predictor;
+import dev.serval.model.TensorSignature;
+import dev.serval.model.onnx.OnnxOptions;
+import dev.serval.tensor.TensorIO;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * A sentence-embedding model: a Hugging Face tokenizer, an ONNX encoder run by ONNX Runtime through DJL, and
+ * the pooling sentence-transformers applies (masked mean over the token embeddings, the graph output
+ * {@code last_hidden_state} unless the model names another, then L2 normalisation; {@link MeanPoolingHead}). How
+ * texts are batched, and why, and what happens to long texts, is common to every text model: see {@link TextModel}.
+ * A long text split into windows gets the renormalised mean of the window embeddings.
+ *
+ * <p>Thread-safe. Predictors from {@link #newPredictor()} are not (see {@link Predictor}).
+ */
+final class TextEmbeddingModel extends TextModel<Embedding> {
+
+    private final ModelSignature signature;
+
+    private TextEmbeddingModel(Parts<Embedding> parts) {
+        super(parts);
+        this.signature = new ModelSignature(
+                "onnxruntime_onnx",
+                List.of(new TensorSignature("text", "BYTES", List.of(-1L))),
+                List.of(new TensorSignature(EmbeddingIO.OUTPUT, "FP32",
+                        List.of(-1L, (long) parts.probeResult().vector().length))));
+    }
+
+    /**
+     * Loads the encoder and tokenizer and runs the probe text once to learn the embedding dimension.
+     *
+     * @param modelFile     the ONNX file; its graph must have {@code output}
+     * @param tokenizerFile a Hugging Face {@code tokenizer.json}; its own truncation and padding are replaced
+     * @param output        the graph output holding the token embeddings [batch, seq, dim] ({@code last_hidden_state}
+     *                      for a standard export, {@code token_embeddings} for some sentence-transformers exports)
+     * @param engine        ONNX Runtime session options on top of Serval's defaults ({@link OnnxOptions#none()} for
+     *                      none)
+     * @param options       the maximum length (resolved: not 0; 256 for all-MiniLM-L6-v2), long-input policy, intra-op
+     *                      threads and batch invariance; the chunk reduction is a classifier's and is ignored
+     * @throws IOException when the graph has no such output (the message lists the ones it has), or as
+     *                     {@link TextModel#load}
+     */
+    static TextEmbeddingModel load(Path modelFile, Path tokenizerFile, String output, OnnxOptions engine,
+            LoadOptions options) throws IOException {
+        return new TextEmbeddingModel(TextModel.load(modelFile, tokenizerFile, engine, options,
+                new MeanPoolingHead(TextModel.outputName(output))));
+    }
+
+    /** The embedding dimension, learnt from the probe inference at load. */
+    int dimension() {
+        return signature.outputs().getFirst().shape().get(1).intValue();
+    }
+
+    @Override
+    public TensorIO<String, Embedding> io() {
+        return EmbeddingIO.instance();
+    }
+
+    @Override
+    public ModelSignature signature() {
+        return signature;
+    }
+}

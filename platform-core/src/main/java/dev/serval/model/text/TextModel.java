@@ -1,0 +1,399 @@
+package dev.serval.model.text;
+
+import ai.djl.huggingface.tokenizers.Encoding;
+import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import ai.djl.ndarray.NDList;
+import ai.djl.repository.zoo.ZooModel;
+import ai.djl.translate.TranslateException;
+import dev.serval.error.InvalidInput;
+import dev.serval.model.BatchObserver;
+import dev.serval.model.BatchingDecision;
+import dev.serval.model.LoadOptions;
+import dev.serval.model.LongInputs;
+import dev.serval.model.Model;
+import dev.serval.model.Predictor;
+import dev.serval.model.onnx.DjlSettings;
+import dev.serval.model.onnx.OnnxGraph;
+import dev.serval.model.onnx.OnnxOptions;
+import dev.serval.model.onnx.OnnxSessions;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * What every text model kind shares: a Hugging Face tokenizer, an ONNX graph taking {@code input_ids},
+ * {@code attention_mask} and, if it has it, {@code token_type_ids} (these input names are fixed: they are what Hugging
+ * Face exports use), run by ONNX Runtime through DJL, and a {@link TextHead} that makes one result per text of one
+ * graph output, named by the kind or the model ({@link TextHead#output()}). The session and the tokenizer are loaded
+ * once and shared by all predictors.
+ *
+ * <p>Batch invariance. A text's result must not depend on what else is being served. When the model loads, Serval
+ * decides how to honour that ({@link #batching()}): it reads the graph for operators that couple the rows of a
+ * batch (per-tensor dynamic quantisation: {@code DynamicQuantizeLinear} and its fused forms, whose scale is taken
+ * over the whole batch) and confirms with a probe, one text alone against the same text padded inside a batch.
+ * Row-coupled models run every text alone, and get concurrency from parallel predictors; models with independent
+ * rows run several texts per inference, grouped by token length so that padding stays small. A deployment may
+ * switch invariance off; then even a row-coupled model batches, and says so.
+ *
+ * <p>Long texts ({@link LongInputs}) are truncated at the maximum length, or split into overlapping windows whose
+ * results the head combines. A text within the maximum costs one tokenisation either way. Chunking is bounded: a
+ * text longer than {@link LongInputs#maxChars} characters is refused by {@link #validate} without being tokenised,
+ * one that splits into more than {@link LongInputs#maxChunks()} windows by its predictor before any window runs, and
+ * a predictor stops running a text's windows as soon as its request is abandoned (cancelled, or past its deadline).
+ * Under chunking texts never share an inference (a text's windows do), so the model reports single batching to the
+ * predictor pool: each text is taken alone, and its abandonment is checked between its windows.
+ *
+ * <p>Thread-safe. Predictors from {@link #newPredictor()} are not (see {@link Predictor}).
+ *
+ * @param <O> the result of one text
+ */
+abstract class TextModel<O> implements Model<String, O> {
+
+    private static final String PROBE = "Serval warm-up probe.";
+    private static final java.util.function.BooleanSupplier NEVER_ABANDONED = () -> false;
+    /**
+     * Windows of one text run in one inference when rows are independent. Windows are all {@code max_length} tokens but
+     * the last, so grouping them changes no result of a model whose rows are independent; smaller groups bound the memory of one inference and let an
+     * abandoned text stop sooner.
+     */
+    static final int WINDOWS_PER_INFERENCE = 16;
+    private static final String PROBE_PARTNER =
+            "A longer companion text for the batch-invariance probe, so that the probe is padded inside its batch.";
+    /** Operators whose result for one batch row depends on the other rows. */
+    static final Set<String> ROW_COUPLING = Set.of("DynamicQuantizeLinear", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM");
+    /** Largest per-element difference between a text alone and in a batch that still counts as the same. */
+    static final double INVARIANCE_TOLERANCE = 1e-5;
+
+    /**
+     * A loaded text model's parts, handed from {@link #load} to the kind's constructor.
+     *
+     * @param chunker     splits long texts into overlapping windows; null when long texts are truncated
+     * @param batching    whether rows (texts, or a chunked text's windows) may share an inference, as the load decided
+     * @param probeResult the probe text's result, alone
+     * @param longInputs  the long-input policy and its bounds
+     * @param maxLength   tokens per text (per window when chunking)
+     */
+    record Parts<O>(ZooModel<NDList, NDList> model, HuggingFaceTokenizer tokenizer, HuggingFaceTokenizer chunker,
+            EncodingBatchTranslator<O> translator, TextHead<O> head, BatchingDecision batching, O probeResult,
+            LongInputs longInputs, int maxLength) {
+    }
+
+    private final ZooModel<NDList, NDList> model;
+    private final HuggingFaceTokenizer tokenizer;
+    /** Splits long texts into overlapping windows; null when long texts are truncated. */
+    private final HuggingFaceTokenizer chunker;
+    private final EncodingBatchTranslator<O> translator;
+    private final TextHead<O> head;
+    /** Whether rows may share an inference (texts when truncating, a text's windows when chunking). */
+    private final BatchingDecision rows;
+    /** What the predictor pool is told: {@link #rows}, or single under chunking (texts run alone). */
+    private final BatchingDecision batching;
+    private final int maxChunks;
+    private final long maxChars;
+    private final int maxLength;
+
+    TextModel(Parts<O> parts) {
+        this.model = parts.model();
+        this.tokenizer = parts.tokenizer();
+        this.chunker = parts.chunker();
+        this.translator = parts.translator();
+        this.head = parts.head();
+        this.rows = parts.batching();
+        this.maxLength = parts.maxLength();
+        this.maxChunks = parts.longInputs().maxChunks();
+        this.maxChars = parts.longInputs().maxChars(parts.maxLength());
+        this.batching = chunker == null ? rows : BatchingDecision.single("long inputs are chunked, so each text runs alone, its "
+                + "windows " + (rows.batched() ? "together" : "one by one") + " (" + rows.reason() + ")");
+    }
+
+    /**
+     * Loads the tokenizer and the graph, runs the probe text alone and inside a batch, and decides how to batch.
+     *
+     * @param modelFile     the ONNX file; its graph takes {@code input_ids} and {@code attention_mask} (int64
+     *                      [batch, seq]) and optionally {@code token_type_ids}
+     * @param tokenizerFile a Hugging Face {@code tokenizer.json}; its own truncation and padding are replaced
+     * @param engine        further ONNX Runtime session options
+     * @param options       the maximum length, resolved (not 0), the long-input policy, the intra-op threads, and
+     *                      batch invariance (when off, texts are batched even if the model couples batch rows)
+     * @param head          what the kind makes of the graph's outputs; the graph must have its {@code output()}
+     * @throws IllegalArgumentException when a number is out of range or the overlap exceeds half the maximum length
+     * @throws IOException              when a file is missing or unreadable, the graph lacks a text input or the
+     *                                  head's output (the message lists the graph's outputs), or the probe fails
+     */
+    static <O> Parts<O> load(Path modelFile, Path tokenizerFile, OnnxOptions engine, LoadOptions options,
+            TextHead<O> head) throws IOException {
+        int maxLength = options.maxLength();
+        LongInputs longInputs = options.longInputs();
+        if (longInputs.chunk() && longInputs.overlapTokens() > maxLength / 2) {
+            throw new IllegalArgumentException("chunk-overlap (" + longInputs.overlapTokens()
+                    + ") must be at most half of max-length (" + maxLength + ")");
+        }
+        if (maxLength < 2) {
+            throw new IllegalArgumentException("maxLength must be >= 2 ([CLS] and [SEP]), was " + maxLength);
+        }
+        if (!Files.isRegularFile(modelFile)) {
+            throw new IOException("model file " + modelFile + " does not exist");
+        }
+        if (!Files.isRegularFile(tokenizerFile)) {
+            throw new IOException("tokenizer file " + tokenizerFile + " does not exist");
+        }
+        OnnxGraph.Interface graph = OnnxGraph.inputsAndOutputs(modelFile);
+        if (!graph.takes("input_ids") || !graph.takes("attention_mask")) {
+            throw new IOException("model " + modelFile + " takes " + graph.inputs().stream().map(OnnxGraph.Value::name)
+                    .toList() + "; a text model takes input_ids, attention_mask and optionally token_type_ids");
+        }
+        List<String> outputs = graph.outputs().stream().map(OnnxGraph.Value::name).toList();
+        if (!outputs.contains(head.output())) {
+            throw new IOException("model " + modelFile + " has no output '" + head.output() + "' to read; its outputs"
+                    + " are " + outputs);
+        }
+        EncodingBatchTranslator<O> translator = new EncodingBatchTranslator<>(head, graph.takes("token_type_ids"));
+        DjlSettings.ensureOffline();
+        HuggingFaceTokenizer tokenizer = tokenizer(tokenizerFile, maxLength, null);
+        ZooModel<NDList, NDList> model;
+        try {
+            model = OnnxSessions.open(modelFile, options.intraOpThreads(), engine);
+        } catch (IOException | RuntimeException e) {
+            tokenizer.close();
+            throw e;
+        }
+        try (ai.djl.inference.Predictor<Encoding[], List<O>> predictor = model.newPredictor(translator)) {
+            O alone = predictor.predict(new Encoding[] {tokenizer.encode(PROBE)}).getFirst();
+            O together = predictor.predict(new Encoding[] {tokenizer.encode(PROBE), tokenizer.encode(PROBE_PARTNER)})
+                    .getFirst();
+            BatchingDecision batching = decide(modelFile, options.batchInvariance(), head.difference(alone, together));
+            System.getLogger(TextModel.class.getName()).log(System.Logger.Level.INFO,
+                    "model {0}: {1} batching, batch invariant: {2} ({3}); output {4}, ONNX Runtime options {5}",
+                    modelFile.getFileName(), batching.mode(), batching.batchInvariant(), batching.reason(),
+                    head.output(), engine.values());
+            HuggingFaceTokenizer chunker = longInputs.chunk() ? tokenizer(tokenizerFile, maxLength, longInputs) : null;
+            return new Parts<>(model, tokenizer, chunker, translator, head, batching, alone, longInputs, maxLength);
+        } catch (Exception e) {
+            model.close();
+            tokenizer.close();
+            // DJL wraps what a translator throws; its message is then the cause's toString()
+            Throwable reason = e instanceof TranslateException && e.getCause() != null ? e.getCause() : e;
+            throw new IOException("model " + modelFile + " failed its first inference: " + reason.getMessage(), e);
+        }
+    }
+
+    /**
+     * {@code output}, checked as the name of a graph output to read.
+     *
+     * @throws IllegalArgumentException when it is null or blank
+     */
+    static String outputName(String output) {
+        if (output == null || output.isBlank()) {
+            throw new IllegalArgumentException("the output to read must be a graph output's name, not '" + output + "'");
+        }
+        return output;
+    }
+
+    /** A tokenizer truncating at {@code maxLength}, unpadded; with overflowing windows when {@code chunking}. */
+    private static HuggingFaceTokenizer tokenizer(Path file, int maxLength, LongInputs chunking) throws IOException {
+        HuggingFaceTokenizer.Builder builder = HuggingFaceTokenizer.builder()
+                .optTokenizerPath(file)
+                .optAddSpecialTokens(true)
+                .optTruncation(true)
+                .optMaxLength(maxLength)
+                .optPadding(false);
+        if (chunking != null) {
+            builder.optStride(chunking.overlapTokens()).optWithOverflowingTokens(true);
+        }
+        return builder.build();
+    }
+
+    private static BatchingDecision decide(Path modelFile, boolean invariance, double probeDifference) throws IOException {
+        Set<String> coupling = new TreeSet<>(OnnxGraph.operatorTypes(modelFile));
+        coupling.retainAll(ROW_COUPLING);
+        String probe = String.format("the probe text alone and padded in a batch differ by up to %.2e", probeDifference);
+        String evidence;
+        if (!coupling.isEmpty()) {
+            evidence = "the graph couples batch rows (" + String.join(", ", coupling) + "); " + probe;
+        } else if (probeDifference > INVARIANCE_TOLERANCE) {
+            evidence = "no row-coupling operator, but " + probe;
+        } else {
+            return new BatchingDecision(true, true, "no row-coupling operator; " + probe);
+        }
+        return invariance ? BatchingDecision.single(evidence + ": every text runs alone")
+                : new BatchingDecision(true, false, evidence + "; batch invariance is off, so texts are batched anyway");
+    }
+
+    /** The windows a long text is split into (tests and diagnostics); one window for a text within the maximum. */
+    List<Encoding> windows(String text) {
+        Encoding whole = chunker.encode(text);
+        List<Encoding> windows = new ArrayList<>();
+        windows.add(whole);
+        if (whole.getOverflowing() != null) {
+            windows.addAll(Arrays.asList(whole.getOverflowing()));
+        }
+        return windows;
+    }
+
+    @Override
+    public BatchingDecision batching() {
+        return batching;
+    }
+
+    @Override
+    public Predictor<String, O> newPredictor() {
+        return newPredictor(BatchObserver.NONE);
+    }
+
+    @Override
+    public Predictor<String, O> newPredictor(BatchObserver observer) {
+        return new TextPredictor(observer);
+    }
+
+    /**
+     * One thread's DJL predictor. A batch is tokenised once, sorted by token count and cut into groups whose lengths
+     * differ by at most a quarter (plus two tokens), so that a short text is not padded to a long one; each group is
+     * one inference. Under chunking, texts run one at a time, and a long text's windows run together (in inferences
+     * of up to {@link #WINDOWS_PER_INFERENCE}) when the model batches rows, or one by one when it does not; between
+     * two inferences the predictor checks whether the text's request was abandoned, and stops if it was.
+     */
+    final class TextPredictor implements Predictor<String, O> {
+        private final ai.djl.inference.Predictor<Encoding[], List<O>> predictor = model.newPredictor(translator);
+        private final BatchObserver observer;
+
+        TextPredictor(BatchObserver observer) {
+            this.observer = observer;
+        }
+
+        @Override
+        public O predict(String input) throws Exception {
+            return predict(input, NEVER_ABANDONED);
+        }
+
+        /**
+         * {@inheritDoc} Under chunking, {@code abandoned} is checked before each inference over the text's windows.
+         *
+         * @throws InvalidInput when the text splits into more than {@code max_chunks_per_input} windows (checked
+         *                      after tokenising, before any window runs)
+         */
+        @Override
+        public O predict(String input, java.util.function.BooleanSupplier abandoned) throws Exception {
+            if (chunker == null) {
+                return run(tokenizer.encode(input));
+            }
+            Encoding whole = chunker.encode(input);
+            Encoding[] rest = whole.getOverflowing();
+            if (rest == null || rest.length == 0) {
+                return run(whole); // within the maximum: no chunking work beyond this one tokenisation
+            }
+            if (rest.length + 1 > maxChunks) {
+                throw new InvalidInput("a text of " + input.length() + " characters splits into " + (rest.length + 1)
+                        + " windows of " + maxLength + " tokens; this model runs at most " + maxChunks
+                        + " windows per text (max_chunks_per_input)");
+            }
+            Encoding[] windows = new Encoding[rest.length + 1];
+            windows[0] = whole;
+            System.arraycopy(rest, 0, windows, 1, rest.length);
+            List<O> parts = new ArrayList<>(windows.length);
+            int step = rows.batched() ? WINDOWS_PER_INFERENCE : 1; // row-coupled models run windows alone
+            for (int start = 0; start < windows.length; start += step) {
+                if (abandoned.getAsBoolean()) {
+                    return null;
+                }
+                if (step == 1) {
+                    parts.add(run(windows[start]));
+                } else {
+                    parts.addAll(predictor.predict(Arrays.copyOfRange(windows, start,
+                            Math.min(windows.length, start + step))));
+                }
+            }
+            return head.combine(parts);
+        }
+
+        /** One already-tokenised window or text, alone. */
+        O run(Encoding encoding) throws Exception {
+            return predictor.predict(new Encoding[] {encoding}).getFirst();
+        }
+
+        @Override
+        public List<O> predictBatch(List<String> inputs) throws Exception {
+            if (chunker != null || !rows.batched() || inputs.size() == 1) {
+                return Predictor.super.predictBatch(inputs);
+            }
+            int n = inputs.size();
+            Encoding[] encodings = new Encoding[n];
+            Integer[] order = new Integer[n];
+            for (int i = 0; i < n; i++) {
+                encodings[i] = tokenizer.encode(inputs.get(i));
+                order[i] = i;
+            }
+            Arrays.sort(order, Comparator.comparingInt(i -> encodings[i].getIds().length));
+            List<O> outputs = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                outputs.add(null);
+            }
+            int start = 0;
+            while (start < n) {
+                int shortest = encodings[order[start]].getIds().length;
+                int end = start + 1;
+                while (end < n && encodings[order[end]].getIds().length <= shortest + shortest / 4 + 2) {
+                    end++;
+                }
+                Encoding[] group = new Encoding[end - start];
+                long real = 0;
+                for (int k = start; k < end; k++) {
+                    group[k - start] = encodings[order[k]];
+                    real += group[k - start].getIds().length;
+                }
+                List<O> results = predictor.predict(group);
+                long width = group[group.length - 1].getIds().length;
+                observer.batch(group.length, real, width * group.length - real);
+                for (int k = start; k < end; k++) {
+                    outputs.set(order[k], results.get(k - start));
+                }
+                start = end;
+            }
+            return outputs;
+        }
+
+        @Override
+        public void close() {
+            predictor.close();
+        }
+    }
+
+    @Override
+    public String probeInput() {
+        return PROBE;
+    }
+
+    /**
+     * {@inheritDoc} Under chunking, also refuses a text longer than {@link LongInputs#maxChars} characters, before it
+     * is tokenised: O(1), whatever its length.
+     */
+    @Override
+    public void validate(String input, int index) {
+        if (input == null) {
+            throw new InvalidInput("text " + index + " is null");
+        }
+        if (input.isEmpty()) {
+            throw new InvalidInput("text " + index + " is an empty string");
+        }
+        if (chunker != null && input.length() > maxChars) {
+            throw new InvalidInput("text " + index + " is " + input.length() + " characters long; with long_inputs: "
+                    + "chunk this model takes at most " + maxChars + " characters per text (max_chunks_per_input "
+                    + maxChunks + " windows of " + maxLength + " tokens, at most " + LongInputs.CHARS_PER_TOKEN
+                    + " characters per token)");
+        }
+    }
+
+    @Override
+    public void close() {
+        model.close();
+        tokenizer.close();
+        if (chunker != null) {
+            chunker.close();
+        }
+    }
+}

@@ -1,0 +1,57 @@
+package dev.serval.model.text;
+
+import dev.serval.model.Classification;
+import dev.serval.model.Embedding;
+import dev.serval.model.LoadOptions;
+import dev.serval.model.Model;
+import dev.serval.model.onnx.OnnxOptions;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The text kinds' way in: a Hugging Face tokenizer in front of an ONNX graph taking {@code input_ids},
+ * {@code attention_mask} and optionally {@code token_type_ids}, one result per text. Every text model decides at load
+ * whether texts may share an inference (batch invariance, probed), truncates or chunks long texts, and refuses what it
+ * can never take before it is queued; the package-private model classes say how. Stateless.
+ */
+public final class TextModels {
+
+    private TextModels() {
+    }
+
+    /**
+     * A sentence-embedding model: masked mean pooling of the token embeddings, L2-normalised (sentence-transformers'
+     * pooling); a chunked text gets the renormalised mean of its windows' embeddings.
+     *
+     * @param modelFile     the ONNX encoder
+     * @param tokenizerFile a Hugging Face {@code tokenizer.json}; its own truncation and padding are replaced
+     * @param output        the graph output holding the token embeddings [batch, seq, dim]
+     *                      ({@link dev.serval.model.ModelKind#defaultOutput()} for a standard export)
+     * @param engine        ONNX Runtime session options on top of Serval's defaults
+     * @param options       with its maximum length resolved (not 0); the chunk reduction is ignored
+     * @throws IllegalArgumentException when a number is out of range or the overlap exceeds half the maximum length
+     * @throws IOException              when a file is missing or unreadable, the graph lacks a text input or
+     *                                  {@code output} (the message lists the graph's outputs), or the probe fails
+     */
+    public static Model<String, Embedding> embedding(Path modelFile, Path tokenizerFile, String output,
+            OnnxOptions engine, LoadOptions options) throws IOException {
+        return TextEmbeddingModel.load(modelFile, tokenizerFile, output, engine, options);
+    }
+
+    /**
+     * A text classifier: the softmax of each text's logits and the name of its best label; a chunked text gets its
+     * windows' probabilities combined by the options' chunk reduction.
+     *
+     * @param labels the label names in logit order, as many as the logits
+     * @param output the graph output holding the logits [batch, labels]
+     * @throws IllegalArgumentException when the labels are empty, blank, repeated or not as many as the logits, or as
+     *                                  {@link #embedding}
+     * @throws IOException              as {@link #embedding}
+     * @see #embedding the other parameters
+     */
+    public static Model<String, Classification> classification(Path modelFile, Path tokenizerFile,
+            List<String> labels, String output, OnnxOptions engine, LoadOptions options) throws IOException {
+        return TextClassificationModel.load(modelFile, tokenizerFile, labels, output, engine, options);
+    }
+}
