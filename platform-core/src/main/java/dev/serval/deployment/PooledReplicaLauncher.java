@@ -104,7 +104,7 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
         }
         metrics.replicaStarted(nanoTime.getAsLong() - begin);
         slot.inFlightGauge = metrics.replicaInFlight(id, replica::inFlight);
-        long period = spec.healthCheckPeriod().toNanos();
+        long period = spec.health().healthCheckPeriod().toNanos();
         slot.healthCheck = health.scheduleAtFixedRate(replica::probe, period, period, TimeUnit.NANOSECONDS);
         boolean stopRequested;
         synchronized (slot) {
