@@ -1,7 +1,5 @@
 package dev.serval.api;
 
-import dev.serval.api.config.DeploymentConfig;
-import dev.serval.api.config.ModelReference;
 import dev.serval.api.repository.ModelKind;
 import dev.serval.error.InvalidInput;
 import dev.serval.api.serving.ModelSource;
@@ -11,6 +9,7 @@ import dev.serval.predictor.ModelSignature;
 import dev.serval.predictor.Predictor;
 import dev.serval.predictor.TensorSignature;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.ModelReference;
 import jakarta.inject.Singleton;
 import java.util.List;
 import java.util.Set;
@@ -65,13 +64,13 @@ public class GatedModelSource implements ModelSource {
     }
 
     @Override
-    public ModelKind kind(DeploymentConfig config) {
+    public ModelKind kind(DeploymentSpec spec) {
         return ModelKind.TEXT_EMBEDDING;
     }
 
     @Override
     public Model<String, Embedding> load(ModelReference model, DeploymentSpec spec) throws InterruptedException {
-        String reference = model.model();
+        String reference = model.name();
         boolean gatedLoad = reference.equals("gated-load:");
         if (gatedLoad) {
             GATED_LOADS.incrementAndGet();

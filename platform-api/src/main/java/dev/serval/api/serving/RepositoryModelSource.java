@@ -1,7 +1,5 @@
 package dev.serval.api.serving;
 
-import dev.serval.api.config.DeploymentConfig;
-import dev.serval.api.config.ModelReference;
 import dev.serval.api.config.ServalConfig;
 import dev.serval.api.repository.ModelDescriptor;
 import dev.serval.api.repository.ModelKind;
@@ -10,11 +8,12 @@ import dev.serval.predictor.LongInputs;
 import dev.serval.predictor.Model;
 import dev.serval.predictor.ModelFiles;
 import dev.serval.predictor.NoopModel;
-import dev.serval.predictor.ChunkReduction;
 import dev.serval.predictor.TensorModel;
 import dev.serval.predictor.TextClassificationModel;
 import dev.serval.predictor.TextEmbeddingModel;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.LongInputPolicy;
+import dev.serval.spec.ModelReference;
 import jakarta.inject.Singleton;
 import java.util.Map;
 
@@ -65,28 +64,28 @@ public class RepositoryModelSource implements ModelSource {
     }
 
     @Override
-    public ModelKind kind(DeploymentConfig config) {
-        return repository.resolve(config.model(), config.version()).descriptor().kind();
+    public ModelKind kind(DeploymentSpec spec) {
+        return repository.resolve(spec.model().name(), spec.version()).descriptor().kind();
     }
 
     @Override
     public Model<?, ?> load(ModelReference reference, DeploymentSpec spec) throws Exception {
-        ModelRepository.ModelVersion found = repository.resolve(reference.model(), spec.version());
+        ModelRepository.ModelVersion found = repository.resolve(reference.name(), spec.version());
         ModelDescriptor descriptor = found.descriptor();
         int maxLength = reference.maxLength() > 0 ? reference.maxLength() : descriptor.maxLength();
-        LongInputs longInputs = reference.longInputs().equals("chunk") ? LongInputs.chunk(reference.chunkOverlap(),
+        LongInputs longInputs = reference.longInputs() == LongInputPolicy.CHUNK ? LongInputs.chunk(reference.chunkOverlap(),
                 reference.maxChunksPerInput())
                 : LongInputs.truncate();
         // the descriptor's engine options and output; intra-op threads always come from the deployment
         return switch (descriptor.kind()) {
             case TEXT_EMBEDDING -> TextEmbeddingModel.load(found.file(), found.tokenizer(), maxLength,
-                    spec.intraOpThreads(), spec.batchInvariance(), longInputs, descriptor.engine(),
+                    spec.predictors().intraOpThreads(), spec.batching().batchInvariance(), longInputs, descriptor.engine(),
                     descriptor.output());
-            case TENSOR -> TensorModel.load(found.file(), spec.intraOpThreads(), descriptor.engine());
+            case TENSOR -> TensorModel.load(found.file(), spec.predictors().intraOpThreads(), descriptor.engine());
             case NOOP -> new NoopModel();
             case TEXT_CLASSIFICATION -> TextClassificationModel.load(found.file(), found.tokenizer(),
-                    descriptor.labels(), maxLength, spec.intraOpThreads(), spec.batchInvariance(), longInputs,
-                    reference.chunkReduction().equals("max") ? ChunkReduction.MAX : ChunkReduction.MEAN,
+                    descriptor.labels(), maxLength, spec.predictors().intraOpThreads(), spec.batching().batchInvariance(), longInputs,
+                    reference.chunkReduction(),
                     descriptor.engine(), descriptor.output());
         };
     }
