@@ -212,10 +212,14 @@ final class DeploymentFields {
         T read(JsonNode node);
 
         /** The value as the config file writes it. */
-        Object write(T value);
+        default Object write(T value) {
+            return value;
+        }
 
         /** A property's text as the YAML value it stands for, so that the file's rules read it. */
-        JsonNode fromText(String text);
+        default JsonNode fromText(String text) {
+            return TextNode.valueOf(text);
+        }
 
         Kind<Boolean> BOOLEAN = new Kind<>() {
             @Override
@@ -227,15 +231,10 @@ final class DeploymentFields {
             }
 
             @Override
-            public Object write(Boolean value) {
-                return value;
-            }
-
-            @Override
             public JsonNode fromText(String text) {
                 String trimmed = text.trim();
-                return trimmed.equals("true") || trimmed.equals("false") ? BooleanNode.valueOf(Boolean.parseBoolean(
-                        trimmed)) : TextNode.valueOf(text);
+                return trimmed.equals("true") || trimmed.equals("false")
+                        ? BooleanNode.valueOf(Boolean.parseBoolean(trimmed)) : TextNode.valueOf(text);
             }
         };
 
@@ -247,11 +246,6 @@ final class DeploymentFields {
                     throw new Refused("must be a number in (0, 1], not " + node);
                 }
                 return node.doubleValue();
-            }
-
-            @Override
-            public Object write(Double value) {
-                return value;
             }
 
             @Override
@@ -269,32 +263,18 @@ final class DeploymentFields {
          * 2}); a fractional one never is, since YAML reads 1.10 as 1.1 and the text would not be what was written.
          */
         static Kind<String> text(boolean numbersAsText) {
-            return new Kind<>() {
-                @Override
-                public String read(JsonNode node) {
-                    if (node == null || node.isNull()) {
-                        throw new Refused("is required");
-                    }
-                    if (!node.isTextual() && !(node.isIntegralNumber() && numbersAsText)) {
-                        throw new Refused("must be a string, not " + node + (node.isNumber() ? " (write it in quotes)"
-                                : ""));
-                    }
-                    String text = node.asText();
-                    if (text.isBlank()) {
-                        throw new Refused("must not be blank");
-                    }
-                    return text;
+            return node -> {
+                if (node == null || node.isNull()) {
+                    throw new Refused("is required");
                 }
-
-                @Override
-                public Object write(String value) {
-                    return value;
+                if (!node.isTextual() && !(node.isIntegralNumber() && numbersAsText)) {
+                    throw new Refused("must be a string, not " + node + (node.isNumber() ? " (write it in quotes)" : ""));
                 }
-
-                @Override
-                public JsonNode fromText(String text) {
-                    return TextNode.valueOf(text);
+                String text = node.asText();
+                if (text.isBlank()) {
+                    throw new Refused("must not be blank");
                 }
+                return text;
             };
         }
 
@@ -311,11 +291,6 @@ final class DeploymentFields {
                         throw new Refused("must be between " + range.min() + " and " + range.max() + ", not " + number);
                     }
                     return number;
-                }
-
-                @Override
-                public Object write(Integer value) {
-                    return value;
                 }
 
                 @Override
@@ -354,43 +329,27 @@ final class DeploymentFields {
                 public Object write(Duration value) {
                     return DurationRange.text(value);
                 }
-
-                @Override
-                public JsonNode fromText(String text) {
-                    return TextNode.valueOf(text);
-                }
             };
         }
 
         /** One of an enum's constants, written in lower case. */
         static <E extends Enum<E>> Kind<E> choice(E[] constants) {
-            List<String> names = Arrays.stream(constants).map(Kind::lowerCase).toList();
+            List<String> names = Arrays.stream(constants).map(c -> c.name().toLowerCase(Locale.ROOT)).toList();
             return new Kind<>() {
                 @Override
                 public E read(JsonNode node) {
-                    if (node != null && node.isTextual()) {
-                        int index = names.indexOf(node.textValue());
-                        if (index >= 0) {
-                            return constants[index];
-                        }
+                    int index = node != null && node.isTextual() ? names.indexOf(node.textValue()) : -1;
+                    if (index < 0) {
+                        throw new Refused("must be one of " + String.join(", ", names) + ", not " + node);
                     }
-                    throw new Refused("must be one of " + String.join(", ", names) + ", not " + node);
+                    return constants[index];
                 }
 
                 @Override
                 public Object write(E value) {
-                    return lowerCase(value);
-                }
-
-                @Override
-                public JsonNode fromText(String text) {
-                    return TextNode.valueOf(text);
+                    return names.get(value.ordinal());
                 }
             };
-        }
-
-        private static String lowerCase(Enum<?> constant) {
-            return constant.name().toLowerCase(Locale.ROOT);
         }
     }
 
