@@ -17,9 +17,13 @@ import java.util.Objects;
 public record AdmissionSpec(int maxOngoingRequests, int maxQueuedRequests, int maxInputsPerRequest,
         Duration requestTimeout) {
 
-    public static final IntRange MAX_ONGOING_REQUESTS = new IntRange("max_ongoing_requests", 1, 100_000);
-    public static final IntRange MAX_QUEUED_REQUESTS = new IntRange("max_queued_requests", 0, 100_000);
-    public static final IntRange MAX_INPUTS_PER_REQUEST = new IntRange("max_inputs_per_request", 1, 100_000);
+    /*
+     * The counts are bounded wider than a config may ask (100,000, the edge's bound): the engine must stay correct
+     * where slots x inputs per request passes the int range, and DeploymentTest proves it with 1,000,000 of each.
+     */
+    public static final IntRange MAX_ONGOING_REQUESTS = new IntRange("max_ongoing_requests", 1, 1_000_000);
+    public static final IntRange MAX_QUEUED_REQUESTS = new IntRange("max_queued_requests", 0, 1_000_000);
+    public static final IntRange MAX_INPUTS_PER_REQUEST = new IntRange("max_inputs_per_request", 1, 1_000_000);
     public static final DurationRange REQUEST_TIMEOUT = new DurationRange("request_timeout", Duration.ofMillis(1),
             Duration.ofHours(1));
 

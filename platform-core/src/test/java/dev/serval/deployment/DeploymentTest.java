@@ -600,7 +600,7 @@ class DeploymentTest {
         assertThrows(IllegalArgumentException.class, () -> spec(0, 8, 10, 10));
         assertThrows(IllegalArgumentException.class, () -> spec(1, 0, 10, 10));
         IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> spec(1, 8, -1, 10));
-        assertEquals("deployment 'fake': max-queued-requests must be between 0 and 1000000, was -1", negative.getMessage());
+        assertEquals("max_queued_requests must be between 0 and 1000000, not -1", negative.getMessage());
         assertThrows(IllegalArgumentException.class, () -> DeploymentSpec.defaults("Bad Name", "fake:"));
     }
 

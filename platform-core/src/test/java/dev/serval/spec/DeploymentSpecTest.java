@@ -43,7 +43,7 @@ class DeploymentSpecTest {
         assertRefused("name", () -> DeploymentSpec.defaults("Bad Name", "m"));
         assertRefused("version", () -> spec.withVersion(" "));
         assertRefused("max_ongoing_requests", () -> AdmissionSpec.DEFAULTS.withMaxOngoingRequests(0));
-        assertRefused("max_queued_requests", () -> AdmissionSpec.DEFAULTS.withMaxQueuedRequests(100_001));
+        assertRefused("max_queued_requests", () -> AdmissionSpec.DEFAULTS.withMaxQueuedRequests(1_000_001));
         assertRefused("max_inputs_per_request", () -> AdmissionSpec.DEFAULTS.withMaxInputsPerRequest(0));
         assertRefused("request_timeout", () -> AdmissionSpec.DEFAULTS.withRequestTimeout(Duration.ZERO));
         assertRefused("max_batch_size", () -> BatchingSpec.DEFAULTS.withMaxBatchSize(1025));

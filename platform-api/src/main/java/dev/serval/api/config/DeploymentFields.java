@@ -29,20 +29,20 @@ import java.util.function.Function;
 /**
  * The flat keys of a deployment's config, each written once: its snake_case key, how its value is read and written,
  * and the spec component it stands for. Bounds and defaults are the spec records' ({@code DEFAULTS}, {@link IntRange},
- * {@link DurationRange}); only the per-deployment replica and thread bounds are the edge's own, tighter than the
+ * {@link DurationRange}); only the replica and admission-count bounds are the edge's own, tighter than the
  * engine's. The config file, the management API, the state file and the {@code serval.deployments.*} properties are
  * all read through this table ({@link ConfigParser}), {@link #toMap} writes it, and DeploymentDefaultsTest holds
  * docs/configuration.md to it.
  */
 final class DeploymentFields {
 
-    /**
-     * Replicas one deployment may ask for: fewer than the engine takes ({@link DeploymentSpec#NUM_REPLICAS}), so that
-     * no single config asks a server for more than it can run (the bound across deployments is
-     * {@code serval.limits.max-predictor-threads}).
+    /*
+     * Bounds a config sets tighter than the engine's, so that no single config asks a server for more than it can run
+     * (the bound across deployments is serval.limits.max-predictor-threads): replicas (the engine takes 1024) and
+     * admission counts (the engine takes 1,000,000). Every other bound is the spec records'.
      */
-    static final IntRange NUM_REPLICAS = new IntRange("num_replicas", 0, 64);
-    static final IntRange MIN_READY_REPLICAS = new IntRange("min_ready_replicas", 0, NUM_REPLICAS.max());
+    private static final int MAX_REPLICAS = 64;
+    private static final int MAX_COUNT = 100_000;
 
     /** The deployment whose components give every default; its name and model are placeholders, never read. */
     private static final DeploymentSpec DEFAULTS = DeploymentSpec.defaults("defaults", "model");
@@ -57,17 +57,19 @@ final class DeploymentFields {
             Kind.choice(ChunkReduction.values()), s -> s.model().chunkReduction());
     static final Field<Integer> MAX_CHUNKS_PER_INPUT = field(ModelReference.MAX_CHUNKS_PER_INPUT,
             s -> s.model().maxChunksPerInput());
-    static final Field<Integer> NUM_REPLICAS_FIELD = field(NUM_REPLICAS, DeploymentSpec::numReplicas);
-    static final Field<Integer> MIN_READY = field(MIN_READY_REPLICAS, s -> s.health().minReadyReplicas());
-    static final Field<Integer> MAX_ONGOING_REQUESTS = field(AdmissionSpec.MAX_ONGOING_REQUESTS,
+    static final Field<Integer> NUM_REPLICAS = field(tighter(DeploymentSpec.NUM_REPLICAS, MAX_REPLICAS),
+            DeploymentSpec::numReplicas);
+    static final Field<Integer> MIN_READY_REPLICAS = field(tighter(HealthSpec.MIN_READY_REPLICAS, MAX_REPLICAS),
+            s -> s.health().minReadyReplicas());
+    static final Field<Integer> MAX_ONGOING_REQUESTS = field(tighter(AdmissionSpec.MAX_ONGOING_REQUESTS, MAX_COUNT),
             s -> s.admission().maxOngoingRequests());
-    static final Field<Integer> MAX_QUEUED_REQUESTS = field(AdmissionSpec.MAX_QUEUED_REQUESTS,
+    static final Field<Integer> MAX_QUEUED_REQUESTS = field(tighter(AdmissionSpec.MAX_QUEUED_REQUESTS, MAX_COUNT),
             s -> s.admission().maxQueuedRequests());
     static final Field<Integer> PREDICTOR_THREADS = field(PredictorSpec.PREDICTOR_THREADS,
             s -> s.predictors().predictorThreads());
     static final Field<Integer> INTRA_OP_THREADS = field(PredictorSpec.INTRA_OP_THREADS,
             s -> s.predictors().intraOpThreads());
-    static final Field<Integer> MAX_INPUTS_PER_REQUEST = field(AdmissionSpec.MAX_INPUTS_PER_REQUEST,
+    static final Field<Integer> MAX_INPUTS_PER_REQUEST = field(tighter(AdmissionSpec.MAX_INPUTS_PER_REQUEST, MAX_COUNT),
             s -> s.admission().maxInputsPerRequest());
     static final Field<Duration> HEALTH_CHECK_PERIOD = field(HealthSpec.HEALTH_CHECK_PERIOD,
             s -> s.health().healthCheckPeriod());
@@ -87,7 +89,7 @@ final class DeploymentFields {
 
     /** Every field, in the order the API shows them and the state file writes them. */
     static final List<Field<?>> ALL = List.of(MODEL, VERSION, MAX_LENGTH, LONG_INPUTS, CHUNK_OVERLAP, CHUNK_REDUCTION,
-            MAX_CHUNKS_PER_INPUT, NUM_REPLICAS_FIELD, MIN_READY, MAX_ONGOING_REQUESTS, MAX_QUEUED_REQUESTS,
+            MAX_CHUNKS_PER_INPUT, NUM_REPLICAS, MIN_READY_REPLICAS, MAX_ONGOING_REQUESTS, MAX_QUEUED_REQUESTS,
             PREDICTOR_THREADS, INTRA_OP_THREADS, MAX_INPUTS_PER_REQUEST, HEALTH_CHECK_PERIOD,
             HEALTH_CHECK_FAILURE_THRESHOLD, GRACEFUL_SHUTDOWN_TIMEOUT, REQUEST_TIMEOUT, BATCH_INVARIANCE,
             MAX_BATCH_SIZE, BATCH_WAIT_TIMEOUT, ROLLING_UPDATE_FRACTION);
@@ -108,14 +110,14 @@ final class DeploymentFields {
                 new ModelReference(values.get(MODEL), values.get(MAX_LENGTH), values.get(LONG_INPUTS),
                         values.get(CHUNK_OVERLAP), values.get(CHUNK_REDUCTION), values.get(MAX_CHUNKS_PER_INPUT)),
                 values.get(VERSION),
-                values.get(NUM_REPLICAS_FIELD),
+                values.get(NUM_REPLICAS),
                 new AdmissionSpec(values.get(MAX_ONGOING_REQUESTS), values.get(MAX_QUEUED_REQUESTS),
                         values.get(MAX_INPUTS_PER_REQUEST), values.get(REQUEST_TIMEOUT)),
                 new BatchingSpec(values.get(BATCH_INVARIANCE), values.get(MAX_BATCH_SIZE),
                         values.get(BATCH_WAIT_TIMEOUT)),
                 new PredictorSpec(values.get(PREDICTOR_THREADS), values.get(INTRA_OP_THREADS)),
                 new HealthSpec(values.get(HEALTH_CHECK_PERIOD), values.get(HEALTH_CHECK_FAILURE_THRESHOLD),
-                        values.get(MIN_READY)),
+                        values.get(MIN_READY_REPLICAS)),
                 new RolloutSpec(values.get(ROLLING_UPDATE_FRACTION), values.get(GRACEFUL_SHUTDOWN_TIMEOUT)));
     }
 
@@ -138,6 +140,11 @@ final class DeploymentFields {
             map.put(field.key(), field.write(spec));
         }
         return map;
+    }
+
+    /** The engine's range of {@code engine}'s field, capped at what one config may ask for. */
+    private static IntRange tighter(IntRange engine, int max) {
+        return new IntRange(engine.field(), engine.min(), Math.min(engine.max(), max));
     }
 
     private static Field<Integer> field(IntRange range, Function<DeploymentSpec, Integer> component) {
