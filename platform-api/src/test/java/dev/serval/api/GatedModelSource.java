@@ -1,7 +1,7 @@
 package dev.serval.api;
 
-import dev.serval.api.config.DeploymentConfig;
-import dev.serval.api.config.ModelReference;
+import dev.serval.model.ModelKind;
+import dev.serval.error.InvalidInput;
 import dev.serval.api.serving.ModelSource;
 import dev.serval.error.InvalidInput;
 import dev.serval.model.Embedding;
@@ -11,6 +11,7 @@ import dev.serval.model.ModelSignature;
 import dev.serval.model.Predictor;
 import dev.serval.model.TensorSignature;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.ModelReference;
 import jakarta.inject.Singleton;
 import java.util.List;
 import java.util.Set;
@@ -65,13 +66,13 @@ public class GatedModelSource implements ModelSource {
     }
 
     @Override
-    public ModelKind kind(DeploymentConfig config) {
+    public ModelKind kind(DeploymentSpec spec) {
         return ModelKind.TEXT_EMBEDDING;
     }
 
     @Override
     public Model<String, Embedding> load(ModelReference model, DeploymentSpec spec) throws InterruptedException {
-        String reference = model.model();
+        String reference = model.name();
         boolean gatedLoad = reference.equals("gated-load:");
         if (gatedLoad) {
             GATED_LOADS.incrementAndGet();

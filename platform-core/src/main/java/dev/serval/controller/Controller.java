@@ -97,7 +97,7 @@ public final class Controller {
                 }
             }
             managed.spec = spec;
-            router.maxQueuedRequests(spec.maxQueuedRequests());
+            router.maxQueuedRequests(spec.admission().maxQueuedRequests());
         }
         managed.dirty = true;
     }
@@ -325,7 +325,7 @@ public final class Controller {
                 ReplicaRecord stopping = current.withState(ReplicaState.STOPPING);
                 leave(stopping);
                 unroute(stopping.id());
-                launcher.stop(stopping, spec.gracefulShutdownTimeout(), this);
+                launcher.stop(stopping, spec.rollout().gracefulShutdownTimeout(), this);
             }
             for (int i = 0; i < plan.start(); i++) {
                 ReplicaRecord record = ReplicaRecord.starting(spec.name(), nextId++, spec.version());
@@ -376,7 +376,7 @@ public final class Controller {
                 nextStartNanos = now + backoff;
             }
             // It takes no new requests from now on; what it admitted may still finish (or fail) within the drain.
-            launcher.stop(failed, wasStarting ? Duration.ZERO : spec.gracefulShutdownTimeout(), this);
+            launcher.stop(failed, wasStarting ? Duration.ZERO : spec.rollout().gracefulShutdownTimeout(), this);
             dirty = true;
         }
 

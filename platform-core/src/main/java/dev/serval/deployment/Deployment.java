@@ -76,7 +76,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         this.loop = loop;
         this.controller = controller;
         this.onClosed = onClosed;
-        this.router = new Router<>(spec.name(), spec.maxQueuedRequests(), nanoTime, metrics);
+        this.router = new Router<>(spec.name(), spec.admission().maxQueuedRequests(), nanoTime, metrics);
         this.status = DeploymentStatus.initial(spec.name(), spec.version(), spec.numReplicas());
         this.recentErrors = new RecentErrors(wallClock);
         this.gauges = new DeploymentGauges(metrics, router, this::status);
@@ -325,9 +325,9 @@ public final class Deployment<I, O> implements AutoCloseable {
         if (inputs.isEmpty()) {
             throw new InvalidInput("the request holds no inputs");
         }
-        if (inputs.size() > current.maxInputsPerRequest()) {
+        if (inputs.size() > current.admission().maxInputsPerRequest()) {
             throw new InvalidInput("the request holds " + inputs.size() + " inputs; model '" + current.name()
-                    + "' takes at most " + current.maxInputsPerRequest() + " per request");
+                    + "' takes at most " + current.admission().maxInputsPerRequest() + " per request");
         }
         CompletableFuture<List<O>> result = router.submit(inputs);
         if (result.state() == Future.State.FAILED && Router.servedBy(result) == null
@@ -384,7 +384,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         }
         try {
             // A replica drains for the graceful timeout, then its threads get the exit grace to leave the model.
-            Duration wait = spec.gracefulShutdownTimeout().plus(dev.serval.replica.Replica.exitGrace(spec)).plusSeconds(30);
+            Duration wait = spec.rollout().gracefulShutdownTimeout().plus(dev.serval.replica.Replica.exitGrace(spec)).plusSeconds(30);
             if (!removed.await(wait.toMillis(), TimeUnit.MILLISECONDS)) {
                 System.getLogger(Deployment.class.getName()).log(System.Logger.Level.WARNING,
                         "deployment ''{0}'' did not stop within {1}", spec.name(), wait);

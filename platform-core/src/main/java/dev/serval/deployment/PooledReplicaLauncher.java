@@ -106,7 +106,7 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
         }
         metrics.replicaStarted(nanoTime.getAsLong() - begin);
         handle.inFlightGauge = metrics.replicaInFlight(id, replica::inFlight);
-        long period = spec.healthCheckPeriod().toNanos();
+        long period = spec.health().healthCheckPeriod().toNanos();
         handle.healthCheck = health.scheduleAtFixedRate(replica::probe, period, period, TimeUnit.NANOSECONDS);
         boolean stopRequested;
         synchronized (handle) {

@@ -63,8 +63,8 @@ final class SharedModels<I, O> {
      * never hands new replicas the session the old ones run.
      */
     static String key(DeploymentSpec spec) {
-        return spec.model() + "@" + spec.version() + "/intra-op=" + spec.intraOpThreads()
-                + (spec.batchInvariance() ? "" : "/not-invariant");
+        return spec.model() + "@" + spec.version() + "/intra-op=" + spec.predictors().intraOpThreads()
+                + (spec.batching().batchInvariance() ? "" : "/not-invariant");
     }
 
     /** Gives back one reference (by {@link #key}); the last one closes the model, unless a reference leaked it. */

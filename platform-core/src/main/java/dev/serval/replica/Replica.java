@@ -63,8 +63,8 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
         this.deployment = deployment;
         this.id = id;
         this.version = spec.version();
-        this.slots = new BoundedCount(spec.maxOngoingRequests());
-        this.failureThreshold = spec.healthCheckFailureThreshold();
+        this.slots = new BoundedCount(spec.admission().maxOngoingRequests());
+        this.failureThreshold = spec.health().healthCheckFailureThreshold();
         this.exitGrace = exitGrace(spec);
         this.pool = pool;
         this.onUnhealthy = onUnhealthy;
@@ -81,9 +81,9 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     public static <I, O> Replica<I, O> start(DeploymentSpec spec, long id, Model<I, O> model, ThreadFactory threads,
             LongSupplier nanoTime, DeploymentMetrics metrics, Consumer<String> onUnhealthy) throws Exception {
         String name = spec.name() + "#" + id;
-        PredictorPool<I, O> pool = new PredictorPool<>(spec.name(), name, spec.predictorThreads(),
-                maxQueuedInputs(spec), spec.maxBatchSize(), model, threads, nanoTime, metrics);
-        pool.tune(spec.maxBatchSize(), spec.batchWaitTimeout());
+        PredictorPool<I, O> pool = new PredictorPool<>(spec.name(), name, spec.predictors().predictorThreads(),
+                maxQueuedInputs(spec), spec.batching().maxBatchSize(), model, threads, nanoTime, metrics);
+        pool.tune(spec.batching().maxBatchSize(), spec.batching().batchWaitTimeout());
         pool.start();
         try {
             pool.awaitWarmUp();
@@ -101,7 +101,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
      * declared stuck: the spec's graceful shutdown timeout, at least {@link #MIN_EXIT_GRACE}.
      */
     public static Duration exitGrace(DeploymentSpec spec) {
-        Duration drain = spec.gracefulShutdownTimeout();
+        Duration drain = spec.rollout().gracefulShutdownTimeout();
         return drain.compareTo(MIN_EXIT_GRACE) < 0 ? MIN_EXIT_GRACE : drain;
     }
 
@@ -120,7 +120,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
      * and the pool's {@code queued + n} checks stay in range.
      */
     static int maxQueuedInputs(DeploymentSpec spec) {
-        return (int) Math.min((long) spec.maxOngoingRequests() * spec.maxInputsPerRequest(), MAX_QUEUED_INPUTS);
+        return (int) Math.min((long) spec.admission().maxOngoingRequests() * spec.admission().maxInputsPerRequest(), MAX_QUEUED_INPUTS);
     }
 
     /** The largest queue bound: below {@link Integer#MAX_VALUE} with room for one request's inputs on top. */
@@ -177,7 +177,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
 
     @Override
     public void tune(DeploymentSpec spec) {
-        pool.tune(spec.maxBatchSize(), spec.batchWaitTimeout());
+        pool.tune(spec.batching().maxBatchSize(), spec.batching().batchWaitTimeout());
     }
 
     /**

@@ -1,54 +1,42 @@
 package dev.serval.spec;
 
-import java.time.Duration;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
- * The desired state of one deployment. Validated on construction; every bound is finite, so a deployment
- * never queues or waits without limit. Defaults ({@link #defaults}) are documented in docs/configuration.md.
+ * The desired state of one deployment: what it serves and how, grouped by concern, each group validated and holding
+ * its own defaults ({@code DEFAULTS}). Every bound is finite, so a deployment never queues or waits without limit.
+ * Bounds name the snake_case keys of the config file ({@link InvalidSpec#field()}); docs/configuration.md documents
+ * each setting and its default. Further concerns (autoscaling, multiplexing) are further components.
  *
- * @param name                        what callers call the model, e.g. {@code all-minilm-l6-v2}
- * @param model                       the model reference, resolved by the application (the repository model name
- *                                    plus its loader options, e.g. {@code all-minilm-l6-v2?max_length=0&...})
- * @param version                     the model version; changing it rolls the replicas over to the new one
- * @param numReplicas                 replicas to keep RUNNING; default 1
- * @param maxOngoingRequests          requests one replica works on at once (admitted by CAS); default 8
- * @param maxQueuedRequests           requests the deployment holds while every replica is full; past it,
- *                                    requests are refused with {@code Overloaded}; default 256
- * @param predictorThreads            predictor threads per replica, each owning one predictor; default 2
- * @param intraOpThreads              ONNX Runtime threads inside one inference; default 1
- * @param maxInputsPerRequest         inputs one request may carry; default 256
- * @param healthCheckPeriod           how often each replica runs the model's probe input; default 10 s
- * @param healthCheckFailureThreshold consecutive failed probes or inferences that make a replica RECOVERING; default 3
- * @param gracefulShutdownTimeout     how long a STOPPING replica may drain before it is stopped; default 10 s
- * @param batchInvariance             whether an input's output must not depend on what it runs with; default true
- * @param maxBatchSize                inputs one inference may take when the model batches; default 32
- * @param batchWaitTimeout            how long a predictor may wait to fill a batch while another predictor of its
- *                                    replica is busy and inputs are still queued (an idle replica never waits, nor
- *                                    does a predictor whose take emptied the queue); default 0: a batch is what is
- *                                    queued when a predictor comes free
- * @param rollingUpdateFraction       during a rolling update (new model or version), the share of
- *                                    {@code numReplicas} started at a time (at least one replica); old replicas stop
- *                                    as new ones run; in (0, 1], default 0.25
+ * @param name        what callers call the model, e.g. {@code all-minilm-l6-v2}
+ * @param model       the model and the loader options that change what is loaded; a change rolls the replicas
+ * @param version     the model version; changing it rolls the replicas over to the new one; default {@code 1}
+ * @param numReplicas replicas to keep RUNNING; default 1
+ * @param admission   how much work the deployment takes in
+ * @param batching    how predictors group inputs into inferences
+ * @param predictors  the threads of one replica
+ * @param health      how replicas are watched and how many must serve
+ * @param rollout     how replicas are replaced and stopped
  */
 public record DeploymentSpec(
         String name,
-        String model,
+        ModelReference model,
         String version,
         int numReplicas,
-        int maxOngoingRequests,
-        int maxQueuedRequests,
-        int predictorThreads,
-        int intraOpThreads,
-        int maxInputsPerRequest,
-        Duration healthCheckPeriod,
-        int healthCheckFailureThreshold,
-        Duration gracefulShutdownTimeout,
-        boolean batchInvariance,
-        int maxBatchSize,
-        Duration batchWaitTimeout,
-        double rollingUpdateFraction) {
+        AdmissionSpec admission,
+        BatchingSpec batching,
+        PredictorSpec predictors,
+        HealthSpec health,
+        RolloutSpec rollout) {
+
+    /**
+     * Replicas one deployment may keep. Wider than what the config accepts ({@code serval.limits.*} and the edge's
+     * per-deployment bound of 64 keep a server's thread count sane): the controller benchmarks run 1024.
+     */
+    public static final IntRange NUM_REPLICAS = new IntRange("num_replicas", 0, 1024);
+    public static final String DEFAULT_VERSION = "1";
+    public static final int DEFAULT_NUM_REPLICAS = 1;
 
     private static final Pattern NAME = Pattern.compile("[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?");
 
@@ -56,145 +44,82 @@ public record DeploymentSpec(
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(model, "model");
         Objects.requireNonNull(version, "version");
-        Objects.requireNonNull(healthCheckPeriod, "healthCheckPeriod");
-        Objects.requireNonNull(gracefulShutdownTimeout, "gracefulShutdownTimeout");
-        Objects.requireNonNull(batchWaitTimeout, "batchWaitTimeout");
+        Objects.requireNonNull(admission, "admission");
+        Objects.requireNonNull(batching, "batching");
+        Objects.requireNonNull(predictors, "predictors");
+        Objects.requireNonNull(health, "health");
+        Objects.requireNonNull(rollout, "rollout");
         if (!NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException("deployment name '" + name
-                    + "' must be 1-63 lower-case letters, digits, '.', '_' or '-', starting and ending alphanumeric");
+            throw new InvalidSpec("name", "must be 1-63 lower-case letters, digits, '.', '_' or '-', "
+                    + "starting and ending with a letter or digit");
         }
         if (version.isBlank()) {
-            throw new IllegalArgumentException("deployment '" + name + "': version must not be blank");
+            throw new InvalidSpec("version", "must not be blank");
         }
-        requireBetween(name, "num-replicas", numReplicas, 0, 1024);
-        requireBetween(name, "max-ongoing-requests", maxOngoingRequests, 1, 1_000_000);
-        requireBetween(name, "max-queued-requests", maxQueuedRequests, 0, 1_000_000);
-        requireBetween(name, "predictor-threads", predictorThreads, 1, 1024);
-        requireBetween(name, "intra-op-threads", intraOpThreads, 1, 1024);
-        requireBetween(name, "max-inputs-per-request", maxInputsPerRequest, 1, 1_000_000);
-        requireBetween(name, "health-check-failure-threshold", healthCheckFailureThreshold, 1, 1000);
-        requireBetween(name, "max-batch-size", maxBatchSize, 1, 1024);
-        if (batchWaitTimeout.isNegative() || batchWaitTimeout.compareTo(Duration.ofSeconds(1)) > 0) {
-            throw new IllegalArgumentException("deployment '" + name + "': batch-wait-timeout must be between 0 and 1s, was "
-                    + batchWaitTimeout);
-        }
-        if (!(rollingUpdateFraction > 0 && rollingUpdateFraction <= 1)) {
-            throw new IllegalArgumentException("deployment '" + name + "': rolling-update-fraction must be in (0, 1], was "
-                    + rollingUpdateFraction);
-        }
-        if (healthCheckPeriod.compareTo(Duration.ofMillis(10)) < 0) {
-            throw new IllegalArgumentException("deployment '" + name + "': health-check-period must be >= 10ms, was "
-                    + healthCheckPeriod);
-        }
-        if (gracefulShutdownTimeout.isNegative()) {
-            throw new IllegalArgumentException("deployment '" + name + "': graceful-shutdown-timeout must be >= 0, was "
-                    + gracefulShutdownTimeout);
-        }
+        NUM_REPLICAS.check(numReplicas);
     }
 
-    /** A spec that rolls updates a quarter of its replicas at a time (the default). */
-    public DeploymentSpec(String name, String model, String version, int numReplicas, int maxOngoingRequests,
-            int maxQueuedRequests, int predictorThreads, int intraOpThreads, int maxInputsPerRequest,
-            Duration healthCheckPeriod, int healthCheckFailureThreshold, Duration gracefulShutdownTimeout,
-            boolean batchInvariance, int maxBatchSize, Duration batchWaitTimeout) {
-        this(name, model, version, numReplicas, maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads,
-                maxInputsPerRequest, healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout,
-                batchInvariance, maxBatchSize, batchWaitTimeout, 0.25);
+    /** A spec of model {@code modelName} with every other setting at its default. */
+    public static DeploymentSpec defaults(String name, String modelName) {
+        return new DeploymentSpec(name, ModelReference.named(modelName), DEFAULT_VERSION, DEFAULT_NUM_REPLICAS,
+                AdmissionSpec.DEFAULTS, BatchingSpec.DEFAULTS, PredictorSpec.DEFAULTS, HealthSpec.DEFAULTS,
+                RolloutSpec.DEFAULTS);
     }
 
-    /** A spec with batch invariance on, batches of up to 32 and no batch wait (the defaults). */
-    public DeploymentSpec(String name, String model, String version, int numReplicas, int maxOngoingRequests,
-            int maxQueuedRequests, int predictorThreads, int intraOpThreads, int maxInputsPerRequest,
-            Duration healthCheckPeriod, int healthCheckFailureThreshold, Duration gracefulShutdownTimeout) {
-        this(name, model, version, numReplicas, maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads,
-                maxInputsPerRequest, healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, true, 32,
-                Duration.ZERO);
+    public DeploymentSpec withModel(ModelReference next) {
+        return next.equals(model) ? this
+                : new DeploymentSpec(name, next, version, numReplicas, admission, batching, predictors, health, rollout);
     }
 
-    /** A spec with the documented defaults. */
-    public static DeploymentSpec defaults(String name, String model) {
-        return new DeploymentSpec(name, model, "1", 1, 8, 256, 2, 1, 256,
-                Duration.ofSeconds(10), 3, Duration.ofSeconds(10));
+    public DeploymentSpec withVersion(String next) {
+        return next.equals(version) ? this
+                : new DeploymentSpec(name, model, next, numReplicas, admission, batching, predictors, health, rollout);
     }
 
-    public DeploymentSpec withNumReplicas(int replicas) {
-        return replicas == numReplicas ? this : new DeploymentSpec(name, model, version, replicas, maxOngoingRequests,
-                maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest, healthCheckPeriod,
-                healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout, rollingUpdateFraction);
+    public DeploymentSpec withNumReplicas(int next) {
+        return next == numReplicas ? this
+                : new DeploymentSpec(name, model, version, next, admission, batching, predictors, health, rollout);
     }
 
-    public DeploymentSpec withVersion(String newVersion) {
-        return newVersion.equals(version) ? this : new DeploymentSpec(name, model, newVersion, numReplicas,
-                maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout, rollingUpdateFraction);
+    public DeploymentSpec withAdmission(AdmissionSpec next) {
+        return next.equals(admission) ? this
+                : new DeploymentSpec(name, model, version, numReplicas, next, batching, predictors, health, rollout);
     }
 
-    public DeploymentSpec withAdmission(int ongoing, int queued) {
-        return ongoing == maxOngoingRequests && queued == maxQueuedRequests ? this : new DeploymentSpec(name, model,
-                version, numReplicas, ongoing, queued, predictorThreads, intraOpThreads, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout, rollingUpdateFraction);
+    public DeploymentSpec withBatching(BatchingSpec next) {
+        return next.equals(batching) ? this
+                : new DeploymentSpec(name, model, version, numReplicas, admission, next, predictors, health, rollout);
     }
 
-    public DeploymentSpec withPredictors(int threads, int intraOp) {
-        return threads == predictorThreads && intraOp == intraOpThreads ? this : new DeploymentSpec(name, model,
-                version, numReplicas, maxOngoingRequests, maxQueuedRequests, threads, intraOp, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout, rollingUpdateFraction);
+    public DeploymentSpec withPredictors(PredictorSpec next) {
+        return next.equals(predictors) ? this
+                : new DeploymentSpec(name, model, version, numReplicas, admission, batching, next, health, rollout);
     }
 
-    public DeploymentSpec withHealthCheck(Duration period, int failureThreshold) {
-        return period.equals(healthCheckPeriod) && failureThreshold == healthCheckFailureThreshold ? this
-                : new DeploymentSpec(name, model, version, numReplicas, maxOngoingRequests, maxQueuedRequests,
-                        predictorThreads, intraOpThreads, maxInputsPerRequest, period, failureThreshold,
-                        gracefulShutdownTimeout, batchInvariance, maxBatchSize, batchWaitTimeout, rollingUpdateFraction);
+    public DeploymentSpec withHealth(HealthSpec next) {
+        return next.equals(health) ? this
+                : new DeploymentSpec(name, model, version, numReplicas, admission, batching, predictors, next, rollout);
     }
 
-    public DeploymentSpec withGracefulShutdownTimeout(Duration timeout) {
-        return timeout.equals(gracefulShutdownTimeout) ? this : new DeploymentSpec(name, model, version, numReplicas,
-                maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, timeout, batchInvariance, maxBatchSize, batchWaitTimeout, rollingUpdateFraction);
-    }
-
-    public DeploymentSpec withBatching(boolean invariance, int batchSize) {
-        return invariance == batchInvariance && batchSize == maxBatchSize ? this : new DeploymentSpec(name, model,
-                version, numReplicas, maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads,
-                maxInputsPerRequest, healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, invariance,
-                batchSize, batchWaitTimeout, rollingUpdateFraction);
-    }
-
-    public DeploymentSpec withBatchWait(Duration wait) {
-        return wait.equals(batchWaitTimeout) ? this : new DeploymentSpec(name, model, version, numReplicas,
-                maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize,
-                wait, rollingUpdateFraction);
-    }
-
-    public DeploymentSpec withRollingUpdateFraction(double fraction) {
-        return fraction == rollingUpdateFraction ? this : new DeploymentSpec(name, model, version, numReplicas,
-                maxOngoingRequests, maxQueuedRequests, predictorThreads, intraOpThreads, maxInputsPerRequest,
-                healthCheckPeriod, healthCheckFailureThreshold, gracefulShutdownTimeout, batchInvariance, maxBatchSize,
-                batchWaitTimeout, fraction);
+    public DeploymentSpec withRollout(RolloutSpec next) {
+        return next.equals(rollout) ? this
+                : new DeploymentSpec(name, model, version, numReplicas, admission, batching, predictors, health, next);
     }
 
     /** Replicas a rolling update starts at a time: {@code rollingUpdateFraction} of {@code numReplicas}, at least 1. */
     public int rollingUpdateBatch() {
-        return Math.max(1, (int) Math.ceil(rollingUpdateFraction * numReplicas));
+        return Math.max(1, (int) Math.ceil(rollout.rollingUpdateFraction() * numReplicas));
     }
 
     /**
-     * Whether replicas built for {@code other} can keep serving under this spec: same model, version, threads,
-     * admission limits and batch invariance. The batch size and batch wait are not part of the shape: running
-     * replicas take them over in place.
+     * Whether replicas built for {@code other} can keep serving under this spec: same model reference, version,
+     * threads, per-replica admission limits and batch invariance. The other settings never call for new replicas
+     * (running replicas take a new batch size and batch wait over in place).
      */
     public boolean sameReplicaShape(DeploymentSpec other) {
-        return model.equals(other.model) && version.equals(other.version) && predictorThreads == other.predictorThreads
-                && intraOpThreads == other.intraOpThreads && maxOngoingRequests == other.maxOngoingRequests
-                && maxInputsPerRequest == other.maxInputsPerRequest && batchInvariance == other.batchInvariance;
-    }
-
-    private static void requireBetween(String name, String field, int value, int min, int max) {
-        if (value < min || value > max) {
-            throw new IllegalArgumentException("deployment '" + name + "': " + field + " must be between " + min
-                    + " and " + max + ", was " + value);
-        }
+        return model.equals(other.model) && version.equals(other.version) && predictors.equals(other.predictors)
+                && admission.maxOngoingRequests() == other.admission.maxOngoingRequests()
+                && admission.maxInputsPerRequest() == other.admission.maxInputsPerRequest()
+                && batching.batchInvariance() == other.batching.batchInvariance();
     }
 }

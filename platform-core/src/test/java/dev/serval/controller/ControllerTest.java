@@ -220,7 +220,7 @@ class ControllerTest {
     @Test
     void aNewVersionRollsOverWithoutEverRoutingToFewerReplicasThanDesired() {
         runningReplicas(2);
-        apply(spec.withRollingUpdateFraction(1.0).withVersion("2"));
+        apply(spec.withRollout(spec.rollout().withRollingUpdateFraction(1.0)).withVersion("2"));
 
         assertEquals(2, replicas(ReplicaState.UPDATING).size(), "old replicas keep serving as UPDATING");
         assertEquals(2, router.snapshot().size());
@@ -283,7 +283,7 @@ class ControllerTest {
     @Test
     void aRollingUpdateReplacesAFractionOfTheReplicasAtATime() {
         runningReplicas(4);
-        apply(spec.withRollingUpdateFraction(0.5).withVersion("2"));
+        apply(spec.withRollout(spec.rollout().withRollingUpdateFraction(0.5)).withVersion("2"));
 
         for (int round = 0; round < 2; round++) {
             List<ReplicaRecord> fresh = launcher.starts.subList(4 + 2 * round, launcher.starts.size());

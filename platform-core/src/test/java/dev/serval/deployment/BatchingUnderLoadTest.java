@@ -12,7 +12,11 @@ import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
 import dev.serval.model.onnx.OnnxOptions;
 import dev.serval.model.text.TextModels;
+import dev.serval.spec.AdmissionSpec;
+import dev.serval.spec.BatchingSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.PredictorSpec;
+import dev.serval.spec.RolloutSpec;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
@@ -52,14 +56,17 @@ class BatchingUnderLoadTest {
         }
 
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        DeploymentSpec spec = new DeploymentSpec("tiny", "dir", "1", 1, 64, 256, 1, 1, 8,
-                Duration.ofSeconds(10), 3, Duration.ofSeconds(5), true, 4, Duration.ZERO);
+        DeploymentSpec spec = DeploymentSpec.defaults("tiny", "dir")
+                .withAdmission(new AdmissionSpec(64, 256, 8, AdmissionSpec.DEFAULTS.requestTimeout()))
+                .withPredictors(new PredictorSpec(1, 1))
+                .withBatching(new BatchingSpec(true, 4, Duration.ZERO))
+                .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofSeconds(5)));
         List<String> wrong = Collections.synchronizedList(new ArrayList<>());
         try (ServingEngine engine = new ServingEngine(Duration.ofMillis(50), System::nanoTime, InstantSource.system(),
                 registry, dev.serval.health.FailureMonitor.Settings.defaults())) {
             Deployment<String, Embedding> deployment = engine.deploy(spec,
                     s -> TextModels.embedding(dir.resolve("model.onnx"), dir.resolve("tokenizer.json"), output,
-                            OnnxOptions.none(), options.withBatchInvariance(s.batchInvariance())));
+                            OnnxOptions.none(), options.withBatchInvariance(s.batching().batchInvariance())));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (deployment.state() != DeploymentState.READY) {
                 assertTrue(System.nanoTime() < deadline, "never ready: " + deployment.status());

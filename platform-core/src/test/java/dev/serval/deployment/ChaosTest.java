@@ -8,7 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.routing.RoutableReplica;
+import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.HealthSpec;
+import dev.serval.spec.PredictorSpec;
+import dev.serval.spec.RolloutSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -32,8 +36,11 @@ class ChaosTest {
     @Test
     void noRequestIsLostOrSentToAStoppedReplicaWhileReplicasComeAndGo() throws Exception {
         FakeModel model = new FakeModel();
-        DeploymentSpec spec = new DeploymentSpec("fake", "fake:", "1", 2, 2, 16, 1, 1, 4,
-                Duration.ofMillis(10), 1, Duration.ofSeconds(5));
+        DeploymentSpec spec = DeploymentSpec.defaults("fake", "fake:").withNumReplicas(2)
+                .withAdmission(new AdmissionSpec(2, 16, 4, AdmissionSpec.DEFAULTS.requestTimeout()))
+                .withPredictors(new PredictorSpec(1, 1))
+                .withHealth(new HealthSpec(Duration.ofMillis(10), 1, HealthSpec.DEFAULTS.minReadyReplicas()))
+                .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofSeconds(5)));
         try (ServingEngine engine = new ServingEngine(Duration.ofMillis(20), System::nanoTime)) {
             Deployment<String, String> deployment = engine.deploy(spec, ignored -> model);
             awaitReady(deployment);

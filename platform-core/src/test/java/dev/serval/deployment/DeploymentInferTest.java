@@ -18,6 +18,7 @@ import dev.serval.model.ModelSignature;
 import dev.serval.model.Predictor;
 import dev.serval.model.TensorSignature;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.PredictorSpec;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.TensorIO;
 import dev.serval.tensor.Tensors;
@@ -49,8 +50,9 @@ class DeploymentInferTest {
 
     /** One replica of {@code version} with one predictor, {@code ongoing} slots and {@code queued} queue places. */
     private static DeploymentSpec spec(String version, int ongoing, int queued) {
-        return DeploymentSpec.defaults("fake", "fake:").withVersion(version).withPredictors(1, 1)
-                .withAdmission(ongoing, queued);
+        DeploymentSpec defaults = DeploymentSpec.defaults("fake", "fake:");
+        return defaults.withVersion(version).withPredictors(new PredictorSpec(1, 1))
+                .withAdmission(defaults.admission().withMaxOngoingRequests(ongoing).withMaxQueuedRequests(queued));
     }
 
     private <I, O> Deployment<I, O> ready(DeploymentSpec spec, Model<I, O> served) throws InterruptedException {

@@ -11,7 +11,12 @@ import dev.serval.error.InferenceFailed;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
+import dev.serval.spec.AdmissionSpec;
+import dev.serval.spec.BatchingSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.HealthSpec;
+import dev.serval.spec.PredictorSpec;
+import dev.serval.spec.RolloutSpec;
 import dev.serval.health.FailureMonitor;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -49,8 +54,10 @@ class DeploymentTest {
 
     /** One replica with {@code threads} predictors, {@code ongoing} slots, {@code queued} queue places. */
     private static DeploymentSpec spec(int threads, int ongoing, int queued, int maxPerRequest) {
-        return new DeploymentSpec("fake", "fake:", "1", 1, ongoing, queued, threads, 1, maxPerRequest,
-                Duration.ofSeconds(10), 3, Duration.ofSeconds(5));
+        return DeploymentSpec.defaults("fake", "fake:")
+                .withAdmission(new AdmissionSpec(ongoing, queued, maxPerRequest, AdmissionSpec.DEFAULTS.requestTimeout()))
+                .withPredictors(new PredictorSpec(threads, 1))
+                .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofSeconds(5)));
     }
 
     @Test
@@ -111,7 +118,7 @@ class DeploymentTest {
     @Test
     void inputTheModelRejectsNeverCountsAgainstTheReplicasHealth() throws Exception {
         List<String> unhealthy = Collections.synchronizedList(new ArrayList<>());
-        DeploymentSpec spec = spec(1, 8, 10, 10).withHealthCheck(Duration.ofSeconds(10), 1); // one failure is enough
+        DeploymentSpec spec = spec(1, 8, 10, 10).withHealth(new HealthSpec(Duration.ofSeconds(10), 1, 1)); // one failure is enough
         dev.serval.replica.Replica<String, String> replica = dev.serval.replica.Replica.start(spec, 0, model,
                 Thread.ofPlatform().name("serval-fake-r0-", 0).factory(), System::nanoTime,
                 dev.serval.metrics.DeploymentMetrics.discarding("fake"), unhealthy::add);
@@ -132,7 +139,7 @@ class DeploymentTest {
     void theModelIsNotClosedWhileAPredictorThreadIsStillInsideItAndIsLeftOpenWhenTheThreadNeverLeaves()
             throws Exception {
         Deployment<String, String> deployment = ready(spec(1, 8, 10, 10)
-                .withGracefulShutdownTimeout(Duration.ofMillis(50)));
+                .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofMillis(50))));
         CompletableFuture<List<String>> hung = deployment.submit(List.of("hang"));
         model.awaitWaiting(1);
 
@@ -149,7 +156,7 @@ class DeploymentTest {
     @Test
     void anInterruptedPredictorLeavesTheModelBeforeTheModelIsClosed() throws Exception {
         Deployment<String, String> deployment = ready(spec(1, 8, 10, 10)
-                .withGracefulShutdownTimeout(Duration.ofMillis(50)));
+                .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofMillis(50))));
         CompletableFuture<List<String>> blocked = deployment.submit(List.of("wait"));
         model.awaitWaiting(1);
 
@@ -259,7 +266,7 @@ class DeploymentTest {
 
     @Test
     void aReplicaFailingItsHealthCheckIsReplaced() throws Exception {
-        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10).withHealthCheck(Duration.ofMillis(20), 2));
+        Deployment<String, String> deployment = ready(spec(1, 8, 10, 10).withHealth(new HealthSpec(Duration.ofMillis(20), 2, 1)));
         long first = deployment.router().snapshot().replicas().getFirst().id();
 
         model.doomed.add(first);
@@ -280,7 +287,7 @@ class DeploymentTest {
                 java.time.InstantSource.system(), new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
                 new dev.serval.health.FailureMonitor.Settings(true, Duration.ofMinutes(10), 0.5, 4, 1))) {
             Deployment<String, String> deployment = failing.deploy(
-                    spec(1, 8, 10, 10).withHealthCheck(Duration.ofSeconds(10), 100), ignored -> model);
+                    spec(1, 8, 10, 10).withHealth(new HealthSpec(Duration.ofSeconds(10), 100, 1)), ignored -> model);
             awaitState(deployment, DeploymentState.READY);
             long first = deployment.router().snapshot().replicas().getFirst().id();
 
@@ -308,7 +315,7 @@ class DeploymentTest {
 
     @Test
     void queuedRequestsFailInsteadOfWaitingForeverWhenNoReplicaCanStart() throws Exception {
-        Deployment<String, String> deployment = ready(spec(1, 1, 4, 4).withHealthCheck(Duration.ofMillis(20), 1));
+        Deployment<String, String> deployment = ready(spec(1, 1, 4, 4).withHealth(new HealthSpec(Duration.ofMillis(20), 1, 1)));
         CompletableFuture<List<String>> running = deployment.submit(List.of("wait"));
         model.awaitWaiting(1);
         CompletableFuture<List<String>> queued = deployment.submit(List.of("queued"));
@@ -353,7 +360,7 @@ class DeploymentTest {
         Deployment<String, String> deployment = ready(spec(1, 8, 10, 8));
         long replica = deployment.router().snapshot().replicas().getFirst().id();
 
-        deployment.update(deployment.spec().withBatching(true, 2)).get(WAIT_SECONDS, TimeUnit.SECONDS); // applied
+        deployment.update(deployment.spec().withBatching(deployment.spec().batching().withMaxBatchSize(2))).get(WAIT_SECONDS, TimeUnit.SECONDS); // applied
         CompletableFuture<List<String>> blocker = deployment.submit(List.of("wait"));
         model.awaitWaiting(1);
         CompletableFuture<List<String>> queued = deployment.submit(List.of("a", "b", "c", "d", "e"));
@@ -372,7 +379,7 @@ class DeploymentTest {
         assertThrows(IllegalArgumentException.class, () -> spec(0, 8, 10, 10));
         assertThrows(IllegalArgumentException.class, () -> spec(1, 0, 10, 10));
         IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> spec(1, 8, -1, 10));
-        assertEquals("deployment 'fake': max-queued-requests must be between 0 and 1000000, was -1", negative.getMessage());
+        assertEquals("max_queued_requests must be between 0 and 1000000, not -1", negative.getMessage());
         assertThrows(IllegalArgumentException.class, () -> DeploymentSpec.defaults("Bad Name", "fake:"));
     }
 

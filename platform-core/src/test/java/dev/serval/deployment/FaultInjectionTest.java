@@ -14,7 +14,11 @@ import dev.serval.error.ServalException;
 import dev.serval.replica.Replica;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.RoutingSnapshot;
+import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.HealthSpec;
+import dev.serval.spec.PredictorSpec;
+import dev.serval.spec.RolloutSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -59,8 +63,10 @@ class FaultInjectionTest {
     }
 
     private static DeploymentSpec spec(int replicas, int threads, int ongoing, int queued) {
-        return new DeploymentSpec("fake", "fake:", "1", replicas, ongoing, queued, threads, 1, 4,
-                Duration.ofSeconds(10), 3, Duration.ofMillis(200));
+        return DeploymentSpec.defaults("fake", "fake:").withNumReplicas(replicas)
+                .withAdmission(new AdmissionSpec(ongoing, queued, 4, AdmissionSpec.DEFAULTS.requestTimeout()))
+                .withPredictors(new PredictorSpec(threads, 1))
+                .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofMillis(200)));
     }
 
     @Test
@@ -68,7 +74,7 @@ class FaultInjectionTest {
         model.batches = true;
         // "boom" is a real server failure and counts against health: a high threshold keeps the replicas in place,
         // so that what is checked here is that each fault fails its own request only.
-        Deployment<String, String> deployment = ready(spec(2, 2, 4, 16).withHealthCheck(Duration.ofSeconds(10), 1000));
+        Deployment<String, String> deployment = ready(spec(2, 2, 4, 16).withHealth(HealthSpec.DEFAULTS.withHealthCheckFailureThreshold(1000)));
 
         List<String> wrong = load(deployment, 4, 150, i -> i % 5 == 0 ? "boom" : i % 7 == 0 ? "reject" : "t" + i,
                 (input, outcome) -> switch (input) {
@@ -113,7 +119,7 @@ class FaultInjectionTest {
 
         // Roll every replica by a change of shape (one FakeModel instance serves every version of this deployment, so a
         // version change would close the instance the new replicas run in).
-        deployment.update(deployment.spec().withPredictors(2, 1)).get(MARGIN_SECONDS, TimeUnit.SECONDS);
+        deployment.update(deployment.spec().withPredictors(new PredictorSpec(2, 1))).get(MARGIN_SECONDS, TimeUnit.SECONDS);
         model.gate.release(4);
         for (int i = 0; i < running.size(); i++) {
             assertAnsweredOrTyped("WAIT" + i, running.get(i));

@@ -5,7 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.PredictorSpec;
+import dev.serval.spec.RolloutSpec;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -30,8 +33,10 @@ class RemovalTest {
 
     /** A spec whose drain timeout is far shorter than the load. */
     private static DeploymentSpec spec(String version) {
-        return new DeploymentSpec("fake", "fake:", version, 1, 8, 10, 1, 1, 10, Duration.ofSeconds(10), 3,
-                Duration.ofMillis(10));
+        return DeploymentSpec.defaults("fake", "fake:").withVersion(version)
+                .withAdmission(new AdmissionSpec(8, 10, 10, AdmissionSpec.DEFAULTS.requestTimeout()))
+                .withPredictors(new PredictorSpec(1, 1))
+                .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofMillis(10)));
     }
 
     /** Loads a model that only arrives once the test opens {@link #loadGate}. */

@@ -6,7 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.serval.error.InvalidInput;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
+import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.PredictorSpec;
+import dev.serval.spec.RolloutSpec;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -44,8 +47,10 @@ class RollingUpdateValidationTest {
     }
 
     private Deployment<String, String> deploy(int replicas) {
-        DeploymentSpec spec = new DeploymentSpec("fake", "fake:", "1", replicas, 8, 10, 1, 1, 10,
-                Duration.ofSeconds(10), 3, Duration.ofSeconds(5)).withRollingUpdateFraction(0.5);
+        DeploymentSpec spec = DeploymentSpec.defaults("fake", "fake:").withNumReplicas(replicas)
+                .withAdmission(new AdmissionSpec(8, 10, 10, AdmissionSpec.DEFAULTS.requestTimeout()))
+                .withPredictors(new PredictorSpec(1, 1))
+                .withRollout(new RolloutSpec(0.5, Duration.ofSeconds(5)));
         Deployment<String, String> deployment = engine.deploy(spec, s -> s.version().equals("1") ? v1 : v2);
         await("version 1 serves on " + replicas + " replicas", () -> deployment.router().routableReplicas() == replicas);
         return deployment;

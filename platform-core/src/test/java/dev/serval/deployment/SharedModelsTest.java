@@ -4,7 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.PredictorSpec;
+import dev.serval.spec.RolloutSpec;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -23,8 +26,10 @@ class SharedModelsTest {
     }
 
     private static DeploymentSpec spec() {
-        return new DeploymentSpec("fake", "fake:", "1", 1, 8, 10, 1, 1, 10, Duration.ofSeconds(10), 3,
-                Duration.ofSeconds(5));
+        return DeploymentSpec.defaults("fake", "fake:")
+                .withAdmission(new AdmissionSpec(8, 10, 10, AdmissionSpec.DEFAULTS.requestTimeout()))
+                .withPredictors(new PredictorSpec(1, 1))
+                .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofSeconds(5)));
     }
 
     @Test
@@ -32,10 +37,10 @@ class SharedModelsTest {
         DeploymentSpec spec = spec();
         String key = SharedModels.key(spec);
 
-        assertNotEquals(key, SharedModels.key(spec.withPredictors(1, 2)), "intra-op threads");
+        assertNotEquals(key, SharedModels.key(spec.withPredictors(new PredictorSpec(1, 2))), "intra-op threads");
         assertNotEquals(key, SharedModels.key(spec.withVersion("2")), "version");
-        assertNotEquals(key, SharedModels.key(spec.withBatching(false, spec.maxBatchSize())), "batch invariance");
-        assertEquals(key, SharedModels.key(spec.withNumReplicas(3).withPredictors(4, 1)),
+        assertNotEquals(key, SharedModels.key(spec.withBatching(spec.batching().withBatchInvariance(false))), "batch invariance");
+        assertEquals(key, SharedModels.key(spec.withNumReplicas(3).withPredictors(new PredictorSpec(4, 1))),
                 "replica count and predictor threads do not change the session");
     }
 
@@ -51,7 +56,7 @@ class SharedModelsTest {
         });
         awaitSettled(deployment, 1);
 
-        deployment.update(spec().withPredictors(1, 2)).get(10, TimeUnit.SECONDS);
+        deployment.update(spec().withPredictors(new PredictorSpec(1, 2))).get(10, TimeUnit.SECONDS);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         for (;;) { // one read of each piece of shared state per check
             var replicas = deployment.router().snapshot().replicas();
@@ -64,7 +69,7 @@ class SharedModelsTest {
             Thread.yield();
         }
 
-        assertEquals(List.of(1, 2), loads.stream().map(DeploymentSpec::intraOpThreads).toList(),
+        assertEquals(List.of(1, 2), loads.stream().map(s -> s.predictors().intraOpThreads()).toList(),
                 "the new replica loaded its own session with 2 intra-op threads");
         assertEquals(List.of("A"), deployment.submit(List.of("a")).get(10, TimeUnit.SECONDS));
     }

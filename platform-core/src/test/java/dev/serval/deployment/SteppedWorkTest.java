@@ -11,7 +11,11 @@ import dev.serval.model.Model;
 import dev.serval.model.ModelSignature;
 import dev.serval.model.Predictor;
 import dev.serval.replica.Replica;
+import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.HealthSpec;
+import dev.serval.spec.PredictorSpec;
+import dev.serval.spec.RolloutSpec;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -105,8 +109,11 @@ class SteppedWorkTest {
     }
 
     private Deployment<String, String> ready() {
-        DeploymentSpec spec = new DeploymentSpec("stepped", "stepped:", "1", 1, 8, 10, 1, 1, 10,
-                Duration.ofSeconds(10), 2, Duration.ofSeconds(5));
+        DeploymentSpec spec = DeploymentSpec.defaults("stepped", "stepped:")
+                .withAdmission(new AdmissionSpec(8, 10, 10, AdmissionSpec.DEFAULTS.requestTimeout()))
+                .withPredictors(new PredictorSpec(1, 1))
+                .withHealth(HealthSpec.DEFAULTS.withHealthCheckFailureThreshold(2))
+                .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofSeconds(5)));
         Deployment<String, String> deployment = engine.deploy(spec, ignored -> new SteppedModel());
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
         while (deployment.state() != DeploymentState.READY) {

@@ -85,8 +85,12 @@ public interface ServalConfig {
     @WithDefault("false")
     boolean jsonLogs();
 
-    /** The deployments, by name. */
-    Map<String, Deployment> deployments();
+    /**
+     * The {@code serval.deployments.<name>.<key>} properties: by deployment name, then by kebab-case key
+     * ({@code num-replicas}). Read by {@link ConfigParser#fromProperties} exactly as the config file's fields; no
+     * defaults here: a property not set is the deployment spec's default.
+     */
+    Map<String, Map<String, String>> deployments();
 
     interface Http {
 
@@ -119,11 +123,6 @@ public interface ServalConfig {
         int maxTextsPerRequest();
     }
 
-    /** What a text model does with texts over its maximum length. */
-    enum LongInputPolicy {
-        TRUNCATE, CHUNK
-    }
-
     /** The failure monitor: see docs/configuration.md. */
     interface FailureMonitor {
 
@@ -147,145 +146,6 @@ public interface ServalConfig {
         default dev.serval.health.FailureMonitor.Settings toSettings() {
             return new dev.serval.health.FailureMonitor.Settings(enabled(), window(), threshold(), minRequests(),
                     maxReplacements());
-        }
-    }
-
-    interface Deployment {
-
-        /** The model's name in the model repository, e.g. {@code all-minilm-l6-v2}. */
-        String model();
-
-        /** Tokens kept per text, special tokens included; 0 takes the model descriptor's {@code max_length}. */
-        @WithName("max-length")
-        @WithDefault("0")
-        int maxLength();
-
-        /** The model version (a folder of the model in the repository); changing it rolls the replicas. */
-        @WithDefault("1")
-        String version();
-
-        @WithName("num-replicas")
-        @WithDefault("1")
-        int numReplicas();
-
-        /** Routable replicas this deployment needs for the server to report ready. */
-        @WithName("min-ready-replicas")
-        @WithDefault("1")
-        int minReadyReplicas();
-
-        @WithName("max-ongoing-requests")
-        @WithDefault("8")
-        int maxOngoingRequests();
-
-        @WithName("max-queued-requests")
-        @WithDefault("256")
-        int maxQueuedRequests();
-
-        /**
-         * Texts over {@code max-length} tokens: {@code truncate} (sentence-transformers' behaviour) or {@code chunk}
-         * (overlapping windows, embeddings averaged and renormalised).
-         */
-        @WithName("long-inputs")
-        @WithDefault("truncate")
-        LongInputPolicy longInputs();
-
-        /** Tokens each window shares with the previous one, with {@code long-inputs=chunk}. */
-        @WithName("chunk-overlap")
-        @WithDefault("32")
-        int chunkOverlap();
-
-        /** How a classifier combines the scores of a chunked text: {@code mean} or {@code max}. */
-        @WithName("chunk-reduction")
-        @WithDefault("mean")
-        String chunkReduction();
-
-        /** Windows one text may split into with {@code long-inputs=chunk}; a text needing more is refused (400). */
-        @WithName("max-chunks-per-input")
-        @WithDefault("64")
-        int maxChunksPerInput();
-
-        /** The share of the replicas a rolling update (new model or version) replaces at a time. */
-        @WithName("rolling-update-fraction")
-        @WithDefault("0.25")
-        double rollingUpdateFraction();
-
-        @WithName("predictor-threads")
-        @WithDefault("2")
-        int predictorThreads();
-
-        @WithName("intra-op-threads")
-        @WithDefault("1")
-        int intraOpThreads();
-
-        @WithName("max-inputs-per-request")
-        @WithDefault("256")
-        int maxInputsPerRequest();
-
-        @WithName("health-check-period")
-        @WithDefault("10s")
-        Duration healthCheckPeriod();
-
-        @WithName("health-check-failure-threshold")
-        @WithDefault("3")
-        int healthCheckFailureThreshold();
-
-        @WithName("graceful-shutdown-timeout")
-        @WithDefault("10s")
-        Duration gracefulShutdownTimeout();
-
-        /**
-         * How long a request may take, end to end, before it gets 504 and its unstarted work is dropped; a client
-         * may ask for less (x-request-timeout-ms, or the OIP timeout parameter).
-         */
-        @WithName("request-timeout")
-        @WithDefault("30s")
-        Duration requestTimeout();
-
-        /** Whether a text's output must not depend on what it runs with (see docs/design-decisions.md). */
-        @WithName("batch-invariance")
-        @WithDefault("true")
-        boolean batchInvariance();
-
-        /** Texts one inference may take when the model batches. */
-        @WithName("max-batch-size")
-        @WithDefault("32")
-        int maxBatchSize();
-
-        /**
-         * How long a predictor may wait to fill a batch while another predictor of its replica is busy and inputs are
-         * still queued.
-         */
-        @WithName("batch-wait-timeout")
-        @WithDefault("0s")
-        Duration batchWaitTimeout();
-
-        /** The deployment called {@code name}, checked like a config file's entry (field names in snake_case). */
-        default DeploymentConfig toConfig(String name) {
-            java.util.Map<String, Object> fields = new java.util.LinkedHashMap<>();
-            fields.put("model", model());
-            fields.put("version", version());
-            fields.put("max_length", maxLength());
-            fields.put("long_inputs", longInputs().name().toLowerCase(java.util.Locale.ROOT));
-            fields.put("chunk_overlap", chunkOverlap());
-            fields.put("chunk_reduction", chunkReduction());
-            fields.put("max_chunks_per_input", maxChunksPerInput());
-            fields.put("num_replicas", numReplicas());
-            fields.put("min_ready_replicas", minReadyReplicas());
-            fields.put("max_ongoing_requests", maxOngoingRequests());
-            fields.put("max_queued_requests", maxQueuedRequests());
-            fields.put("predictor_threads", predictorThreads());
-            fields.put("intra_op_threads", intraOpThreads());
-            fields.put("max_inputs_per_request", maxInputsPerRequest());
-            fields.put("health_check_period", healthCheckPeriod().toString());
-            fields.put("health_check_failure_threshold", healthCheckFailureThreshold());
-            fields.put("graceful_shutdown_timeout", gracefulShutdownTimeout().toString());
-            fields.put("request_timeout", requestTimeout().toString());
-            fields.put("batch_invariance", batchInvariance());
-            fields.put("max_batch_size", maxBatchSize());
-            fields.put("batch_wait_timeout", batchWaitTimeout().toString());
-            fields.put("rolling_update_fraction", rollingUpdateFraction());
-            return ConfigParser.deployment(name, new com.fasterxml.jackson.databind.ObjectMapper().valueToTree(fields),
-                    "serval.deployments." + name);
         }
     }
 }

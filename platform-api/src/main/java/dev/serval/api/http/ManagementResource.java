@@ -2,12 +2,12 @@ package dev.serval.api.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.serval.api.config.ConfigParser;
-import dev.serval.api.config.DeploymentConfig;
 import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.Deployments;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.controller.DeploymentStatus;
 import dev.serval.deployment.Deployment;
+import dev.serval.spec.DeploymentSpec;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.DELETE;
@@ -71,7 +71,7 @@ public class ManagementResource {
             + "model or version rolls the replicas; replica counts and batching change in place")
     public Response put(@PathParam("name") String name, byte[] body) {
         String source = "PUT /api/deployments/" + name;
-        DeploymentConfig config = ConfigParser.deployment(name, read(body, source), source);
+        DeploymentSpec config = ConfigParser.deployment(name, read(body, source), source);
         boolean created = changes.put(config, source);
         return Response.status(created ? 201 : 200).entity(describe(deployments.get(name))).build();
     }
@@ -100,7 +100,7 @@ public class ManagementResource {
     @Path("/config")
     @Operation(summary = "The whole config now applied, as PUT /api/config takes it")
     public Map<String, Object> config() {
-        return Map.of("deployments", deployments.all().stream().map(s -> s.config().toMap()).toList());
+        return Map.of("deployments", deployments.all().stream().map(s -> ConfigParser.toMap(s.config())).toList());
     }
 
     @PUT
@@ -110,7 +110,7 @@ public class ManagementResource {
             + "deployments it does not list. All or nothing")
     public Map<String, Object> apply(byte[] body) {
         String source = "PUT /api/config";
-        List<DeploymentConfig> configs = ConfigParser.deployments(read(body, source), source);
+        List<DeploymentSpec> configs = ConfigParser.deployments(read(body, source), source);
         changes.apply(configs, source);
         return list();
     }
@@ -135,7 +135,7 @@ public class ManagementResource {
         view.put("version", status.version());
         view.put("replicas", replicas(status));
         view.put("last_error", status.lastError());
-        view.put("config", served.config().toMap());
+        view.put("config", ConfigParser.toMap(served.config()));
         return view;
     }
 

@@ -62,7 +62,7 @@ public class RepositoryResource {
                 Map<String, Object> entry = new LinkedHashMap<>();
                 entry.put("name", name);
                 entry.put("version", version);
-                boolean deployed = served != null && served.config().model().equals(name)
+                boolean deployed = served != null && served.config().model().name().equals(name)
                         && served.config().version().equals(version);
                 entry.put("state", !deployed ? "UNAVAILABLE" : served.ready() ? "READY" : "LOADING");
                 entry.put("reason", !deployed ? "not deployed" : served.deployment().failure().orElse(""));

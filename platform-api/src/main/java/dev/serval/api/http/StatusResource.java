@@ -43,7 +43,7 @@ public class StatusResource {
             DeploymentStatus status = deployment.status();
             Map<String, Object> entry = new LinkedHashMap<>();
             entry.put("name", deployment.name());
-            entry.put("model", served.config().model());
+            entry.put("model", served.config().model().name());
             entry.put("kind", served.kind().id());
             entry.put("version", status.version());
             entry.put("state", deployment.state().name());

@@ -1,7 +1,7 @@
 package dev.serval.api.serving;
 
 import dev.serval.api.config.ConfigParser;
-import dev.serval.api.config.DeploymentConfig;
+import dev.serval.spec.DeploymentSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -38,7 +38,7 @@ final class AppliedConfigStore {
      *
      * @throws UncheckedIOException when the directory or the file cannot be written; the previous file is unchanged
      */
-    void write(List<DeploymentConfig> configs) {
+    void write(List<DeploymentSpec> configs) {
         if (dir.isEmpty()) {
             return;
         }

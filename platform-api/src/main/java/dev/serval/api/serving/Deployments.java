@@ -1,8 +1,7 @@
 package dev.serval.api.serving;
 
-import dev.serval.api.config.DeploymentConfig;
+import dev.serval.api.config.ConfigParser;
 import dev.serval.api.config.InvalidConfig;
-import dev.serval.api.config.ModelReference;
 import dev.serval.api.config.ServalConfig;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ModelLoader;
@@ -63,7 +62,7 @@ public class Deployments {
     }
 
     void start(@Observes StartupEvent event) {
-        List<DeploymentConfig> initial = StartupConfigs.of(config, applied).load();
+        List<DeploymentSpec> initial = StartupConfigs.of(config, applied).load();
         initial.forEach(this::check);
         checkServerLimits(initial, "the initial deployments");
         if (initial.isEmpty()) {
@@ -93,9 +92,9 @@ public class Deployments {
      * @return true when it was created
      * @throws InvalidConfig when the config cannot be applied; nothing changed then
      */
-    public synchronized boolean put(DeploymentConfig next, String source) {
+    public synchronized boolean put(DeploymentSpec next, String source) {
         checkWith(next, source);
-        Map<String, DeploymentConfig> after = new LinkedHashMap<>();
+        Map<String, DeploymentSpec> after = new LinkedHashMap<>();
         Map<String, ServedDeployment> byName = deployments.byName();
         byName.forEach((name, served) -> after.put(name, served.config()));
         after.put(next.name(), next);
@@ -116,12 +115,12 @@ public class Deployments {
      *
      * @throws InvalidConfig when any config cannot be applied; nothing changed then
      */
-    public synchronized void apply(List<DeploymentConfig> configs, String source) {
+    public synchronized void apply(List<DeploymentSpec> configs, String source) {
         configs.forEach(c -> checkWith(c, source));
         checkServerLimits(configs, source);
         Map<String, ServedDeployment> byName = deployments.byName();
         Map<String, ServedDeployment> changed = new LinkedHashMap<>();
-        for (DeploymentConfig next : configs) {
+        for (DeploymentSpec next : configs) {
             ServedDeployment current = byName.get(next.name());
             if (current == null) {
                 changed.put(next.name(), create(next));
@@ -157,7 +156,7 @@ public class Deployments {
         served.deployment().close();
     }
 
-    private void check(DeploymentConfig next) {
+    private void check(DeploymentSpec next) {
         checkWith(next, "serval.deployments." + next.name());
     }
 
@@ -165,13 +164,13 @@ public class Deployments {
      * Refuses a set of deployments whose predictor threads together pass {@code serval.limits.max-predictor-threads},
      * naming the deployment that asks for the most.
      */
-    private void checkServerLimits(Collection<DeploymentConfig> all, String source) {
+    private void checkServerLimits(Collection<DeploymentSpec> all, String source) {
         long threads = 0;
-        DeploymentConfig largest = null;
-        for (DeploymentConfig each : all) {
-            long own = (long) each.numReplicas() * each.predictorThreads();
+        DeploymentSpec largest = null;
+        for (DeploymentSpec each : all) {
+            long own = (long) each.numReplicas() * each.predictors().predictorThreads();
             threads += own;
-            if (largest == null || own > (long) largest.numReplicas() * largest.predictorThreads()) {
+            if (largest == null || own > (long) largest.numReplicas() * largest.predictors().predictorThreads()) {
                 largest = each;
             }
         }
@@ -179,28 +178,23 @@ public class Deployments {
         if (threads > limit) {
             throw new InvalidConfig(source, largest.name(), "num_replicas", "the deployments would run " + threads
                     + " predictor threads (num_replicas x predictor_threads, this one " + largest.numReplicas() + " x "
-                    + largest.predictorThreads() + "); the server allows " + limit
+                    + largest.predictors().predictorThreads() + "); the server allows " + limit
                     + " (serval.limits.max-predictor-threads)");
         }
     }
 
     /** Everything that could make {@code next} fail to apply, checked before anything changes. */
-    private void checkWith(DeploymentConfig next, String source) {
-        try {
-            next.toSpec();
-        } catch (IllegalArgumentException e) {
-            throw new InvalidConfig(source, next.name(), null, e.getMessage());
-        }
+    private void checkWith(DeploymentSpec next, String source) {
         ModelKind kind = kindOf(next, source);
         ServedDeployment current = deployments.byName().get(next.name());
         if (current != null && current.kind() != kind) {
-            throw new InvalidConfig(source, next.name(), "model", "'" + next.model() + "' is a " + kind.id()
+            throw new InvalidConfig(source, next.name(), "model", "'" + next.model().name() + "' is a " + kind.id()
                     + " model but the deployment serves a " + current.kind().id() + " model; delete the deployment "
                     + "and create it again to change its kind");
         }
     }
 
-    private ModelKind kindOf(DeploymentConfig next, String source) {
+    private ModelKind kindOf(DeploymentSpec next, String source) {
         try {
             return sourceFor(next, source).kind(next);
         } catch (IllegalArgumentException e) {
@@ -208,20 +202,20 @@ public class Deployments {
         }
     }
 
-    private ModelSource sourceFor(DeploymentConfig next, String source) {
+    private ModelSource sourceFor(DeploymentSpec next, String source) {
         for (ModelSource candidate : sources) {
-            if (candidate.accepts(next.model())) {
+            if (candidate.accepts(next.model().name())) {
                 return candidate;
             }
         }
-        throw new InvalidConfig(source, next.name(), "model", "'" + next.model()
+        throw new InvalidConfig(source, next.name(), "model", "'" + next.model().name()
                 + "' is not a model name of the repository");
     }
 
-    private ServedDeployment create(DeploymentConfig initial) {
+    private ServedDeployment create(DeploymentSpec initial) {
         ModelSource source = sourceFor(initial, "serval");
         ModelKind kind = source.kind(initial);
-        DeploymentSpec spec = initial.toSpec();
+        DeploymentSpec spec = initial;
         Deployment<Object, Object> deployment;
         try {
             deployment = engine.deploy(spec, loader(source));
@@ -232,8 +226,8 @@ public class Deployments {
         ServedDeployment served = new ServedDeployment(deployment, new RequestMeters(deployment, registry), kind,
                 initial);
         LOG.infof("deployment '%s': starting %d replica(s) of %s version %s (%s), each %d predictor threads x %d "
-                + "intra-op threads", initial.name(), spec.numReplicas(), initial.model(), spec.version(), kind.id(),
-                spec.predictorThreads(), spec.intraOpThreads());
+                + "intra-op threads", initial.name(), spec.numReplicas(), initial.model().name(), spec.version(), kind.id(),
+                spec.predictors().predictorThreads(), spec.predictors().intraOpThreads());
         return served;
     }
 
@@ -244,17 +238,17 @@ public class Deployments {
      */
     @SuppressWarnings("unchecked")
     static ModelLoader<Object, Object> loader(ModelSource source) {
-        return spec -> (Model<Object, Object>) source.load(ModelReference.parse(spec.model()), spec);
+        return spec -> (Model<Object, Object>) source.load(spec.model(), spec);
     }
 
-    private static void update(ServedDeployment served, DeploymentConfig next) {
+    private static void update(ServedDeployment served, DeploymentSpec next) {
         DeploymentSpec before = served.deployment().spec();
-        DeploymentSpec after = next.toSpec();
+        DeploymentSpec after = next;
         served.config(next);
         served.deployment().update(after);
         LOG.infof("deployment '%s': %s", next.name(), before.sameReplicaShape(after)
                 ? "changed in place (" + after.numReplicas() + " replica(s))"
-                : "rolling to " + next.model() + " version " + next.version() + ", "
+                : "rolling to " + next.model().name() + " version " + next.version() + ", "
                         + after.rollingUpdateBatch() + " replica(s) at a time");
     }
 

@@ -1,10 +1,9 @@
 package dev.serval.api.serving;
 
-import dev.serval.api.config.DeploymentConfig;
-import dev.serval.api.config.ModelReference;
 import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.ModelReference;
 
 /**
  * Turns a deployment's {@code model} and {@code version} into a loaded model. CDI beans implementing this are
@@ -21,11 +20,11 @@ public interface ModelSource {
      *
      * @throws IllegalArgumentException naming the model and the problem
      */
-    ModelKind kind(DeploymentConfig config);
+    ModelKind kind(DeploymentSpec spec);
 
     /**
-     * Loads the model; runs on a launcher thread, never on an HTTP thread. Reads only {@code reference} (parsed from
-     * {@code spec.model()}) and the spec's {@code version}, {@code intraOpThreads} and {@code batchInvariance}: the
+     * Loads the model; runs on a launcher thread, never on an HTTP thread. Reads only {@code reference} (the spec's
+     * {@code model()}) and the spec's {@code version}, {@code intraOpThreads} and {@code batchInvariance}: the
      * fields that make the key under which replicas share a loaded model (see {@code ModelLoader}). The spec may be
      * older than the deployment's current config; it is the one to load.
      */

@@ -1,17 +1,17 @@
 package dev.serval.api.serving;
 
-import dev.serval.api.config.DeploymentConfig;
-import dev.serval.api.config.ModelReference;
 import dev.serval.api.config.ServalConfig;
 import dev.serval.api.repository.ModelRepository;
-import dev.serval.model.ChunkReduction;
 import dev.serval.model.LoadOptions;
 import dev.serval.model.LongInputs;
 import dev.serval.model.Model;
 import dev.serval.model.ModelCatalog;
 import dev.serval.model.ModelFiles;
 import dev.serval.model.ModelKind;
+import dev.serval.spec.LongInputPolicy;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.LongInputPolicy;
+import dev.serval.spec.ModelReference;
 import jakarta.inject.Singleton;
 import java.util.Map;
 
@@ -62,13 +62,13 @@ public class RepositoryModelSource implements ModelSource {
     }
 
     @Override
-    public ModelKind kind(DeploymentConfig config) {
-        return repository.resolve(config.model(), config.version()).descriptor().kind();
+    public ModelKind kind(DeploymentSpec spec) {
+        return repository.resolve(spec.model().name(), spec.version()).descriptor().kind();
     }
 
     @Override
     public Model<?, ?> load(ModelReference reference, DeploymentSpec spec) throws Exception {
-        ModelRepository.ModelVersion found = repository.resolve(reference.model(), spec.version());
+        ModelRepository.ModelVersion found = repository.resolve(reference.name(), spec.version());
         return ModelCatalog.load(found.descriptor(), found.file(), found.tokenizer(), loadOptions(reference, spec));
     }
 
@@ -79,11 +79,11 @@ public class RepositoryModelSource implements ModelSource {
     static LoadOptions loadOptions(ModelReference reference, DeploymentSpec spec) {
         return LoadOptions.defaults()
                 .withMaxLength(reference.maxLength())
-                .withLongInputs(reference.longInputs().equals("chunk")
+                .withLongInputs(reference.longInputs() == LongInputPolicy.CHUNK
                         ? LongInputs.chunk(reference.chunkOverlap(), reference.maxChunksPerInput())
                         : LongInputs.truncate())
-                .withChunkReduction(reference.chunkReduction().equals("max") ? ChunkReduction.MAX : ChunkReduction.MEAN)
-                .withIntraOpThreads(spec.intraOpThreads())
-                .withBatchInvariance(spec.batchInvariance());
+                .withChunkReduction(reference.chunkReduction())
+                .withIntraOpThreads(spec.predictors().intraOpThreads())
+                .withBatchInvariance(spec.batching().batchInvariance());
     }
 }

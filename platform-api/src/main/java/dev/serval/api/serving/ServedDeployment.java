@@ -1,9 +1,9 @@
 package dev.serval.api.serving;
 
-import dev.serval.api.config.DeploymentConfig;
 import dev.serval.model.ModelKind;
 import dev.serval.controller.DeploymentState;
 import dev.serval.deployment.Deployment;
+import dev.serval.spec.DeploymentSpec;
 import dev.serval.error.InvalidInput;
 import dev.serval.model.Embedding;
 import dev.serval.model.ModelKind;
@@ -23,9 +23,9 @@ public final class ServedDeployment {
      * {@link Deployments} under its lock, read by request threads. The model loader never reads it: it loads the spec
      * it is given.
      */
-    private volatile DeploymentConfig config;
+    private volatile DeploymentSpec config;
 
-    ServedDeployment(Deployment<?, ?> deployment, RequestMeters meters, ModelKind kind, DeploymentConfig initial) {
+    ServedDeployment(Deployment<?, ?> deployment, RequestMeters meters, ModelKind kind, DeploymentSpec initial) {
         this.deployment = deployment;
         this.meters = meters;
         this.kind = kind;
@@ -48,16 +48,16 @@ public final class ServedDeployment {
         return kind;
     }
 
-    public DeploymentConfig config() {
+    public DeploymentSpec config() {
         return config;
     }
 
-    void config(DeploymentConfig next) {
+    void config(DeploymentSpec next) {
         config = next;
     }
 
     public Duration requestTimeout() {
-        return config.requestTimeout();
+        return config.admission().requestTimeout();
     }
 
     /**
@@ -77,6 +77,6 @@ public final class ServedDeployment {
     /** Whether at least {@code min_ready_replicas} replicas are routable. */
     public boolean ready() {
         return deployment.state() == DeploymentState.READY
-                && deployment.routableReplicas() >= config.minReadyReplicas();
+                && deployment.routableReplicas() >= config.health().minReadyReplicas();
     }
 }

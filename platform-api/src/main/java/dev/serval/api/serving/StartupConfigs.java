@@ -1,10 +1,10 @@
 package dev.serval.api.serving;
 
 import dev.serval.api.config.ConfigParser;
-import dev.serval.api.config.DeploymentConfig;
+import dev.serval.api.config.ConfigParser;
+import dev.serval.spec.DeploymentSpec;
 import dev.serval.api.config.ServalConfig;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -22,9 +22,9 @@ final class StartupConfigs {
 
     private final AppliedConfigStore state;
     private final Optional<Path> configFile;
-    private final Supplier<List<DeploymentConfig>> properties;
+    private final Supplier<List<DeploymentSpec>> properties;
 
-    StartupConfigs(AppliedConfigStore state, Optional<Path> configFile, Supplier<List<DeploymentConfig>> properties) {
+    StartupConfigs(AppliedConfigStore state, Optional<Path> configFile, Supplier<List<DeploymentSpec>> properties) {
         this.state = state;
         this.configFile = configFile;
         this.properties = properties;
@@ -32,11 +32,7 @@ final class StartupConfigs {
 
     /** The sources of {@code config}: its state directory, its config file and its deployment properties. */
     static StartupConfigs of(ServalConfig config, AppliedConfigStore state) {
-        return new StartupConfigs(state, config.configFile(), () -> {
-            List<DeploymentConfig> configs = new ArrayList<>();
-            config.deployments().forEach((name, settings) -> configs.add(settings.toConfig(name)));
-            return configs;
-        });
+        return new StartupConfigs(state, config.configFile(), () -> ConfigParser.fromProperties(config.deployments()));
     }
 
     /**
@@ -44,7 +40,7 @@ final class StartupConfigs {
      *
      * @throws dev.serval.api.config.InvalidConfig naming the file when a file does not parse
      */
-    List<DeploymentConfig> load() {
+    List<DeploymentSpec> load() {
         Optional<Path> applied = state.file();
         if (applied.isPresent()) {
             LOG.infof("deployments from the last applied config %s", applied.get());

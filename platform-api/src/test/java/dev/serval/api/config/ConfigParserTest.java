@@ -6,10 +6,20 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.serval.model.ChunkReduction;
+import dev.serval.spec.AdmissionSpec;
+import dev.serval.spec.BatchingSpec;
+import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.HealthSpec;
+import dev.serval.spec.LongInputPolicy;
+import dev.serval.spec.ModelReference;
+import dev.serval.spec.PredictorSpec;
+import dev.serval.spec.RolloutSpec;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -56,16 +66,19 @@ class ConfigParserTest {
                 model: noop
             """;
 
-    private static final DeploymentConfig MINILM = new DeploymentConfig("minilm", "all-minilm-l6-v2", "2", 128,
-            "chunk", 16, "max", 64, 3, 2, 4, 100, 1, 2, 64, Duration.ofSeconds(5), 5, Duration.ZERO,
-            Duration.ofMillis(1500), false, 16, Duration.ofMillis(5), 0.5);
+    private static final DeploymentSpec MINILM = new DeploymentSpec("minilm",
+            new ModelReference("all-minilm-l6-v2", 128, LongInputPolicy.CHUNK, 16, ChunkReduction.MAX, 64), "2", 3,
+            new AdmissionSpec(4, 100, 64, Duration.ofMillis(1500)), new BatchingSpec(false, 16, Duration.ofMillis(5)),
+            new PredictorSpec(1, 2), new HealthSpec(Duration.ofSeconds(5), 5, 2), new RolloutSpec(0.5, Duration.ZERO));
 
     /** The documented defaults. */
-    private static final DeploymentConfig NOOP = new DeploymentConfig("noop", "noop", "1", 0, "truncate", 32, "mean",
-            64, 1, 1, 8, 256, 2, 1, 256, Duration.ofSeconds(10), 3, Duration.ofSeconds(10), Duration.ofSeconds(30), true,
-            32, Duration.ZERO, 0.25);
+    private static final DeploymentSpec NOOP = new DeploymentSpec("noop",
+            new ModelReference("noop", 0, LongInputPolicy.TRUNCATE, 32, ChunkReduction.MEAN, 64), "1", 1,
+            new AdmissionSpec(8, 256, 256, Duration.ofSeconds(30)), new BatchingSpec(true, 32, Duration.ZERO),
+            new PredictorSpec(2, 1), new HealthSpec(Duration.ofSeconds(10), 3, 1),
+            new RolloutSpec(0.25, Duration.ofSeconds(10)));
 
-    private static List<DeploymentConfig> parse(String yaml) {
+    private static List<DeploymentSpec> parse(String yaml) {
         return ConfigParser.deployments(ConfigParser.read(yaml, SOURCE), SOURCE);
     }
 
@@ -109,7 +122,7 @@ class ConfigParserTest {
 
     @Test
     void fullConfigRoundTripsThroughToYaml() {
-        List<DeploymentConfig> configs = parse(FULL);
+        List<DeploymentSpec> configs = parse(FULL);
 
         String yaml = ConfigParser.toYaml(configs);
 
@@ -119,13 +132,13 @@ class ConfigParserTest {
 
     @Test
     void durationsInOtherUnitsRoundTrip() {
-        List<DeploymentConfig> configs = parse(bert("health_check_period: 1m", "graceful_shutdown_timeout: 1.5s",
+        List<DeploymentSpec> configs = parse(bert("health_check_period: 1m", "graceful_shutdown_timeout: 1.5s",
                 "request_timeout: PT2M", "batch_wait_timeout: 250ms"));
-        DeploymentConfig bert = configs.getFirst();
-        assertEquals(Duration.ofMinutes(1), bert.healthCheckPeriod());
-        assertEquals(Duration.ofMillis(1500), bert.gracefulShutdownTimeout());
-        assertEquals(Duration.ofMinutes(2), bert.requestTimeout());
-        assertEquals(Duration.ofMillis(250), bert.batchWaitTimeout());
+        DeploymentSpec bert = configs.getFirst();
+        assertEquals(Duration.ofMinutes(1), bert.health().healthCheckPeriod());
+        assertEquals(Duration.ofMillis(1500), bert.rollout().gracefulShutdownTimeout());
+        assertEquals(Duration.ofMinutes(2), bert.admission().requestTimeout());
+        assertEquals(Duration.ofMillis(250), bert.batching().batchWaitTimeout());
 
         assertEquals(configs, parse(ConfigParser.toYaml(configs)));
     }
@@ -136,16 +149,16 @@ class ConfigParserTest {
     }
 
     @Test
-    void defaultsAreThoseOfDeploymentConfigDefaults() {
-        Map<String, Object> map = NOOP.toMap();
-        DeploymentConfig.defaults().forEach((field, value) -> assertEquals(value, map.get(field), field));
+    void defaultsAreThoseOfTheFieldTable() {
+        Map<String, Object> map = ConfigParser.toMap(NOOP);
+        DeploymentFields.defaults().forEach((field, value) -> assertEquals(value, map.get(field), field));
     }
 
     @Test
     void jsonIsAcceptedToo() {
         String json = """
                 {"deployments": [{"name": "noop", "model": "noop", "num_replicas": 2, "version": 7}]}""";
-        DeploymentConfig noop = parse(json).getFirst();
+        DeploymentSpec noop = parse(json).getFirst();
         assertEquals(2, noop.numReplicas());
         assertEquals("7", noop.version(), "an unquoted whole-number version is read as its text");
     }
@@ -166,15 +179,15 @@ class ConfigParserTest {
     @Test
     void boundaryValuesAreAccepted() {
         String name63 = "a".repeat(63);
-        DeploymentConfig edge = parse("deployments:\n  - name: " + name63 + "\n    model: m\n"
+        DeploymentSpec edge = parse("deployments:\n  - name: " + name63 + "\n    model: m\n"
                 + "    num_replicas: 0\n    min_ready_replicas: 0\n    max_batch_size: 1024\n"
                 + "    rolling_update_fraction: 1\n    max_length: 2\n    batch_wait_timeout: 1s\n").getFirst();
         assertEquals(name63, edge.name());
         assertEquals(0, edge.numReplicas());
-        assertEquals(1024, edge.maxBatchSize());
-        assertEquals(1.0, edge.rollingUpdateFraction());
-        assertEquals(2, edge.maxLength());
-        assertEquals(Duration.ofSeconds(1), edge.batchWaitTimeout());
+        assertEquals(1024, edge.batching().maxBatchSize());
+        assertEquals(1.0, edge.rollout().rollingUpdateFraction());
+        assertEquals(2, edge.model().maxLength());
+        assertEquals(Duration.ofSeconds(1), edge.batching().batchWaitTimeout());
     }
 
     @ParameterizedTest
@@ -186,13 +199,13 @@ class ConfigParserTest {
     @Test
     void chunkOverlapOfExactlyHalfTheMaxLengthIsAccepted() {
         assertEquals(32, parse(bert("long_inputs: chunk", "max_length: 64", "chunk_overlap: 32")).getFirst()
-                .chunkOverlap());
+                .model().chunkOverlap());
     }
 
     @Test
     void chunkOverlapIsNotLimitedWhenTruncating() {
         assertEquals(100, parse(bert("long_inputs: truncate", "max_length: 64", "chunk_overlap: 100")).getFirst()
-                .chunkOverlap());
+                .model().chunkOverlap());
     }
 
     // --- whole-config mistakes
@@ -437,12 +450,86 @@ class ConfigParserTest {
     void mergeReplacesOnlyTheGivenFields() {
         String source = "PATCH /api/deployments/minilm";
 
-        DeploymentConfig merged = ConfigParser.merge(MINILM,
+        DeploymentSpec merged = ConfigParser.merge(MINILM,
                 ConfigParser.read("{\"num_replicas\": 5, \"request_timeout\": \"2s\"}", source), source);
 
-        assertEquals(new DeploymentConfig("minilm", "all-minilm-l6-v2", "2", 128, "chunk", 16, "max", 64, 5, 2, 4, 100, 1,
-                2, 64, Duration.ofSeconds(5), 5, Duration.ZERO, Duration.ofSeconds(2), false, 16, Duration.ofMillis(5),
-                0.5), merged);
+        assertEquals(new DeploymentSpec("minilm",
+                new ModelReference("all-minilm-l6-v2", 128, LongInputPolicy.CHUNK, 16, ChunkReduction.MAX, 64), "2", 5,
+                new AdmissionSpec(4, 100, 64, Duration.ofSeconds(2)), new BatchingSpec(false, 16, Duration.ofMillis(5)),
+                new PredictorSpec(1, 2), new HealthSpec(Duration.ofSeconds(5), 5, 2),
+                new RolloutSpec(0.5, Duration.ZERO)), merged);
+    }
+
+    // --- properties (serval.deployments.<name>.<kebab-key>)
+
+    @Test
+    void propertiesAreReadLikeTheFilesFields() {
+        Map<String, String> properties = new LinkedHashMap<>();
+        properties.put("model", "all-minilm-l6-v2");
+        properties.put("version", "2");
+        properties.put("max-length", "128");
+        properties.put("long-inputs", "chunk");
+        properties.put("chunk-overlap", "16");
+        properties.put("chunk-reduction", "max");
+        properties.put("num-replicas", "3");
+        properties.put("min-ready-replicas", "2");
+        properties.put("max-ongoing-requests", "4");
+        properties.put("max-queued-requests", "100");
+        properties.put("predictor-threads", "1");
+        properties.put("intra-op-threads", "2");
+        properties.put("max-inputs-per-request", "64");
+        properties.put("health-check-period", "5s");
+        properties.put("health-check-failure-threshold", "5");
+        properties.put("graceful-shutdown-timeout", "0s");
+        properties.put("request-timeout", "1500ms");
+        properties.put("batch-invariance", "false");
+        properties.put("max-batch-size", "16");
+        properties.put("batch-wait-timeout", "5ms");
+        properties.put("rolling-update-fraction", "0.5");
+
+        assertEquals(List.of(MINILM), ConfigParser.fromProperties(Map.of("minilm", properties)));
+        assertEquals(List.of(NOOP), ConfigParser.fromProperties(Map.of("noop", Map.of("model", "noop"))),
+                "an absent property is the spec's default");
+        assertEquals("1.10", ConfigParser.fromProperties(Map.of("noop", Map.of("model", "noop", "version", "1.10")))
+                .getFirst().version(), "a property's version is text");
+    }
+
+    @Test
+    void anUnknownPropertyIsRefusedByName() {
+        InvalidConfig e = assertThrows(InvalidConfig.class,
+                () -> ConfigParser.fromProperties(Map.of("bert", Map.of("model", "bert-base", "replicas", "2"))));
+
+        assertMessage(e, "replicas", "serval.deployments.bert: deployment 'bert': field 'replicas': ",
+                "unknown property; known properties: [batch-invariance, batch-wait-timeout, ");
+        assertTrue(e.getMessage().contains("num-replicas"), e.getMessage());
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', textBlock = """
+        num-replicas         | two  | num_replicas         | must be a whole number, not "two"
+        num-replicas         | 65   | num_replicas         | must be between 0 and 64, not 65
+        batch-invariance     | yes  | batch_invariance     | must be true or false, not "yes"
+        health-check-period  | 5ms  | health_check_period  | must be between 10ms and 86400s, not 5ms
+        long-inputs          | all  | long_inputs          | must be one of truncate, chunk, not "all"
+        model                | ' '  | model                | must not be blank
+        """)
+    void aBadPropertyIsRefusedLikeTheSameFieldInAFile(String key, String value, String field, String problem) {
+        Map<String, String> properties = new LinkedHashMap<>();
+        properties.put("model", "bert-base");
+        properties.put(key, value);
+
+        InvalidConfig e = assertThrows(InvalidConfig.class,
+                () -> ConfigParser.fromProperties(Map.of("bert", properties)));
+
+        assertMessage(e, field, "serval.deployments.bert: deployment 'bert': field '" + field + "': ", problem);
+    }
+
+    @Test
+    void aDeploymentOfPropertiesWithoutAModelIsRefused() {
+        InvalidConfig e = assertThrows(InvalidConfig.class,
+                () -> ConfigParser.fromProperties(Map.of("bert", Map.of("num-replicas", "2"))));
+
+        assertMessage(e, "model", "serval.deployments.bert: deployment 'bert': field 'model': ", "is required");
     }
 
     @Test

@@ -1,52 +1,106 @@
 package dev.serval.api.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.quarkus.runtime.configuration.DurationConverter;
-import io.smallrye.config.WithDefault;
-import io.smallrye.config.WithName;
-import java.lang.reflect.Method;
-import java.time.Duration;
-import java.util.ArrayList;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.serval.spec.DeploymentSpec;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * A deployment's defaults are written twice, as {@code @WithDefault}s of the properties ({@link ServalConfig.Deployment})
- * and as {@link DeploymentConfig#defaults()} (the config file and the management API); they must say the same thing,
- * or a deployment declared in properties behaves unlike the same one in a file (as {@code batch-wait-timeout} did:
- * 2 ms in properties, 0 s everywhere else).
+ * A deployment's defaults live in the spec records ({@code DEFAULTS}) and nowhere else; what repeats them for people
+ * must say the same: the table of docs/configuration.md, the default deployment of application.properties (listed in
+ * full so that environment variables can override each key) and the Helm chart's default deployment. They once
+ * drifted: {@code batch-wait-timeout} was 2 ms in the properties and 0 s everywhere else.
  */
 class DeploymentDefaultsTest {
 
+    private static final Path DOCS = Path.of("../docs/configuration.md");
+    private static final Path PROPERTIES = Path.of("src/main/resources/application.properties");
+    private static final Path CHART_VALUES = Path.of("../helm/serval/values.yaml");
+    /** A row of the deployment fields table: | `key` | default | meaning |. */
+    private static final Pattern ROW = Pattern.compile("^\\| `([a-z_]+)` \\| ([^|]+) \\|");
+
     @Test
-    void everyPropertyDefaultIsTheConfigFilesDefault() {
-        Map<String, Object> documented = DeploymentConfig.defaults();
-        List<String> compared = new ArrayList<>();
-        for (Method method : ServalConfig.Deployment.class.getDeclaredMethods()) {
-            WithDefault fallback = method.getAnnotation(WithDefault.class);
-            if (fallback == null || method.isDefault()) {
-                continue;
-            }
-            WithName name = method.getAnnotation(WithName.class);
-            String field = (name == null ? method.getName() : name.value()).replace('-', '_');
-            assertTrue(documented.containsKey(field), "property default for '" + field + "' has no config-file default");
-            Object expected = documented.get(field);
-            String given = fallback.value();
-            if (method.getReturnType() == Duration.class) {
-                assertEquals(DurationConverter.parseDuration(expected.toString()), DurationConverter.parseDuration(given),
-                        field);
-            } else if (method.getReturnType().isEnum()) {
-                assertEquals(expected.toString().toLowerCase(), given.toLowerCase(), field);
-            } else if (method.getReturnType() == double.class) {
-                assertEquals(((Number) expected).doubleValue(), Double.parseDouble(given), field);
+    void theDocumentedTableListsEveryFieldWithTheRecordsDefault() throws IOException {
+        Map<String, String> documented = documentedDefaults();
+        Map<String, Object> defaults = DeploymentFields.defaults();
+
+        assertEquals(DeploymentFields.ALL.stream().map(DeploymentFields.Field::key).sorted().toList(),
+                documented.keySet().stream().sorted().toList(), "the documented fields");
+        for (Map.Entry<String, String> row : documented.entrySet()) {
+            String key = row.getKey();
+            if (key.equals("model")) {
+                assertEquals("(required)", row.getValue(), key);
+                assertFalse(defaults.containsKey(key), "model has no default");
             } else {
-                assertEquals(expected.toString(), given, field);
+                assertEquals("`" + defaults.get(key) + "`", row.getValue(), key);
             }
-            compared.add(field);
         }
-        assertEquals(documented.size(), compared.size(), "compared " + compared + " of " + documented.keySet());
+    }
+
+    @Test
+    void theDefaultDeploymentOfTheApplicationPropertiesIsTheSpecsDefaults() throws IOException {
+        Properties properties = new Properties();
+        try (Reader reader = Files.newBufferedReader(PROPERTIES)) {
+            properties.load(reader);
+        }
+        Map<String, Map<String, String>> deployments = new LinkedHashMap<>();
+        for (String key : properties.stringPropertyNames()) {
+            if (key.startsWith("serval.deployments.")) {
+                String[] parts = key.substring("serval.deployments.".length()).split("\\.", 2);
+                deployments.computeIfAbsent(parts[0], name -> new LinkedHashMap<>())
+                        .put(parts[1], properties.getProperty(key));
+            }
+        }
+        assertEquals(List.of("all-minilm-l6-v2"), List.copyOf(deployments.keySet()));
+        assertEquals(DeploymentFields.ALL.size(), deployments.get("all-minilm-l6-v2").size(),
+                "every field is listed, so that an environment variable can override it");
+
+        assertEquals(List.of(DeploymentSpec.defaults("all-minilm-l6-v2", "all-minilm-l6-v2")),
+                ConfigParser.fromProperties(deployments));
+    }
+
+    @Test
+    void theChartsDefaultDeploymentIsTheSpecsDefaults() throws IOException {
+        JsonNode values = new ObjectMapper(new YAMLFactory()).readTree(CHART_VALUES.toFile());
+        JsonNode deployments = values.at("/serval/deployments");
+        assertEquals(1, deployments.size(), "one default deployment");
+        JsonNode deployment = deployments.get(0);
+        String name = deployment.get("name").textValue();
+
+        assertEquals(DeploymentSpec.defaults(name, deployment.get("model").textValue()),
+                ConfigParser.deployment(name, deployment, CHART_VALUES.toString()));
+    }
+
+    /** The rows of docs/configuration.md's "Deployment fields" table, by key, in order: the default as written. */
+    private static Map<String, String> documentedDefaults() throws IOException {
+        List<String> lines = Files.readAllLines(DOCS);
+        int start = lines.indexOf("## Deployment fields");
+        assertTrue(start >= 0, "docs/configuration.md has a 'Deployment fields' section");
+        Map<String, String> rows = new LinkedHashMap<>();
+        for (String line : lines.subList(start + 1, lines.size())) {
+            if (line.startsWith("## ")) {
+                break;
+            }
+            Matcher row = ROW.matcher(line);
+            if (row.find()) {
+                assertEquals(null, rows.put(row.group(1), row.group(2).trim()), "documented twice: " + row.group(1));
+            }
+        }
+        return rows;
     }
 }

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.serval.api.config.ConfigParser;
-import dev.serval.api.config.DeploymentConfig;
+import dev.serval.spec.DeploymentSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -23,7 +23,7 @@ class AppliedConfigStoreTest {
     @TempDir
     Path dir;
 
-    static DeploymentConfig config(String name, int replicas) {
+    static DeploymentSpec config(String name, int replicas) {
         return ConfigParser.deployment(name, new ObjectMapper().valueToTree(Map.of("model", "noop",
                 "num_replicas", replicas)), "test");
     }

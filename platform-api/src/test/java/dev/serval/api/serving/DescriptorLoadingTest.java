@@ -7,13 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.serval.api.config.ConfigParser;
-import dev.serval.api.config.DeploymentConfig;
 import dev.serval.api.config.ServalConfig;
 import dev.serval.model.Classification;
 import dev.serval.model.Embedding;
 import dev.serval.model.Model;
 import dev.serval.model.Predictor;
 import dev.serval.model.text.EmbeddingIO;
+import dev.serval.spec.DeploymentSpec;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
 import java.io.IOException;
@@ -107,15 +107,15 @@ class DescriptorLoadingTest {
         Files.writeString(dir.resolve("model.yaml"), descriptor);
     }
 
-    private static DeploymentConfig deployment(String model, String version) {
+    private static DeploymentSpec deployment(String model, String version) {
         return ConfigParser.deployment("d", new ObjectMapper().valueToTree(Map.of("model", model, "version", version)),
                 "test");
     }
 
     @SuppressWarnings("unchecked")
     private static <I, O> Model<I, O> load(String model, String version) throws Exception {
-        DeploymentConfig config = deployment(model, version);
-        return (Model<I, O>) source.load(config.reference(), config.toSpec());
+        DeploymentSpec spec = deployment(model, version);
+        return (Model<I, O>) source.load(spec.model(), spec);
     }
 
     @Test

@@ -5,12 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.serval.api.config.ConfigParser;
-import dev.serval.api.config.DeploymentConfig;
-import dev.serval.api.config.ModelReference;
 import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
 import dev.serval.model.NoopModel;
+import dev.serval.model.ChunkReduction;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.LongInputPolicy;
+import dev.serval.spec.ModelReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -30,7 +31,7 @@ class ModelLoaderTest {
         }
 
         @Override
-        public ModelKind kind(DeploymentConfig config) {
+        public ModelKind kind(DeploymentSpec spec) {
             return ModelKind.NOOP;
         }
 
@@ -42,35 +43,40 @@ class ModelLoaderTest {
         }
     }
 
-    private static DeploymentConfig config(Map<String, Object> fields) {
+    private static DeploymentSpec config(Map<String, Object> fields) {
         return ConfigParser.deployment("d", new ObjectMapper().valueToTree(fields), "test");
     }
 
     @Test
     void loadsTheSpecItIsGivenEvenAfterTheConfigMovedOn() throws Exception {
-        DeploymentConfig v1 = config(Map.of("model", "encoder", "version", "1", "max_length", 128,
+        DeploymentSpec v1 = config(Map.of("model", "encoder", "version", "1", "max_length", 128,
                 "long_inputs", "chunk", "chunk_overlap", 16, "intra_op_threads", 1));
-        DeploymentConfig v2 = config(Map.of("model", "other-encoder", "version", "2", "max_length", 64,
+        DeploymentSpec v2 = config(Map.of("model", "other-encoder", "version", "2", "max_length", 64,
                 "intra_op_threads", 2, "batch_invariance", false));
         RecordingSource source = new RecordingSource();
         var loader = Deployments.loader(source);
 
         // The engine may start a replica of v1 after the management API has already switched the config to v2.
-        loader.load(v2.toSpec());
-        loader.load(v1.toSpec());
+        loader.load(v2);
+        loader.load(v1);
 
-        assertEquals(List.of(v2.reference(), v1.reference()), source.references);
+        assertEquals(List.of(v2.model(), v1.model()), source.references);
         assertEquals(List.of("2", "1"), source.specs.stream().map(DeploymentSpec::version).toList());
-        assertEquals(List.of(2, 1), source.specs.stream().map(DeploymentSpec::intraOpThreads).toList());
-        assertEquals(List.of(false, true), source.specs.stream().map(DeploymentSpec::batchInvariance).toList());
+        assertEquals(List.of(2, 1), source.specs.stream().map(s -> s.predictors().intraOpThreads()).toList());
+        assertEquals(List.of(false, true), source.specs.stream().map(s -> s.batching().batchInvariance()).toList());
     }
 
     @Test
-    void aReferenceReadsBackWhatItWrote() {
-        ModelReference reference = new ModelReference("odd?name&with=signs", 256, "chunk", 32, "max", 8);
+    void theLoaderGetsTheReferenceTheSpecHoldsWhateverItsNameHolds() throws Exception {
+        ModelReference reference = new ModelReference("odd?name&with=signs", 256, LongInputPolicy.CHUNK, 32,
+                ChunkReduction.MAX, 8);
+        RecordingSource source = new RecordingSource();
 
-        assertEquals(reference, ModelReference.parse(reference.text()));
-        assertThrows(IllegalArgumentException.class, () -> ModelReference.parse("encoder"));
-        assertThrows(IllegalArgumentException.class, () -> ModelReference.parse("encoder?max_length=1"));
+        Deployments.loader(source).load(DeploymentSpec.defaults("d", "encoder").withModel(reference));
+
+        assertEquals(List.of(reference), source.references);
+        assertThrows(IllegalArgumentException.class, () -> ModelReference.named(" "));
+        assertThrows(IllegalArgumentException.class,
+                () -> new ModelReference("encoder", 1, LongInputPolicy.TRUNCATE, 32, ChunkReduction.MEAN, 8));
     }
 }

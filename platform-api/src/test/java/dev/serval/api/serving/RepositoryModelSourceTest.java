@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.serval.api.config.ConfigParser;
-import dev.serval.api.config.DeploymentConfig;
+import dev.serval.spec.DeploymentSpec;
 import dev.serval.model.ChunkReduction;
 import dev.serval.model.LoadOptions;
 import dev.serval.model.LongInputs;
@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 class RepositoryModelSourceTest {
 
     private static LoadOptions options(Map<String, Object> fields) {
-        DeploymentConfig config = ConfigParser.deployment("d", new ObjectMapper().valueToTree(fields), "test");
-        return RepositoryModelSource.loadOptions(config.reference(), config.toSpec());
+        DeploymentSpec spec = ConfigParser.deployment("d", new ObjectMapper().valueToTree(fields), "test");
+        return RepositoryModelSource.loadOptions(spec.model(), spec);
     }
 
     @Test

@@ -3,7 +3,7 @@ package dev.serval.api.serving;
 import static dev.serval.api.serving.AppliedConfigStoreTest.config;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.serval.api.config.DeploymentConfig;
+import dev.serval.spec.DeploymentSpec;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +19,7 @@ class StartupConfigsTest {
     @TempDir
     Path dir;
 
-    private final Supplier<List<DeploymentConfig>> properties = () -> List.of(config("from-properties", 1));
+    private final Supplier<List<DeploymentSpec>> properties = () -> List.of(config("from-properties", 1));
 
     private Path configFile() throws IOException {
         return Files.writeString(dir.resolve("serval.yaml"), "deployments:\n  - name: from-file\n    model: noop\n");
@@ -30,7 +30,7 @@ class StartupConfigsTest {
         AppliedConfigStore state = new AppliedConfigStore(Optional.of(dir.resolve("state")));
         state.write(List.of(config("restored", 2)));
 
-        List<DeploymentConfig> loaded = new StartupConfigs(state, Optional.of(configFile()), properties).load();
+        List<DeploymentSpec> loaded = new StartupConfigs(state, Optional.of(configFile()), properties).load();
 
         assertEquals(List.of(config("restored", 2)), loaded);
     }
@@ -39,9 +39,9 @@ class StartupConfigsTest {
     void theConfigFileWinsOverThePropertiesWhileNothingWasApplied() throws IOException {
         AppliedConfigStore state = new AppliedConfigStore(Optional.of(dir.resolve("state")));
 
-        List<DeploymentConfig> loaded = new StartupConfigs(state, Optional.of(configFile()), properties).load();
+        List<DeploymentSpec> loaded = new StartupConfigs(state, Optional.of(configFile()), properties).load();
 
-        assertEquals(List.of("from-file"), loaded.stream().map(DeploymentConfig::name).toList());
+        assertEquals(List.of("from-file"), loaded.stream().map(DeploymentSpec::name).toList());
     }
 
     @Test

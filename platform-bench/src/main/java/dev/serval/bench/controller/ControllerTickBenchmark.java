@@ -425,7 +425,7 @@ public class ControllerTickBenchmark extends BenchmarkBase {
             Member(String name, int size) {
                 this.name = name;
                 this.spec = DeploymentSpec.defaults(name, "fake:model").withNumReplicas(size);
-                this.router = new Router<>(name, spec.maxQueuedRequests(), System::nanoTime);
+                this.router = new Router<>(name, spec.admission().maxQueuedRequests(), System::nanoTime);
                 this.replicas = new IdleReplica[size];
                 for (int i = 0; i < size; i++) {
                     replicas[i] = new IdleReplica(i);

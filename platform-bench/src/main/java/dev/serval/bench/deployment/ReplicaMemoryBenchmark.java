@@ -7,6 +7,7 @@ import dev.serval.deployment.ServingEngine;
 import dev.serval.model.Embedding;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.PredictorSpec;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -209,8 +210,8 @@ public final class ReplicaMemoryBenchmark {
             for (int d = 0; d < deployments; d++) {
                 DeploymentSpec spec = DeploymentSpec.defaults("bench-minilm-" + d, "bundled:all-minilm-l6-v2-q")
                         .withNumReplicas(replicas)
-                        .withPredictors(1, 1);
-                all.add(engine.deploy(spec, deployed -> EmbeddingBenchmark.loadModel(deployed.intraOpThreads())));
+                        .withPredictors(new PredictorSpec(1, 1));
+                all.add(engine.deploy(spec, deployed -> EmbeddingBenchmark.loadModel(deployed.predictors().intraOpThreads())));
             }
             long started = System.nanoTime();
             for (Deployment<String, Embedding> deployment : all) {

@@ -10,7 +10,10 @@ import dev.serval.model.LoadOptions;
 import dev.serval.model.ModelKind;
 import dev.serval.model.onnx.OnnxOptions;
 import dev.serval.model.text.TextModels;
+import dev.serval.spec.AdmissionSpec;
+import dev.serval.spec.BatchingSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.HealthSpec;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -63,12 +66,14 @@ public class BatchInvarianceBenchmark extends BenchmarkBase {
             ClassLoader loader = BatchInvarianceBenchmark.class.getClassLoader();
             Path model = ModelFiles.extract(loader, "all-minilm-l6-v2-q.onnx", dir);
             Path tokenizer = ModelFiles.extract(loader, "all-minilm-l6-v2-q-tokenizer.json", dir);
-            DeploymentSpec spec = new DeploymentSpec("bench", "bundled:all-minilm-l6-v2-q", "1", 1, BURST * 2, BURST * 4,
-                    2, 1, 1, Duration.ofMinutes(10), 3, Duration.ofSeconds(10), invariance, 32, Duration.ofMillis(2));
+            DeploymentSpec spec = DeploymentSpec.defaults("bench", "bundled:all-minilm-l6-v2-q")
+                    .withAdmission(new AdmissionSpec(BURST * 2, BURST * 4, 1, AdmissionSpec.DEFAULTS.requestTimeout()))
+                    .withHealth(HealthSpec.DEFAULTS.withHealthCheckPeriod(Duration.ofMinutes(10)))
+                    .withBatching(new BatchingSpec(invariance, 32, Duration.ofMillis(2)));
             engine = new ServingEngine();
             deployment = engine.deploy(spec, s -> TextModels.embedding(model, tokenizer,
                     ModelKind.TEXT_EMBEDDING.defaultOutput(), OnnxOptions.none(),
-                    LoadOptions.defaults().withMaxLength(256).withBatchInvariance(s.batchInvariance())));
+                    LoadOptions.defaults().withMaxLength(256).withBatchInvariance(s.batching().batchInvariance())));
             while (deployment.state() != DeploymentState.READY) {
                 if (deployment.state() == DeploymentState.FAILED) {
                     throw new IllegalStateException("model failed to load: " + deployment.failure().orElse("?"));

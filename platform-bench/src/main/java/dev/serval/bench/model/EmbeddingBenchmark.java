@@ -13,6 +13,7 @@ import dev.serval.model.ModelKind;
 import dev.serval.model.onnx.OnnxOptions;
 import dev.serval.model.text.TextModels;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.PredictorSpec;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -120,9 +121,9 @@ public class EmbeddingBenchmark extends BenchmarkBase {
         public void start() throws InterruptedException {
             DeploymentSpec spec = DeploymentSpec.defaults("bench-minilm", "bundled:all-minilm-l6-v2-q")
                     .withNumReplicas(1)
-                    .withPredictors(2, 1);
+                    .withPredictors(new PredictorSpec(2, 1));
             engine = new ServingEngine();
-            deployment = engine.deploy(spec, deployed -> loadModel(deployed.intraOpThreads()));
+            deployment = engine.deploy(spec, deployed -> loadModel(deployed.predictors().intraOpThreads()));
             long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
             while (deployment.state() == DeploymentState.LOADING) {
                 if (System.nanoTime() > deadline) {

@@ -1,0 +1,27 @@
+package dev.serval.spec;
+
+/**
+ * A deployment setting out of its bounds. {@link #field()} is the setting's snake_case key, as the config file, the
+ * management API and docs/configuration.md spell it, so the edge can name it without knowing which record refused it.
+ */
+public final class InvalidSpec extends IllegalArgumentException {
+
+    private final String field;
+    private final String problem;
+
+    public InvalidSpec(String field, String problem) {
+        super(field + " " + problem);
+        this.field = field;
+        this.problem = problem;
+    }
+
+    /** The snake_case key of the refused setting, e.g. {@code max_batch_size}. */
+    public String field() {
+        return field;
+    }
+
+    /** What is wrong with it, e.g. {@code must be between 1 and 1024, not 0}. */
+    public String problem() {
+        return problem;
+    }
+}
