@@ -1,5 +1,7 @@
 package dev.serval.spec;
 
+import dev.serval.model.LoadOptions;
+import dev.serval.model.LongInputs;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -104,6 +106,22 @@ public record DeploymentSpec(
     public DeploymentSpec withRollout(RolloutSpec next) {
         return next.equals(rollout) ? this
                 : new DeploymentSpec(name, model, version, numReplicas, admission, batching, predictors, health, next);
+    }
+
+    /**
+     * What this deployment asks of its model when it loads: the model reference's loader options plus the predictors'
+     * intra-op threads and batch invariance (the descriptor's own {@code max_length} applies where the reference
+     * leaves it at 0). Two specs with equal options load the same model.
+     */
+    public LoadOptions loadOptions() {
+        return LoadOptions.defaults()
+                .withMaxLength(model.maxLength())
+                .withLongInputs(model.longInputs() == LongInputPolicy.CHUNK
+                        ? LongInputs.chunk(model.chunkOverlap(), model.maxChunksPerInput())
+                        : LongInputs.truncate())
+                .withChunkReduction(model.chunkReduction())
+                .withIntraOpThreads(predictors.intraOpThreads())
+                .withBatchInvariance(batching.batchInvariance());
     }
 
     /** Replicas a rolling update starts at a time: {@code rollingUpdateFraction} of {@code numReplicas}, at least 1. */

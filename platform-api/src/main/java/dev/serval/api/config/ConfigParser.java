@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import dev.serval.model.LongInputs;
 import io.quarkus.runtime.configuration.DurationConverter;
 import dev.serval.api.config.DeploymentFields.Field;
 import dev.serval.api.config.DeploymentFields.Refused;

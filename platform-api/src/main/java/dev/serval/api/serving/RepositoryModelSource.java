@@ -2,15 +2,11 @@ package dev.serval.api.serving;
 
 import dev.serval.api.config.ServalConfig;
 import dev.serval.api.repository.ModelRepository;
-import dev.serval.model.LoadOptions;
-import dev.serval.model.LongInputs;
 import dev.serval.model.Model;
 import dev.serval.model.ModelCatalog;
 import dev.serval.model.ModelFiles;
 import dev.serval.model.ModelKind;
-import dev.serval.spec.LongInputPolicy;
 import dev.serval.spec.DeploymentSpec;
-import dev.serval.spec.LongInputPolicy;
 import dev.serval.spec.ModelReference;
 import jakarta.inject.Singleton;
 import java.util.Map;
@@ -69,21 +65,6 @@ public class RepositoryModelSource implements ModelSource {
     @Override
     public Model<?, ?> load(ModelReference reference, DeploymentSpec spec) throws Exception {
         ModelRepository.ModelVersion found = repository.resolve(reference.name(), spec.version());
-        return ModelCatalog.load(found.descriptor(), found.file(), found.tokenizer(), loadOptions(reference, spec));
-    }
-
-    /**
-     * What a deployment asks of its model: the reference's loader options and the spec's intra-op threads and batch
-     * invariance, exactly the fields of the key under which replicas share a loaded model.
-     */
-    static LoadOptions loadOptions(ModelReference reference, DeploymentSpec spec) {
-        return LoadOptions.defaults()
-                .withMaxLength(reference.maxLength())
-                .withLongInputs(reference.longInputs() == LongInputPolicy.CHUNK
-                        ? LongInputs.chunk(reference.chunkOverlap(), reference.maxChunksPerInput())
-                        : LongInputs.truncate())
-                .withChunkReduction(reference.chunkReduction())
-                .withIntraOpThreads(spec.predictors().intraOpThreads())
-                .withBatchInvariance(spec.batching().batchInvariance());
+        return ModelCatalog.load(found.descriptor(), found.file(), found.tokenizer(), spec.loadOptions());
     }
 }

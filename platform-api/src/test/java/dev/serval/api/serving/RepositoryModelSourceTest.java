@@ -11,12 +11,15 @@ import dev.serval.model.LongInputs;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** What a deployment's config asks of its model reaches the catalog as {@link LoadOptions}, field by field. */
+/**
+ * What a deployment's config asks of its model reaches the catalog as {@link LoadOptions}, field by field: the config
+ * keys through the spec's {@code loadOptions()}, which {@link RepositoryModelSource} hands to the catalog.
+ */
 class RepositoryModelSourceTest {
 
     private static LoadOptions options(Map<String, Object> fields) {
         DeploymentSpec spec = ConfigParser.deployment("d", new ObjectMapper().valueToTree(fields), "test");
-        return RepositoryModelSource.loadOptions(spec.model(), spec);
+        return spec.loadOptions();
     }
 
     @Test
