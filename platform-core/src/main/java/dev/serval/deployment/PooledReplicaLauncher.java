@@ -74,7 +74,7 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
             if (abandoned(handle)) {
                 LOG.log(System.Logger.Level.INFO, "replica {0} was stopped while its model loaded; releasing the model",
                         record.name());
-                models.release(handle.version);
+                models.release(handle.model);
                 handles.remove(id, handle);
                 return;
             }
@@ -177,9 +177,9 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
             }
             // The model is closed only once no thread of this replica can be inside it.
             if (exited) {
-                models.release(handle.version);
+                models.release(handle.model);
             } else {
-                models.releaseLeaked(handle.version, handle.name);
+                models.releaseLeaked(handle.model, handle.name);
             }
             handles.remove(id, handle);
             if (events != null) {
@@ -212,8 +212,8 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
      * on, its name, and once started the replica itself with its health check and in-flight gauge.
      */
     private static final class ReplicaHandle<I, O> {
-        /** The {@link SharedModels} key of the model version it holds a reference on. */
-        final String version;
+        /** The {@link SharedModels} key of the model it holds a reference on. */
+        final SharedModels.Key model;
         final String name;
         /** Set once the replica started; guarded by the handle's monitor. */
         Replica<I, O> replica;
@@ -222,8 +222,8 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
         volatile ScheduledFuture<?> healthCheck;
         volatile io.micrometer.core.instrument.Meter inFlightGauge;
 
-        ReplicaHandle(String version, String name) {
-            this.version = version;
+        ReplicaHandle(SharedModels.Key model, String name) {
+            this.model = model;
             this.name = name;
         }
     }

@@ -3,6 +3,7 @@ package dev.serval.deployment;
 import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.model.Model;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.ModelReference;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -21,14 +22,14 @@ final class SharedModels<I, O> {
 
     private static final System.Logger LOG = System.getLogger(SharedModels.class.getName());
 
-    private final Map<String, Entry<I, O>> byVersion = new HashMap<>();
+    private final Map<Key, Entry<I, O>> loaded = new HashMap<>();
 
     /** The model for {@code spec}'s version, loading it if no replica holds it; blocks while it loads. */
     Model<I, O> acquire(DeploymentSpec spec, ModelLoader<I, O> loader, DeploymentMetrics metrics) throws Exception {
         Entry<I, O> entry;
         boolean load;
         synchronized (this) {
-            entry = byVersion.computeIfAbsent(key(spec), version -> new Entry<>());
+            entry = loaded.computeIfAbsent(key(spec), model -> new Entry<>());
             entry.references++;
             load = entry.model == null;
             if (load) {
@@ -62,29 +63,39 @@ final class SharedModels<I, O> {
      * invariant). Replicas whose specs differ in any of them get their own model, so that a change of one of them
      * never hands new replicas the session the old ones run.
      */
-    static String key(DeploymentSpec spec) {
-        return spec.model() + "@" + spec.version() + "/intra-op=" + spec.predictors().intraOpThreads()
-                + (spec.batching().batchInvariance() ? "" : "/not-invariant");
+    static Key key(DeploymentSpec spec) {
+        return new Key(spec.model(), spec.version(), spec.predictors().intraOpThreads(),
+                spec.batching().batchInvariance());
+    }
+
+    /** {@link #key}: the model reference (name and loader options), version, intra-op threads and batch invariance. */
+    record Key(ModelReference model, String version, int intraOpThreads, boolean batchInvariance) {
+
+        /** As the logs name a model: {@code all-minilm-l6-v2@1}. */
+        @Override
+        public String toString() {
+            return model.name() + "@" + version;
+        }
     }
 
     /** Gives back one reference (by {@link #key}); the last one closes the model, unless a reference leaked it. */
-    void release(String version) {
-        release(version, null);
+    void release(Key model) {
+        release(model, null);
     }
 
     /**
      * Gives back the reference of {@code replica}, a predictor thread of which is still inside the model: the model is
      * never closed, even when other replicas release it later.
      */
-    void releaseLeaked(String version, String replica) {
-        release(version, replica);
+    void releaseLeaked(Key model, String replica) {
+        release(model, replica);
     }
 
-    private void release(String version, String leakedBy) {
+    private void release(Key model, String leakedBy) {
         Entry<I, O> entry;
         String leaked;
         synchronized (this) {
-            entry = byVersion.get(version);
+            entry = loaded.get(model);
             if (entry == null) {
                 return;
             }
@@ -94,7 +105,7 @@ final class SharedModels<I, O> {
             if (--entry.references > 0) {
                 return;
             }
-            byVersion.remove(version);
+            loaded.remove(model);
             leaked = entry.leakedBy;
         }
         if (!entry.model.isDone() || entry.model.isCompletedExceptionally()) {
@@ -102,7 +113,7 @@ final class SharedModels<I, O> {
         }
         if (leaked != null) {
             LOG.log(System.Logger.Level.WARNING, "model {0} is left open, not closed: a predictor thread of replica {1} "
-                    + "never left it; its memory is freed only when the process exits", version, leaked);
+                    + "never left it; its memory is freed only when the process exits", model, leaked);
             return;
         }
         entry.model.join().close();

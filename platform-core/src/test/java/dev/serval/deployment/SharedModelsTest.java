@@ -5,7 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.serval.spec.AdmissionSpec;
+import dev.serval.model.ChunkReduction;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.LongInputPolicy;
+import dev.serval.spec.ModelReference;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.spec.RolloutSpec;
 import java.time.Duration;
@@ -35,10 +38,12 @@ class SharedModelsTest {
     @Test
     void theKeyHoldsEveryFieldALoaderReads() {
         DeploymentSpec spec = spec();
-        String key = SharedModels.key(spec);
+        SharedModels.Key key = SharedModels.key(spec);
 
         assertNotEquals(key, SharedModels.key(spec.withPredictors(new PredictorSpec(1, 2))), "intra-op threads");
         assertNotEquals(key, SharedModels.key(spec.withVersion("2")), "version");
+        assertNotEquals(key, SharedModels.key(spec.withModel(new ModelReference("fake:", 128, LongInputPolicy.TRUNCATE,
+                32, ChunkReduction.MEAN, 64))), "a loader option");
         assertNotEquals(key, SharedModels.key(spec.withBatching(spec.batching().withBatchInvariance(false))), "batch invariance");
         assertEquals(key, SharedModels.key(spec.withNumReplicas(3).withPredictors(new PredictorSpec(4, 1))),
                 "replica count and predictor threads do not change the session");
