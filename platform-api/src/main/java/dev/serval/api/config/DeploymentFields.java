@@ -239,8 +239,9 @@ final class DeploymentFields {
 
             @Override
             public JsonNode fromText(String text) {
+                // a property's text in any case, as SmallRye reads booleans (TRUE from an environment variable)
                 String trimmed = text.trim();
-                return trimmed.equals("true") || trimmed.equals("false")
+                return trimmed.equalsIgnoreCase("true") || trimmed.equalsIgnoreCase("false")
                         ? BooleanNode.valueOf(Boolean.parseBoolean(trimmed)) : TextNode.valueOf(text);
             }
         };
@@ -355,6 +356,12 @@ final class DeploymentFields {
                 @Override
                 public Object write(E value) {
                     return names.get(value.ordinal());
+                }
+
+                /** A property's text in any case, as SmallRye reads enums ({@code CHUNK} from an environment variable). */
+                @Override
+                public JsonNode fromText(String text) {
+                    return TextNode.valueOf(text.trim().toLowerCase(Locale.ROOT));
                 }
             };
         }

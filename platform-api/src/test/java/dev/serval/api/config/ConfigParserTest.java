@@ -1,6 +1,7 @@
 package dev.serval.api.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -502,6 +503,15 @@ class ConfigParserTest {
         assertMessage(e, "replicas", "serval.deployments.bert: deployment 'bert': field 'replicas': ",
                 "unknown property; known properties: [batch-invariance, batch-wait-timeout, ");
         assertTrue(e.getMessage().contains("num-replicas"), e.getMessage());
+    }
+
+    @Test
+    void propertiesReadBooleansAndChoicesInAnyCaseAsSmallRyeDid() {
+        DeploymentSpec spec = ConfigParser.fromProperties(Map.of("bert", Map.of("model", "bert-base",
+                "batch-invariance", "FALSE", "long-inputs", "Chunk", "max-length", "128"))).getFirst();
+
+        assertFalse(spec.batching().batchInvariance());
+        assertEquals(LongInputPolicy.CHUNK, spec.model().longInputs());
     }
 
     @ParameterizedTest
