@@ -11,7 +11,6 @@ import dev.serval.model.ModelSignature;
 import dev.serval.model.Predictor;
 import dev.serval.model.TensorSignature;
 import dev.serval.spec.DeploymentSpec;
-import dev.serval.spec.ModelReference;
 import jakarta.inject.Singleton;
 import java.util.List;
 import java.util.Set;
@@ -71,8 +70,8 @@ public class GatedModelSource implements ModelSource {
     }
 
     @Override
-    public Model<String, Embedding> load(ModelReference model, DeploymentSpec spec) throws InterruptedException {
-        String reference = model.name();
+    public Model<String, Embedding> load(DeploymentSpec spec) throws InterruptedException {
+        String reference = spec.model().name();
         boolean gatedLoad = reference.equals("gated-load:");
         if (gatedLoad) {
             GATED_LOADS.incrementAndGet();

@@ -238,7 +238,7 @@ public class Deployments {
      */
     @SuppressWarnings("unchecked")
     static ModelLoader<Object, Object> loader(ModelSource source) {
-        return spec -> (Model<Object, Object>) source.load(spec.model(), spec);
+        return spec -> (Model<Object, Object>) source.load(spec);
     }
 
     private static void update(ServedDeployment served, DeploymentSpec next) {

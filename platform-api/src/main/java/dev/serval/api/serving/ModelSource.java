@@ -3,7 +3,6 @@ package dev.serval.api.serving;
 import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
 import dev.serval.spec.DeploymentSpec;
-import dev.serval.spec.ModelReference;
 
 /**
  * Turns a deployment's {@code model} and {@code version} into a loaded model. CDI beans implementing this are
@@ -23,10 +22,10 @@ public interface ModelSource {
     ModelKind kind(DeploymentSpec spec);
 
     /**
-     * Loads the model; runs on a launcher thread, never on an HTTP thread. Reads only {@code reference} (the spec's
-     * {@code model()}) and the spec's {@code version}, {@code intraOpThreads} and {@code batchInvariance}: the
-     * fields that make the key under which replicas share a loaded model (see {@code ModelLoader}). The spec may be
+     * Loads the model; runs on a launcher thread, never on an HTTP thread. Reads only the spec's {@code model()} (the
+     * model reference with its loader options), {@code version}, intra-op threads and batch invariance: the fields
+     * that make the key under which replicas share a loaded model (see {@code SharedModels}). The spec may be
      * older than the deployment's current config; it is the one to load.
      */
-    Model<?, ?> load(ModelReference reference, DeploymentSpec spec) throws Exception;
+    Model<?, ?> load(DeploymentSpec spec) throws Exception;
 }

@@ -7,7 +7,6 @@ import dev.serval.model.ModelCatalog;
 import dev.serval.model.ModelFiles;
 import dev.serval.model.ModelKind;
 import dev.serval.spec.DeploymentSpec;
-import dev.serval.spec.ModelReference;
 import jakarta.inject.Singleton;
 import java.util.Map;
 
@@ -63,8 +62,8 @@ public class RepositoryModelSource implements ModelSource {
     }
 
     @Override
-    public Model<?, ?> load(ModelReference reference, DeploymentSpec spec) throws Exception {
-        ModelRepository.ModelVersion found = repository.resolve(reference.name(), spec.version());
+    public Model<?, ?> load(DeploymentSpec spec) throws Exception {
+        ModelRepository.ModelVersion found = repository.resolve(spec.model().name(), spec.version());
         return ModelCatalog.load(found.descriptor(), found.file(), found.tokenizer(), spec.loadOptions());
     }
 }

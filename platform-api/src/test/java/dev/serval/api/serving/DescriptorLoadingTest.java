@@ -115,7 +115,7 @@ class DescriptorLoadingTest {
     @SuppressWarnings("unchecked")
     private static <I, O> Model<I, O> load(String model, String version) throws Exception {
         DeploymentSpec spec = deployment(model, version);
-        return (Model<I, O>) source.load(spec.model(), spec);
+        return (Model<I, O>) source.load(spec);
     }
 
     @Test

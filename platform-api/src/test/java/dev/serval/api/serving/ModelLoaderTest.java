@@ -36,8 +36,8 @@ class ModelLoaderTest {
         }
 
         @Override
-        public Model<?, ?> load(ModelReference reference, DeploymentSpec spec) {
-            references.add(reference);
+        public Model<?, ?> load(DeploymentSpec spec) {
+            references.add(spec.model());
             specs.add(spec);
             return new NoopModel();
         }
