@@ -1,11 +1,11 @@
 package dev.serval.deployment;
 
+import static dev.serval.deployment.AwaitState.awaitState;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.serval.controller.DeploymentState;
 import dev.serval.error.DeadlineExceeded;
@@ -55,13 +55,9 @@ class DeploymentInferTest {
                 .withAdmission(defaults.admission().withMaxOngoingRequests(ongoing).withMaxQueuedRequests(queued));
     }
 
-    private <I, O> Deployment<I, O> ready(DeploymentSpec spec, Model<I, O> served) throws InterruptedException {
+    private <I, O> Deployment<I, O> ready(DeploymentSpec spec, Model<I, O> served) {
         Deployment<I, O> deployment = engine.deploy(spec, ignored -> served);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-        while (deployment.state() != DeploymentState.READY) {
-            assertTrue(System.nanoTime() < deadline, "never ready: " + deployment.status());
-            Thread.sleep(5);
-        }
+        awaitState(deployment, DeploymentState.READY);
         return deployment;
     }
 

@@ -1,23 +1,23 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentState;
+import static dev.serval.deployment.AwaitState.awaitState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.serval.controller.DeploymentState;
 import dev.serval.error.InferenceFailed;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
+import dev.serval.health.FailureMonitor;
 import dev.serval.spec.AdmissionSpec;
-import dev.serval.spec.BatchingSpec;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.HealthSpec;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.spec.RolloutSpec;
-import dev.serval.health.FailureMonitor;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -381,17 +381,6 @@ class DeploymentTest {
         IllegalArgumentException negative = assertThrows(IllegalArgumentException.class, () -> spec(1, 8, -1, 10));
         assertEquals("max_queued_requests must be between 0 and 1000000, not -1", negative.getMessage());
         assertThrows(IllegalArgumentException.class, () -> DeploymentSpec.defaults("Bad Name", "fake:"));
-    }
-
-    private static void awaitState(Deployment<?, ?> deployment, DeploymentState state) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-        while (deployment.state() != state) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("deployment stayed " + deployment.state() + ", expected " + state);
-            }
-            Thread.onSpinWait();
-            Thread.yield();
-        }
     }
 
     /**

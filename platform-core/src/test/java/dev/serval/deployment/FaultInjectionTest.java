@@ -1,10 +1,11 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentState;
+import static dev.serval.deployment.AwaitState.awaitState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.serval.controller.DeploymentState;
 import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.InferenceFailed;
 import dev.serval.error.InvalidInput;
@@ -283,9 +284,5 @@ class FaultInjectionTest {
             }
             Thread.yield();
         }
-    }
-
-    private static void awaitState(Deployment<?, ?> deployment, DeploymentState state) throws InterruptedException {
-        awaitAtLeast(() -> deployment.state() == state ? 1 : 0, 1);
     }
 }

@@ -1,10 +1,11 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentState;
+import static dev.serval.deployment.AwaitState.awaitState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.serval.controller.DeploymentState;
 import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.PredictorSpec;
@@ -72,14 +73,5 @@ class RemovalTest {
         assertEquals(0, late.predictions.get(), "the late model never ran");
         assertEquals(DeploymentState.READY, second.state());
         assertEquals(List.of("B"), second.submit(List.of("b")).get(WAIT_SECONDS, TimeUnit.SECONDS));
-    }
-
-    private static void awaitState(Deployment<?, ?> deployment, DeploymentState state) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-        while (deployment.state() != state) {
-            assertTrue(System.nanoTime() < deadline, "deployment stayed " + deployment.state() + ", expected " + state
-                    + ": " + deployment.status());
-            Thread.yield();
-        }
     }
 }
