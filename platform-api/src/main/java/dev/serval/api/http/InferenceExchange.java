@@ -64,6 +64,8 @@ abstract class InferenceExchange<R, A> {
     private final boolean openAi;
     private final RequestMeters.Api api;
     private final long startNanos = System.nanoTime();
+    /** The body's Content-Length, or -1 when absent or not a number: read once, on the headers. */
+    private final long declared;
     /** The deployment the request goes to, once known; meters are recorded from then on. */
     ServedDeployment served;
     private final AtomicBoolean ended = new AtomicBoolean();
@@ -73,6 +75,7 @@ abstract class InferenceExchange<R, A> {
         this.routes = routes;
         this.openAi = openAi;
         this.api = openAi ? RequestMeters.Api.OPENAI : RequestMeters.Api.OIP;
+        this.declared = RequestBodies.declaredLength(context.request());
     }
 
     /** Runs the pipeline from the request's headers; returns once the body is being read (or refused). */
@@ -125,7 +128,6 @@ abstract class InferenceExchange<R, A> {
 
     /** Why the request is refused before its body is read, or null. */
     private RuntimeException refusalOnHeaders() {
-        long declared = RequestBodies.declaredLength(context.request());
         if (declared > routes.bodies().maxBodySize()) {
             return routes.bodies().tooLarge(declared);
         }
@@ -144,7 +146,6 @@ abstract class InferenceExchange<R, A> {
 
     /** Ignores the body of a request refused on its headers; closes the connection after a large or unbounded one. */
     private void discardBody() {
-        long declared = RequestBodies.declaredLength(context.request());
         if (declared > DISCARD_LIMIT || declared < 0) {
             // Reading on only to discard a large or unbounded body wastes more than a new connection costs.
             context.response().putHeader(HttpHeaders.CONNECTION, "close");
@@ -154,7 +155,7 @@ abstract class InferenceExchange<R, A> {
 
     private void readBody() {
         HttpServerRequest http = context.request();
-        BodyReading reading = new BodyReading(routes.bodies().maxBodySize(), RequestBodies.declaredLength(http));
+        BodyReading reading = new BodyReading(routes.bodies().maxBodySize());
         context.addEndHandler(ignored -> routes.budget().release(reading.reserved));
         http.handler(reading);
         http.endHandler(ignored -> {
@@ -285,7 +286,7 @@ abstract class InferenceExchange<R, A> {
         private long reserved;
         private boolean overBudget;
 
-        BodyReading(long limit, long declared) {
+        BodyReading(long limit) {
             this.limit = limit;
             // Sized by Content-Length up to 64 KiB: a client that declares a large body and sends nothing holds little.
             this.buffer = Buffer.buffer((int) Math.min(Math.max(declared, 1024), 64 * 1024));
