@@ -180,7 +180,7 @@ public final class Deployment<I, O> implements AutoCloseable {
      * What the model takes and returns when every serving replica runs the same model; empty while none serves, or
      * while a rolling update has two versions serving.
      */
-    public Optional<ModelSignature> uniformSignature() {
+    Optional<ModelSignature> uniformSignature() {
         return Optional.ofNullable(uniformSignature(router.snapshot()));
     }
 
