@@ -25,6 +25,15 @@ public interface Model<I, O> extends AutoCloseable {
         return newPredictor();
     }
 
+    /**
+     * Whether this model's predictors can run an inference on more ONNX Runtime threads when told to
+     * ({@link Predictor#widen}): it loaded a second, wider session. By default false, and the predictor pool never
+     * asks.
+     */
+    default boolean widens() {
+        return false;
+    }
+
     /** Whether inputs may share an inference, decided when the model loaded. By default: each input alone. */
     default BatchingDecision batching() {
         return BatchingDecision.single("the model runs one input per inference");

@@ -39,7 +39,7 @@ public final class ModelCatalog {
                     resolved);
             case TEXT_CLASSIFICATION -> TextModels.classification(file, tokenizer, descriptor.labels(),
                     descriptor.output(), descriptor.engine(), resolved);
-            case TENSOR -> TensorModels.load(file, descriptor.engine(), options.intraOpThreads());
+            case TENSOR -> TensorModels.load(file, descriptor.engine(), options);
             case NOOP -> new NoopModel();
         };
     }

@@ -44,6 +44,15 @@ public interface Predictor<I, O> extends AutoCloseable {
         return outputs;
     }
 
+    /**
+     * Runs this predictor's next inferences, until called again, on the model's wider session ({@code true}: the
+     * replica lends the cores of its idle predictors to this one) or on its own share ({@code false}, the state a
+     * predictor starts in). Called by the predictor pool between inferences, only for a model that
+     * {@link Model#widens()}; answers do not depend on it. By default nothing changes.
+     */
+    default void widen(boolean wide) {
+    }
+
     @Override
     void close();
 }

@@ -35,9 +35,14 @@ import java.util.function.LongSupplier;
  * the queue places of the tasks no worker has claimed and drops its inputs: the tasks left in the queue hold no input
  * and are skipped when a worker reaches them.
  *
+ * <p>Idle cores. When the model has a wide session ({@link Model#widens()}), an inference that starts while the other
+ * predictors are idle and nothing is queued runs on all of the replica's cores, and a predictor that takes work
+ * meanwhile waits for it ({@link IdleCores}); under load every inference runs on its own share.
+ *
  * <p>Threads and fields: {@link #queue} is shared by callers and workers; {@link #busy} is written by workers and read
- * by workers forming a batch; {@link #pace} is written by workers without coordination and read for Retry-After
- * estimates (best-effort by design: a lost update only ages the estimate); {@link #policy} is replaced by
+ * by workers forming a batch; {@link #idleCores} is taken and released by workers around each inference;
+ * {@link #pace} is written by workers without coordination and read for Retry-After estimates (best-effort by design:
+ * a lost update only ages the estimate); {@link #policy} is replaced by
  * {@link #tune} (the controller thread) and read once per batch; {@link #accepting} and {@link #stopped} are written
  * once each by the closing thread; a worker stops at its next task once {@link #stopped} is set. Each
  * {@link Predictor} is created, used and closed by one worker.
@@ -68,6 +73,8 @@ final class PredictorPool<I, O> {
     private volatile BatchPolicy policy;
     /** Predictors running an inference now: a predictor waits for a fuller batch only while another one is busy. */
     private final AtomicInteger busy = new AtomicInteger();
+    /** Lends an idle replica's cores to a lone inference; null when the model has no wide session. */
+    private final IdleCores idleCores;
     private final CountDownLatch warmedUp;
     private final AtomicReference<Throwable> warmUpFailure = new AtomicReference<>();
     private volatile boolean accepting = true;
@@ -96,6 +103,7 @@ final class PredictorPool<I, O> {
         this.queue = new InputQueue<>(deployment, maxQueuedInputs, pace);
         this.runner = new BatchRunner<>(deployment, replica, nanoTime, metrics, pace, () -> stopped);
         this.workers = new Thread[predictorThreads];
+        this.idleCores = model.widens() && predictorThreads > 1 ? new IdleCores(predictorThreads) : null;
         this.warmedUp = new CountDownLatch(workers.length);
         for (int i = 0; i < workers.length; i++) {
             workers[i] = threads.newThread(this::work);
@@ -154,6 +162,11 @@ final class PredictorPool<I, O> {
     /** The model's probe input, run like a one-input request (a health check). */
     CompletableFuture<List<O>> probe() {
         return submit(List.of(model.probeInput()));
+    }
+
+    /** Predictors waiting for a lone inference to give back the cores it borrowed (tests and diagnostics). */
+    int waitingForCores() {
+        return idleCores == null ? 0 : idleCores.waiting();
     }
 
     /** Inputs admitted and not yet taken by a predictor. */
@@ -239,6 +252,11 @@ final class PredictorPool<I, O> {
         }
         try (predictor) {
             try {
+                if (idleCores != null) { // the wide session's first inference pays for its set-up: not a request's
+                    predictor.widen(true);
+                    predictor.predict(model.probeInput());
+                    predictor.widen(false);
+                }
                 long start = nanoTime.getAsLong();
                 predictor.predict(model.probeInput());
                 pace.reset(nanoTime.getAsLong() - start);
@@ -332,13 +350,26 @@ final class PredictorPool<I, O> {
         }
     }
 
-    /** Runs one inference over {@code batch}, counted as busy; false when the pool stopped while it ran. */
+    /**
+     * Runs one inference over {@code batch}, counted as busy; false when the pool stopped while it ran. When the model
+     * widens, it first takes this predictor's cores ({@link IdleCores}), and every idle one's too when nothing is
+     * queued, and runs widened if it got them.
+     */
     private boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs) {
+        boolean borrowed = false;
+        if (idleCores != null) {
+            idleCores.take();
+            borrowed = queue.queuedInputs() == 0 && idleCores.borrowAll();
+            predictor.widen(borrowed);
+        }
         busy.incrementAndGet();
         try {
             return runner.run(predictor, batch, inputs);
         } finally {
             busy.decrementAndGet();
+            if (idleCores != null) {
+                idleCores.release(borrowed);
+            }
         }
     }
 }

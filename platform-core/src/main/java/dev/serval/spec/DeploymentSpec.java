@@ -121,6 +121,7 @@ public record DeploymentSpec(
                         : LongInputs.truncate())
                 .withChunkReduction(model.chunkReduction())
                 .withIntraOpThreads(predictors.intraOpThreads())
+                .withIdleIntraOpThreads(predictors.idleIntraOpThreads())
                 .withBatchInvariance(batching.batchInvariance());
     }
 

@@ -58,7 +58,7 @@ class BatchingUnderLoadTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         DeploymentSpec spec = DeploymentSpec.defaults("tiny", "dir")
                 .withAdmission(new AdmissionSpec(64, 256, 8, AdmissionSpec.DEFAULTS.requestTimeout()))
-                .withPredictors(new PredictorSpec(1, 1))
+                .withPredictors(new PredictorSpec(1, 1, true))
                 .withBatching(new BatchingSpec(true, 4, Duration.ZERO))
                 .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofSeconds(5)));
         List<String> wrong = Collections.synchronizedList(new ArrayList<>());

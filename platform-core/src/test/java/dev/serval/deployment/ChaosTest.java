@@ -38,7 +38,7 @@ class ChaosTest {
         FakeModel model = new FakeModel();
         DeploymentSpec spec = DeploymentSpec.defaults("fake", "fake:").withNumReplicas(2)
                 .withAdmission(new AdmissionSpec(2, 16, 4, AdmissionSpec.DEFAULTS.requestTimeout()))
-                .withPredictors(new PredictorSpec(1, 1))
+                .withPredictors(new PredictorSpec(1, 1, true))
                 .withHealth(new HealthSpec(Duration.ofMillis(10), 1, HealthSpec.DEFAULTS.minReadyReplicas()))
                 .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofSeconds(5)));
         try (ServingEngine engine = new ServingEngine(Duration.ofMillis(20), System::nanoTime)) {

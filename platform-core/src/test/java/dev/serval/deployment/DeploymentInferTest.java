@@ -51,7 +51,7 @@ class DeploymentInferTest {
     /** One replica of {@code version} with one predictor, {@code ongoing} slots and {@code queued} queue places. */
     private static DeploymentSpec spec(String version, int ongoing, int queued) {
         DeploymentSpec defaults = DeploymentSpec.defaults("fake", "fake:");
-        return defaults.withVersion(version).withPredictors(new PredictorSpec(1, 1))
+        return defaults.withVersion(version).withPredictors(new PredictorSpec(1, 1, true))
                 .withAdmission(defaults.admission().withMaxOngoingRequests(ongoing).withMaxQueuedRequests(queued));
     }
 

@@ -56,7 +56,7 @@ class DeploymentTest {
     private static DeploymentSpec spec(int threads, int ongoing, int queued, int maxPerRequest) {
         return DeploymentSpec.defaults("fake", "fake:")
                 .withAdmission(new AdmissionSpec(ongoing, queued, maxPerRequest, AdmissionSpec.DEFAULTS.requestTimeout()))
-                .withPredictors(new PredictorSpec(threads, 1))
+                .withPredictors(new PredictorSpec(threads, 1, true))
                 .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofSeconds(5)));
     }
 

@@ -21,6 +21,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * was inside it ({@link #closedWhilePredicting}: native memory freed under a running thread).
  * Inputs starting with {@link #refusedPrefix} are refused by validation and, should one reach the model anyway, fail
  * it (as a real model fails on input of another shape); the probe waits for {@link #probeGate} when one is set.
+ * With {@link #widens} set (before the pool starts) its predictors take {@link Predictor#widen}: the inputs run widened
+ * are recorded in {@link #widened}, and an inference that ran widened beside another one sets {@link #wideOverlap}.
  */
 public final class FakeModel implements Model<String, String> {
 
@@ -45,6 +47,18 @@ public final class FakeModel implements Model<String, String> {
     /** Interrupts a {@code "hang"} predictor ignored. */
     final AtomicInteger ignoredInterrupts = new AtomicInteger();
     volatile boolean closedWhilePredicting;
+    /** Whether the model has a wide session (set before the pool starts). */
+    public volatile boolean widens;
+    /** The inputs run widened, in the order they started. */
+    public final java.util.List<String> widened = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Set when a widened inference and any other inference were inside the model at the same time. */
+    public volatile boolean wideOverlap;
+    private final AtomicInteger insideWide = new AtomicInteger();
+
+    @Override
+    public boolean widens() {
+        return widens;
+    }
 
     @Override
     public dev.serval.tensor.TensorIO<String, String> io() {
@@ -79,6 +93,13 @@ public final class FakeModel implements Model<String, String> {
     public Predictor<String, String> newPredictor() {
         openPredictors.incrementAndGet();
         return new Predictor<>() {
+            private boolean wide;
+
+            @Override
+            public void widen(boolean wide) {
+                this.wide = wide;
+            }
+
             @Override
             public java.util.List<String> predictBatch(java.util.List<String> inputs) throws Exception {
                 batchSizes.add(inputs.size());
@@ -91,11 +112,22 @@ public final class FakeModel implements Model<String, String> {
 
             @Override
             public String predict(String input) throws Exception {
-                inside.incrementAndGet();
+                boolean running = wide; // both sides announce themselves, then look: one of two overlapping sees the other
+                if (running) {
+                    insideWide.incrementAndGet();
+                    widened.add(input);
+                }
+                int concurrent = inside.incrementAndGet();
+                if (running ? concurrent > 1 : insideWide.get() > 0) {
+                    wideOverlap = true;
+                }
                 try {
                     return run(input);
                 } finally {
                     inside.decrementAndGet();
+                    if (running) {
+                        insideWide.decrementAndGet();
+                    }
                 }
             }
 

@@ -66,7 +66,7 @@ class FaultInjectionTest {
     private static DeploymentSpec spec(int replicas, int threads, int ongoing, int queued) {
         return DeploymentSpec.defaults("fake", "fake:").withNumReplicas(replicas)
                 .withAdmission(new AdmissionSpec(ongoing, queued, 4, AdmissionSpec.DEFAULTS.requestTimeout()))
-                .withPredictors(new PredictorSpec(threads, 1))
+                .withPredictors(new PredictorSpec(threads, 1, true))
                 .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofMillis(200)));
     }
 
@@ -120,7 +120,7 @@ class FaultInjectionTest {
 
         // Roll every replica by a change of shape (one FakeModel instance serves every version of this deployment, so a
         // version change would close the instance the new replicas run in).
-        deployment.update(deployment.spec().withPredictors(new PredictorSpec(2, 1))).get(MARGIN_SECONDS, TimeUnit.SECONDS);
+        deployment.update(deployment.spec().withPredictors(new PredictorSpec(2, 1, true))).get(MARGIN_SECONDS, TimeUnit.SECONDS);
         model.gate.release(4);
         for (int i = 0; i < running.size(); i++) {
             assertAnsweredOrTyped("WAIT" + i, running.get(i));

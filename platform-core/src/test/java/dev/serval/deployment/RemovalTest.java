@@ -36,7 +36,7 @@ class RemovalTest {
     private static DeploymentSpec spec(String version) {
         return DeploymentSpec.defaults("fake", "fake:").withVersion(version)
                 .withAdmission(new AdmissionSpec(8, 10, 10, AdmissionSpec.DEFAULTS.requestTimeout()))
-                .withPredictors(new PredictorSpec(1, 1))
+                .withPredictors(new PredictorSpec(1, 1, true))
                 .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofMillis(10)));
     }
 

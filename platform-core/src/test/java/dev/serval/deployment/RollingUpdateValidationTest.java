@@ -49,7 +49,7 @@ class RollingUpdateValidationTest {
     private Deployment<String, String> deploy(int replicas) {
         DeploymentSpec spec = DeploymentSpec.defaults("fake", "fake:").withNumReplicas(replicas)
                 .withAdmission(new AdmissionSpec(8, 10, 10, AdmissionSpec.DEFAULTS.requestTimeout()))
-                .withPredictors(new PredictorSpec(1, 1))
+                .withPredictors(new PredictorSpec(1, 1, true))
                 .withRollout(new RolloutSpec(0.5, Duration.ofSeconds(5)));
         Deployment<String, String> deployment = engine.deploy(spec, s -> s.version().equals("1") ? v1 : v2);
         await("version 1 serves on " + replicas + " replicas", () -> deployment.router().routableReplicas() == replicas);

@@ -31,7 +31,7 @@ class SharedModelsTest {
     private static DeploymentSpec spec() {
         return DeploymentSpec.defaults("fake", "fake:")
                 .withAdmission(new AdmissionSpec(8, 10, 10, AdmissionSpec.DEFAULTS.requestTimeout()))
-                .withPredictors(new PredictorSpec(1, 1))
+                .withPredictors(new PredictorSpec(1, 1, true))
                 .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofSeconds(5)));
     }
 
@@ -40,12 +40,12 @@ class SharedModelsTest {
         DeploymentSpec spec = spec();
         SharedModels.Key key = SharedModels.key(spec);
 
-        assertNotEquals(key, SharedModels.key(spec.withPredictors(new PredictorSpec(1, 2))), "intra-op threads");
+        assertNotEquals(key, SharedModels.key(spec.withPredictors(new PredictorSpec(1, 2, true))), "intra-op threads");
         assertNotEquals(key, SharedModels.key(spec.withVersion("2")), "version");
         assertNotEquals(key, SharedModels.key(spec.withModel(new ModelReference("fake:", 128, LongInputPolicy.TRUNCATE,
                 32, ChunkReduction.MEAN, 64))), "a loader option");
         assertNotEquals(key, SharedModels.key(spec.withBatching(spec.batching().withBatchInvariance(false))), "batch invariance");
-        assertEquals(key, SharedModels.key(spec.withNumReplicas(3).withPredictors(new PredictorSpec(4, 1))),
+        assertEquals(key, SharedModels.key(spec.withNumReplicas(3).withPredictors(new PredictorSpec(4, 1, true))),
                 "replica count and predictor threads do not change the session");
     }
 
@@ -61,7 +61,7 @@ class SharedModelsTest {
         });
         awaitSettled(deployment, 1);
 
-        deployment.update(spec().withPredictors(new PredictorSpec(1, 2))).get(10, TimeUnit.SECONDS);
+        deployment.update(spec().withPredictors(new PredictorSpec(1, 2, true))).get(10, TimeUnit.SECONDS);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         for (;;) { // one read of each piece of shared state per check
             var replicas = deployment.router().snapshot().replicas();

@@ -111,7 +111,7 @@ class SteppedWorkTest {
     private Deployment<String, String> ready() {
         DeploymentSpec spec = DeploymentSpec.defaults("stepped", "stepped:")
                 .withAdmission(new AdmissionSpec(8, 10, 10, AdmissionSpec.DEFAULTS.requestTimeout()))
-                .withPredictors(new PredictorSpec(1, 1))
+                .withPredictors(new PredictorSpec(1, 1, true))
                 .withHealth(HealthSpec.DEFAULTS.withHealthCheckFailureThreshold(2))
                 .withRollout(RolloutSpec.DEFAULTS.withGracefulShutdownTimeout(Duration.ofSeconds(5)));
         Deployment<String, String> deployment = engine.deploy(spec, ignored -> new SteppedModel());

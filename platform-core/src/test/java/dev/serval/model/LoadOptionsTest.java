@@ -11,7 +11,7 @@ class LoadOptionsTest {
 
     @Test
     void defaultsLeaveTheMaxLengthToTheModelTruncateAverageRunOneThreadAndStayInvariant() {
-        assertEquals(new LoadOptions(0, LongInputs.truncate(), ChunkReduction.MEAN, 1, true), LoadOptions.defaults());
+        assertEquals(new LoadOptions(0, LongInputs.truncate(), ChunkReduction.MEAN, 1, 0, true), LoadOptions.defaults());
     }
 
     @Test
@@ -28,7 +28,7 @@ class LoadOptionsTest {
     void withersChangeOnlyTheirSetting() {
         LoadOptions options = LoadOptions.defaults().withMaxLength(128).withLongInputs(LongInputs.chunk(16, 8))
                 .withChunkReduction(ChunkReduction.MAX).withIntraOpThreads(4).withBatchInvariance(false);
-        assertEquals(new LoadOptions(128, LongInputs.chunk(16, 8), ChunkReduction.MAX, 4, false), options);
+        assertEquals(new LoadOptions(128, LongInputs.chunk(16, 8), ChunkReduction.MAX, 4, 0, false), options);
     }
 
     @Test
@@ -49,5 +49,16 @@ class LoadOptionsTest {
                         .getMessage());
         assertThrows(IllegalArgumentException.class, () -> LoadOptions.defaults().withIntraOpThreads(1025));
         assertThrows(NullPointerException.class, () -> LoadOptions.defaults().withChunkReduction(null));
+    }
+
+    @Test
+    void theWideSessionIsAsWideAsAskedAtMostTheMachineAndOnlyWhenWider() {
+        LoadOptions options = LoadOptions.defaults().withIdleIntraOpThreads(4);
+        assertEquals(4, options.idleSessionThreads(8));
+        assertEquals(2, options.idleSessionThreads(2), "capped at the processors");
+        assertEquals(0, options.idleSessionThreads(1), "one processor: nothing wider than one thread");
+        assertEquals(0, options.withIntraOpThreads(4).idleSessionThreads(8), "not wider than the narrow session");
+        assertEquals(0, LoadOptions.defaults().idleSessionThreads(8), "none asked for");
+        assertThrows(IllegalArgumentException.class, () -> options.withIdleIntraOpThreads(-1));
     }
 }

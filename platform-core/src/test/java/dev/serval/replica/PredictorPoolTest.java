@@ -287,4 +287,72 @@ class PredictorPoolTest {
         model.gate.release();
         busy.get(WAIT_SECONDS, TimeUnit.SECONDS);
     }
+
+    @Test
+    void aLoneInferenceRunsOnTheIdleReplicasCoresAndTheNextWaitsForIt() throws Exception {
+        model.widens = true;
+        PredictorPool<String, String> pool = started(2);
+        assertEquals(List.of("probe", "probe"), model.widened, "each predictor warmed the wide session up once");
+        model.widened.clear();
+
+        CompletableFuture<List<String>> alone = pool.submit(List.of("wait-alone"));
+        model.awaitWaiting(1);
+        CompletableFuture<List<String>> next = pool.submit(List.of("next"));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (pool.waitingForCores() == 0) { // the second predictor took it and waits for the cores
+            assertFalse(next.isDone(), "ran on a core the lone inference was using");
+            assertTrue(System.nanoTime() < deadline, "the second predictor never waited for the cores");
+            Thread.yield();
+        }
+        assertFalse(next.isDone(), "ran on a core the lone inference was using");
+
+        model.gate.release();
+
+        assertEquals(List.of("WAIT-ALONE"), alone.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("NEXT"), next.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals("wait-alone", model.widened.getFirst());
+        assertFalse(model.wideOverlap);
+    }
+
+    @Test
+    void aWidenedInferenceNeverRunsBesideAnotherUnderConcurrentLoad() throws Exception {
+        model.widens = true;
+        PredictorPool<String, String> pool = started(2, 800, Duration.ZERO);
+        List<CompletableFuture<List<String>>> answers = new ArrayList<>();
+        List<Thread> clients = new ArrayList<>();
+        for (int c = 0; c < 4; c++) {
+            int client = c;
+            clients.add(Thread.ofPlatform().start(() -> {
+                for (int i = 0; i < 200; i++) {
+                    CompletableFuture<List<String>> answer = pool.submit(List.of("c" + client + "-" + i));
+                    synchronized (answers) {
+                        answers.add(answer);
+                    }
+                    if (i % 3 == 0) {
+                        answer.join(); // gaps, so that some inferences find the replica idle
+                    }
+                }
+            }));
+        }
+        for (Thread client : clients) {
+            client.join();
+        }
+        for (CompletableFuture<List<String>> answer : answers) {
+            assertEquals(1, answer.get(WAIT_SECONDS, TimeUnit.SECONDS).size());
+        }
+
+        assertEquals(800, answers.size());
+        assertFalse(model.wideOverlap, "a widened inference ran beside another one");
+        assertEquals(0, pool.waitingForCores());
+    }
+
+    @Test
+    void aModelWithoutAWideSessionIsNeverWidened() throws Exception {
+        PredictorPool<String, String> pool = started(2);
+
+        assertEquals(List.of("A"), pool.submit(List.of("a")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+
+        assertEquals(List.of(), model.widened);
+        assertEquals(0, pool.waitingForCores());
+    }
 }

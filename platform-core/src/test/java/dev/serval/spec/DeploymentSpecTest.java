@@ -22,7 +22,7 @@ class DeploymentSpecTest {
         assertSame(spec, spec.withNumReplicas(1));
         assertSame(spec, spec.withAdmission(AdmissionSpec.DEFAULTS.withMaxQueuedRequests(256)));
         assertSame(spec, spec.withBatching(BatchingSpec.DEFAULTS.withMaxBatchSize(32)));
-        assertSame(spec, spec.withPredictors(new PredictorSpec(2, 1)));
+        assertSame(spec, spec.withPredictors(new PredictorSpec(2, 1, true)));
         assertSame(spec, spec.withHealth(HealthSpec.DEFAULTS.withMinReadyReplicas(1)));
         assertSame(spec, spec.withRollout(RolloutSpec.DEFAULTS.withRollingUpdateFraction(0.25)));
         assertSame(AdmissionSpec.DEFAULTS, AdmissionSpec.DEFAULTS.withRequestTimeout(Duration.ofSeconds(30)));

@@ -69,6 +69,8 @@ final class DeploymentFields {
             s -> s.predictors().predictorThreads());
     static final Field<Integer> INTRA_OP_THREADS = field(PredictorSpec.INTRA_OP_THREADS,
             s -> s.predictors().intraOpThreads());
+    static final Field<Boolean> LEND_IDLE_CORES = field("lend_idle_cores", Kind.BOOLEAN,
+            s -> s.predictors().lendIdleCores());
     static final Field<Integer> MAX_INPUTS_PER_REQUEST = field(tighter(AdmissionSpec.MAX_INPUTS_PER_REQUEST, MAX_COUNT),
             s -> s.admission().maxInputsPerRequest());
     static final Field<Duration> HEALTH_CHECK_PERIOD = field(HealthSpec.HEALTH_CHECK_PERIOD,
@@ -90,7 +92,7 @@ final class DeploymentFields {
     /** Every field, in the order the API shows them and the state file writes them. */
     static final List<Field<?>> ALL = List.of(MODEL, VERSION, MAX_LENGTH, LONG_INPUTS, CHUNK_OVERLAP, CHUNK_REDUCTION,
             MAX_CHUNKS_PER_INPUT, NUM_REPLICAS, MIN_READY_REPLICAS, MAX_ONGOING_REQUESTS, MAX_QUEUED_REQUESTS,
-            PREDICTOR_THREADS, INTRA_OP_THREADS, MAX_INPUTS_PER_REQUEST, HEALTH_CHECK_PERIOD,
+            PREDICTOR_THREADS, INTRA_OP_THREADS, LEND_IDLE_CORES, MAX_INPUTS_PER_REQUEST, HEALTH_CHECK_PERIOD,
             HEALTH_CHECK_FAILURE_THRESHOLD, GRACEFUL_SHUTDOWN_TIMEOUT, REQUEST_TIMEOUT, BATCH_INVARIANCE,
             MAX_BATCH_SIZE, BATCH_WAIT_TIMEOUT, ROLLING_UPDATE_FRACTION);
 
@@ -115,7 +117,8 @@ final class DeploymentFields {
                         values.get(MAX_INPUTS_PER_REQUEST), values.get(REQUEST_TIMEOUT)),
                 new BatchingSpec(values.get(BATCH_INVARIANCE), values.get(MAX_BATCH_SIZE),
                         values.get(BATCH_WAIT_TIMEOUT)),
-                new PredictorSpec(values.get(PREDICTOR_THREADS), values.get(INTRA_OP_THREADS)),
+                new PredictorSpec(values.get(PREDICTOR_THREADS), values.get(INTRA_OP_THREADS),
+                        values.get(LEND_IDLE_CORES)),
                 new HealthSpec(values.get(HEALTH_CHECK_PERIOD), values.get(HEALTH_CHECK_FAILURE_THRESHOLD),
                         values.get(MIN_READY_REPLICAS)),
                 new RolloutSpec(values.get(ROLLING_UPDATE_FRACTION), values.get(GRACEFUL_SHUTDOWN_TIMEOUT)));

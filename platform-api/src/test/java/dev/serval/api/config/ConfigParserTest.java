@@ -70,13 +70,13 @@ class ConfigParserTest {
     private static final DeploymentSpec MINILM = new DeploymentSpec("minilm",
             new ModelReference("all-minilm-l6-v2", 128, LongInputPolicy.CHUNK, 16, ChunkReduction.MAX, 64), "2", 3,
             new AdmissionSpec(4, 100, 64, Duration.ofMillis(1500)), new BatchingSpec(false, 16, Duration.ofMillis(5)),
-            new PredictorSpec(1, 2), new HealthSpec(Duration.ofSeconds(5), 5, 2), new RolloutSpec(0.5, Duration.ZERO));
+            new PredictorSpec(1, 2, true), new HealthSpec(Duration.ofSeconds(5), 5, 2), new RolloutSpec(0.5, Duration.ZERO));
 
     /** The documented defaults. */
     private static final DeploymentSpec NOOP = new DeploymentSpec("noop",
             new ModelReference("noop", 0, LongInputPolicy.TRUNCATE, 32, ChunkReduction.MEAN, 64), "1", 1,
             new AdmissionSpec(8, 256, 256, Duration.ofSeconds(30)), new BatchingSpec(true, 32, Duration.ZERO),
-            new PredictorSpec(2, 1), new HealthSpec(Duration.ofSeconds(10), 3, 1),
+            new PredictorSpec(2, 1, true), new HealthSpec(Duration.ofSeconds(10), 3, 1),
             new RolloutSpec(0.25, Duration.ofSeconds(10)));
 
     private static List<DeploymentSpec> parse(String yaml) {
@@ -457,7 +457,7 @@ class ConfigParserTest {
         assertEquals(new DeploymentSpec("minilm",
                 new ModelReference("all-minilm-l6-v2", 128, LongInputPolicy.CHUNK, 16, ChunkReduction.MAX, 64), "2", 5,
                 new AdmissionSpec(4, 100, 64, Duration.ofSeconds(2)), new BatchingSpec(false, 16, Duration.ofMillis(5)),
-                new PredictorSpec(1, 2), new HealthSpec(Duration.ofSeconds(5), 5, 2),
+                new PredictorSpec(1, 2, true), new HealthSpec(Duration.ofSeconds(5), 5, 2),
                 new RolloutSpec(0.5, Duration.ZERO)), merged);
     }
 

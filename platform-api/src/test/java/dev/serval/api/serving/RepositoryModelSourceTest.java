@@ -24,20 +24,24 @@ class RepositoryModelSourceTest {
 
     @Test
     void aDeploymentThatSetsNothingLoadsWithTheDefaultOptions() {
-        assertEquals(LoadOptions.defaults(), options(Map.of("model", "m")));
+        assertEquals(LoadOptions.defaults().withIdleIntraOpThreads(2), options(Map.of("model", "m")),
+                "2 predictor threads x 1 intra-op thread lent to a lone inference");
+        assertEquals(LoadOptions.defaults(), options(Map.of("model", "m", "lend_idle_cores", false)));
+        assertEquals(LoadOptions.defaults(), options(Map.of("model", "m", "predictor_threads", 1)),
+                "one predictor has nothing to lend");
     }
 
     @Test
     void everyLoaderSettingOfTheDeploymentBecomesItsOption() {
-        assertEquals(new LoadOptions(128, LongInputs.chunk(16, 8), ChunkReduction.MAX, 3, false),
+        assertEquals(new LoadOptions(128, LongInputs.chunk(16, 8), ChunkReduction.MAX, 3, 12, false),
                 options(Map.of("model", "m", "max_length", 128, "long_inputs", "chunk", "chunk_overlap", 16,
                         "max_chunks_per_input", 8, "chunk_reduction", "max", "intra_op_threads", 3,
-                        "batch_invariance", false)));
+                        "predictor_threads", 4, "batch_invariance", false)));
     }
 
     @Test
     void truncatingIgnoresTheChunkingSettings() {
-        assertEquals(LoadOptions.defaults(), options(Map.of("model", "m", "long_inputs", "truncate",
+        assertEquals(LoadOptions.defaults().withIdleIntraOpThreads(2), options(Map.of("model", "m", "long_inputs", "truncate",
                 "chunk_overlap", 16, "max_chunks_per_input", 8)));
     }
 }

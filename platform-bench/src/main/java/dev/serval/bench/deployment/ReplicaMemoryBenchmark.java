@@ -210,7 +210,7 @@ public final class ReplicaMemoryBenchmark {
             for (int d = 0; d < deployments; d++) {
                 DeploymentSpec spec = DeploymentSpec.defaults("bench-minilm-" + d, "bundled:all-minilm-l6-v2-q")
                         .withNumReplicas(replicas)
-                        .withPredictors(new PredictorSpec(1, 1));
+                        .withPredictors(new PredictorSpec(1, 1, true));
                 all.add(engine.deploy(spec, deployed -> EmbeddingBenchmark.loadModel(deployed.predictors().intraOpThreads())));
             }
             long started = System.nanoTime();

@@ -121,7 +121,7 @@ public class EmbeddingBenchmark extends BenchmarkBase {
         public void start() throws InterruptedException {
             DeploymentSpec spec = DeploymentSpec.defaults("bench-minilm", "bundled:all-minilm-l6-v2-q")
                     .withNumReplicas(1)
-                    .withPredictors(new PredictorSpec(2, 1));
+                    .withPredictors(new PredictorSpec(2, 1, true));
             engine = new ServingEngine();
             deployment = engine.deploy(spec, deployed -> loadModel(deployed.predictors().intraOpThreads()));
             long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();

@@ -1,9 +1,9 @@
 package dev.serval.model.onnx;
 
 import ai.djl.ndarray.NDList;
-import ai.djl.repository.zoo.ZooModel;
 import dev.serval.error.InvalidInput;
 import dev.serval.model.BatchingDecision;
+import dev.serval.model.LoadOptions;
 import dev.serval.model.Model;
 import dev.serval.model.ModelSignature;
 import dev.serval.model.Predictor;
@@ -58,14 +58,14 @@ final class TensorModel implements Model<Tensors, Tensors> {
         }
     }
 
-    private final ZooModel<NDList, NDList> model;
+    private final OnnxModel model;
     private final List<Port> inputs;
     private final Map<String, Port> inputsByName;
     private final ModelSignature signature;
     private final TensorTranslator translator;
     private final Tensors probe;
 
-    private TensorModel(ZooModel<NDList, NDList> model, List<Port> inputs, List<Port> outputs) {
+    private TensorModel(OnnxModel model, List<Port> inputs, List<Port> outputs) {
         this.model = model;
         this.inputs = List.copyOf(inputs);
         this.inputsByName = new HashMap<>();
@@ -85,26 +85,23 @@ final class TensorModel implements Model<Tensors, Tensors> {
      * @param modelFile      the ONNX file
      * @param engine         ONNX Runtime session options on top of Serval's defaults ({@link OnnxOptions#none()} for
      *                       none)
-     * @param intraOpThreads ONNX Runtime intra-op threads per inference
+     * @param load           the intra-op threads per inference, and of the wide session ({@link OnnxModel})
      * @throws IOException when the file is missing or unreadable, a graph input or output has a datatype Serval does
      *                     not carry, or the probe fails
      */
-    static TensorModel load(Path modelFile, OnnxOptions engine, int intraOpThreads) throws IOException {
-        if (intraOpThreads < 1) {
-            throw new IllegalArgumentException("intraOpThreads must be >= 1, was " + intraOpThreads);
-        }
+    static TensorModel load(Path modelFile, OnnxOptions engine, LoadOptions load) throws IOException {
         OnnxGraph.Interface graph = OnnxGraph.inputsAndOutputs(modelFile);
         List<Port> inputs = ports(modelFile, "input", graph.inputs());
         List<Port> outputs = ports(modelFile, "output", graph.outputs());
         if (outputs.isEmpty()) {
             throw new IOException("model " + modelFile + " declares no outputs");
         }
-        ZooModel<NDList, NDList> zoo = OnnxSessions.open(modelFile, intraOpThreads, engine);
-        TensorModel model = new TensorModel(zoo, inputs, outputs);
+        OnnxModel sessions = OnnxModel.open(modelFile, load, engine);
+        TensorModel model = new TensorModel(sessions, inputs, outputs);
         try (Predictor<Tensors, Tensors> predictor = model.newPredictor()) {
             predictor.predict(model.probe);
         } catch (Exception e) {
-            zoo.close();
+            sessions.close();
             throw new IOException("model " + modelFile + " failed its first inference, on zeros: " + e.getMessage(), e);
         }
         return model;
@@ -167,8 +164,13 @@ final class TensorModel implements Model<Tensors, Tensors> {
     }
 
     @Override
+    public boolean widens() {
+        return model.widens();
+    }
+
+    @Override
     public Predictor<Tensors, Tensors> newPredictor() {
-        ai.djl.inference.Predictor<Tensors, Tensors> predictor = model.newPredictor(translator);
+        OnnxModel.Runner<Tensors, Tensors> predictor = model.newRunner(translator);
         return new Predictor<>() {
             @Override
             public Tensors predict(Tensors input) throws Exception {
@@ -181,6 +183,11 @@ final class TensorModel implements Model<Tensors, Tensors> {
                     }
                     throw e;
                 }
+            }
+
+            @Override
+            public void widen(boolean wide) {
+                predictor.widen(wide);
             }
 
             @Override

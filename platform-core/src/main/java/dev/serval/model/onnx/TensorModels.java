@@ -1,5 +1,6 @@
 package dev.serval.model.onnx;
 
+import dev.serval.model.LoadOptions;
 import dev.serval.model.Model;
 import dev.serval.tensor.Tensors;
 import java.io.IOException;
@@ -21,12 +22,13 @@ public final class TensorModels {
      * @param modelFile      the ONNX file
      * @param engine         ONNX Runtime session options on top of Serval's defaults ({@link OnnxOptions#none()} for
      *                       none)
-     * @param intraOpThreads ONNX Runtime intra-op threads per inference
+     * @param load           the intra-op threads per inference, and those of an inference on an idle replica's cores
+     *                       ({@link LoadOptions#idleSessionThreads}); the tensor kind reads nothing else
      * @throws IOException when the file is missing or unreadable, a graph input or output has a datatype Serval does
      *                     not carry (FLOAT, DOUBLE, INT32, INT64 and BOOL), or the first inference fails
      */
-    public static Model<Tensors, Tensors> load(Path modelFile, OnnxOptions engine, int intraOpThreads)
+    public static Model<Tensors, Tensors> load(Path modelFile, OnnxOptions engine, LoadOptions load)
             throws IOException {
-        return TensorModel.load(modelFile, engine, intraOpThreads);
+        return TensorModel.load(modelFile, engine, load);
     }
 }

@@ -2,8 +2,6 @@ package dev.serval.model.text;
 
 import ai.djl.huggingface.tokenizers.Encoding;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
-import ai.djl.ndarray.NDList;
-import ai.djl.repository.zoo.ZooModel;
 import ai.djl.translate.TranslateException;
 import dev.serval.error.InvalidInput;
 import dev.serval.model.BatchObserver;
@@ -15,7 +13,7 @@ import dev.serval.model.Predictor;
 import dev.serval.model.onnx.DjlSettings;
 import dev.serval.model.onnx.OnnxGraph;
 import dev.serval.model.onnx.OnnxOptions;
-import dev.serval.model.onnx.OnnxSessions;
+import dev.serval.model.onnx.OnnxModel;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -79,12 +77,12 @@ abstract class TextModel<O> implements Model<String, O> {
      * @param longInputs  the long-input policy and its bounds
      * @param maxLength   tokens per text (per window when chunking)
      */
-    record Parts<O>(ZooModel<NDList, NDList> model, HuggingFaceTokenizer tokenizer, HuggingFaceTokenizer chunker,
+    record Parts<O>(OnnxModel model, HuggingFaceTokenizer tokenizer, HuggingFaceTokenizer chunker,
             EncodingBatchTranslator<O> translator, TextHead<O> head, BatchingDecision batching, O probeResult,
             LongInputs longInputs, int maxLength) {
     }
 
-    private final ZooModel<NDList, NDList> model;
+    private final OnnxModel model;
     private final HuggingFaceTokenizer tokenizer;
     /** Splits long texts into overlapping windows; null when long texts are truncated. */
     private final HuggingFaceTokenizer chunker;
@@ -156,22 +154,23 @@ abstract class TextModel<O> implements Model<String, O> {
         EncodingBatchTranslator<O> translator = new EncodingBatchTranslator<>(head, graph.takes("token_type_ids"));
         DjlSettings.ensureOffline();
         HuggingFaceTokenizer tokenizer = tokenizer(tokenizerFile, maxLength, null);
-        ZooModel<NDList, NDList> model;
+        OnnxModel model;
         try {
-            model = OnnxSessions.open(modelFile, options.intraOpThreads(), engine);
+            model = OnnxModel.open(modelFile, options, engine);
         } catch (IOException | RuntimeException e) {
             tokenizer.close();
             throw e;
         }
-        try (ai.djl.inference.Predictor<Encoding[], List<O>> predictor = model.newPredictor(translator)) {
+        try (OnnxModel.Runner<Encoding[], List<O>> predictor = model.newRunner(translator)) {
             O alone = predictor.predict(new Encoding[] {tokenizer.encode(PROBE)}).getFirst();
             O together = predictor.predict(new Encoding[] {tokenizer.encode(PROBE), tokenizer.encode(PROBE_PARTNER)})
                     .getFirst();
             BatchingDecision batching = decide(modelFile, options.batchInvariance(), head.difference(alone, together));
             System.getLogger(TextModel.class.getName()).log(System.Logger.Level.INFO,
-                    "model {0}: {1} batching, batch invariant: {2} ({3}); output {4}, ONNX Runtime options {5}",
-                    modelFile.getFileName(), batching.mode(), batching.batchInvariant(), batching.reason(),
-                    head.output(), engine.values());
+                    "model {0}: {1} batching, batch invariant: {2} ({3}); output {4}, ONNX Runtime options {5}, "
+                    + "intra-op threads {6}, on an idle replica {7}", modelFile.getFileName(), batching.mode(),
+                    batching.batchInvariant(), batching.reason(), head.output(), engine.values(),
+                    options.intraOpThreads(), model.widens() ? model.wideThreads() : "the same");
             HuggingFaceTokenizer chunker = longInputs.chunk() ? tokenizer(tokenizerFile, maxLength, longInputs) : null;
             return new Parts<>(model, tokenizer, chunker, translator, head, batching, alone, longInputs, maxLength);
         } catch (Exception e) {
@@ -237,6 +236,11 @@ abstract class TextModel<O> implements Model<String, O> {
     }
 
     @Override
+    public boolean widens() {
+        return model.widens();
+    }
+
+    @Override
     public BatchingDecision batching() {
         return batching;
     }
@@ -259,7 +263,7 @@ abstract class TextModel<O> implements Model<String, O> {
      * two inferences the predictor checks whether the text's request was abandoned, and stops if it was.
      */
     final class TextPredictor implements Predictor<String, O> {
-        private final ai.djl.inference.Predictor<Encoding[], List<O>> predictor = model.newPredictor(translator);
+        private final OnnxModel.Runner<Encoding[], List<O>> predictor = model.newRunner(translator);
         private final BatchObserver observer;
 
         TextPredictor(BatchObserver observer) {
@@ -355,6 +359,11 @@ abstract class TextModel<O> implements Model<String, O> {
                 start = end;
             }
             return outputs;
+        }
+
+        @Override
+        public void widen(boolean wide) {
+            predictor.widen(wide);
         }
 
         @Override

@@ -102,13 +102,11 @@ class OnnxOptionsTest {
 
     @Test
     void djlGetsServalsDefaultsOverriddenByTheOptionsAndTheCallersIntraOpThreads() {
-        Path model = TinyModels.file("tiny-mlp", "model.onnx");
-
         assertEquals(Map.of("intraOpNumThreads", "3", "interOpNumThreads", "1", "executionMode", "SEQUENTIAL"),
-                OnnxSessions.criteria(model, 3, OnnxOptions.none()).getOptions());
+                OnnxSessions.options(3, OnnxOptions.none()));
         assertEquals(Map.of("intraOpNumThreads", "2", "interOpNumThreads", "2", "executionMode", "PARALLEL",
                         "optLevel", "BASIC_OPT"),
-                OnnxSessions.criteria(model, 2, OnnxOptions.of(Map.of("executionMode", "PARALLEL",
-                        "interOpNumThreads", "2", "optLevel", "BASIC_OPT"))).getOptions());
+                OnnxSessions.options(2, OnnxOptions.of(Map.of("executionMode", "PARALLEL",
+                        "interOpNumThreads", "2", "optLevel", "BASIC_OPT"))));
     }
 }

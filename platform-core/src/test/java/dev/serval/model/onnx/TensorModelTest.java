@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.serval.error.InvalidInput;
+import dev.serval.model.LoadOptions;
 import dev.serval.model.ModelSignature;
 import dev.serval.model.Predictor;
 import dev.serval.model.TensorSignature;
@@ -34,8 +35,8 @@ class TensorModelTest {
 
     @BeforeAll
     static void load() throws Exception {
-        mlp = TensorModel.load(TinyModels.file("tiny-mlp", "model.onnx"), OnnxOptions.none(), 1);
-        dtypes = TensorModel.load(TinyModels.file("tiny-dtypes", "model.onnx"), OnnxOptions.none(), 1);
+        mlp = TensorModel.load(TinyModels.file("tiny-mlp", "model.onnx"), OnnxOptions.none(), LoadOptions.defaults());
+        dtypes = TensorModel.load(TinyModels.file("tiny-dtypes", "model.onnx"), OnnxOptions.none(), LoadOptions.defaults());
     }
 
     @AfterAll
@@ -67,7 +68,7 @@ class TensorModelTest {
         Tensors request = new Tensors(List.of(Tensor.of("input", flatten(expected.get("input")), 3, 4)));
         OnnxOptions engine = OnnxOptions.of(Map.of("optLevel", "BASIC_OPT", "executionMode", "PARALLEL",
                 "interOpNumThreads", "2", "cpuArenaAllocator", "true"));
-        try (TensorModel model = TensorModel.load(TinyModels.file("tiny-mlp", "model.onnx"), engine, 1);
+        try (TensorModel model = TensorModel.load(TinyModels.file("tiny-mlp", "model.onnx"), engine, LoadOptions.defaults());
                 Predictor<Tensors, Tensors> predictor = model.newPredictor();
                 Predictor<Tensors, Tensors> plain = mlp.newPredictor()) {
             assertEquals(mlp.signature(), model.signature());
@@ -189,7 +190,7 @@ class TensorModelTest {
     @Test
     void refusesAGraphWithADatatypeSerValDoesNotCarry() {
         IOException error = assertThrows(IOException.class,
-                () -> TensorModel.load(TinyModels.file("tiny-uint8", "model.onnx"), OnnxOptions.none(), 1));
+                () -> TensorModel.load(TinyModels.file("tiny-uint8", "model.onnx"), OnnxOptions.none(), LoadOptions.defaults()));
         assertTrue(error.getMessage().endsWith(
                 "input 'x' is UINT8; the tensor kind carries FLOAT, DOUBLE, INT32, INT64 and BOOL"), error.getMessage());
     }
@@ -257,7 +258,7 @@ class TensorModelTest {
      */
     @Test
     void anInputOnlyANodeOfTheGraphRefusesIsInvalidInputNotAModelFailure() throws Exception {
-        try (TensorModel reshape = TensorModel.load(TinyModels.file("tiny-reshape", "model.onnx"), OnnxOptions.none(), 1);
+        try (TensorModel reshape = TensorModel.load(TinyModels.file("tiny-reshape", "model.onnx"), OnnxOptions.none(), LoadOptions.defaults());
                 Predictor<Tensors, Tensors> predictor = reshape.newPredictor()) {
             Tensors fits = reshapeRequest(new float[] {1, 2, 3, 4}, 4);
             reshape.validate(fits, 0);
