@@ -49,6 +49,7 @@ public final class DeploymentMetrics implements BatchObserver {
     private final DistributionSummary batchSize;
     private final Counter batchedTokens;
     private final Counter paddingTokens;
+    private final Counter widened;
     private final Timer warmUp;
 
     private DeploymentMetrics(MeterRegistry registry, String deployment) {
@@ -77,6 +78,9 @@ public final class DeploymentMetrics implements BatchObserver {
                 .tags("deployment", deployment).register(registry);
         this.paddingTokens = Counter.builder("serval.padding.tokens")
                 .description("Padding tokens added to fit batched inputs into one tensor")
+                .tags("deployment", deployment).register(registry);
+        this.widened = Counter.builder("serval.inferences.widened")
+                .description("Inferences run on all of an idle replica's cores (lend_idle_cores)")
                 .tags("deployment", deployment).register(registry);
         this.modelLoad = Timer.builder("serval.model.load").description("Time to load a model version")
                 .tags("deployment", deployment).register(registry);
@@ -112,6 +116,11 @@ public final class DeploymentMetrics implements BatchObserver {
 
     public void inference(long nanos) {
         inference.record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** One inference ran on the cores its replica's idle predictors lent it. */
+    public void widened() {
+        widened.increment();
     }
 
     @Override

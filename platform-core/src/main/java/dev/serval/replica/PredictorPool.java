@@ -361,6 +361,9 @@ final class PredictorPool<I, O> {
             idleCores.take();
             borrowed = queue.queuedInputs() == 0 && idleCores.borrowAll();
             predictor.widen(borrowed);
+            if (borrowed) {
+                metrics.widened();
+            }
         }
         busy.incrementAndGet();
         try {

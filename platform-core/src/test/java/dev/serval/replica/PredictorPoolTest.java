@@ -312,6 +312,8 @@ class PredictorPoolTest {
         assertEquals(List.of("NEXT"), next.get(WAIT_SECONDS, TimeUnit.SECONDS));
         assertEquals("wait-alone", model.widened.getFirst());
         assertFalse(model.wideOverlap);
+        assertEquals(model.widened.size(), registry.get("serval.inferences.widened").counter().count(),
+                "every widened request inference counted, the warm-up probes not");
     }
 
     @Test
