@@ -16,12 +16,30 @@ import java.util.concurrent.Semaphore;
  * inference. Best-effort: work queued just after a borrow waits for that inference to end; nothing is ever lost or
  * run on a core that is not free.
  *
- * <p>Threads: called by the pool's predictor threads only; a predictor releases exactly what it took.
+ * <p>Measured, not assumed. Two threads beat one only when both get a core: on a machine busy with other work (other
+ * deployments, other processes), a two-threaded inference waits for its descheduled thread at every operator and
+ * takes about twice as long as a single-threaded one. So lone inferences keep two running averages of their time,
+ * widened and not ({@link #lone}), and a lone inference borrows only while widened ones are the faster
+ * ({@link #prefersWide}); every {@value #EXPLORE_EVERY}th lone inference runs the other way, so that both averages
+ * follow the machine as it changes.
+ *
+ * <p>Threads: called by the pool's predictor threads only; a predictor releases exactly what it took. The averages
+ * and the lone-inference count are written by predictors without coordination and read by all: best-effort by design
+ * (a lost update delays an estimate by one inference; the choice it feeds only trades speed, never correctness).
  */
 final class IdleCores {
 
+    /** One lone inference in this many runs the way the averages do not prefer. */
+    static final int EXPLORE_EVERY = 16;
+    /** Weight of the newest time in its running average. */
+    private static final double WEIGHT = 0.25;
+
     private final Semaphore cores;
     private final int predictors;
+    /** Running averages of a lone inference's time, widened and not, in nanoseconds; 0 until measured. */
+    private volatile double wideNanos;
+    private volatile double narrowNanos;
+    private int loneInferences;
 
     IdleCores(int predictors) {
         if (predictors < 2) {
@@ -42,6 +60,35 @@ final class IdleCores {
     /** After {@link #take}: takes every other predictor's share too, if none is running now. */
     boolean borrowAll() {
         return cores.tryAcquire(predictors - 1);
+    }
+
+    /**
+     * For an inference about to start with nothing queued: whether it should try to borrow the idle cores, which it
+     * should while widened lone inferences are measured faster than the others (or either is not measured yet), except
+     * every {@value #EXPLORE_EVERY}th time, when it runs the other way.
+     */
+    boolean prefersWide() {
+        int n = ++loneInferences;
+        double wide = wideNanos;
+        double narrow = narrowNanos;
+        boolean wider = wide == 0 || narrow == 0 || wide <= narrow;
+        return n % EXPLORE_EVERY == 0 ? !wider : wider;
+    }
+
+    /**
+     * Records the time of an inference that ran alone: widened ({@code wide}), or on its own share while no other
+     * predictor was running.
+     */
+    void lone(boolean wide, long nanos) {
+        if (wide) {
+            wideNanos = average(wideNanos, nanos);
+        } else {
+            narrowNanos = average(narrowNanos, nanos);
+        }
+    }
+
+    private static double average(double average, long nanos) {
+        return average == 0 ? nanos : average + WEIGHT * (nanos - average);
     }
 
     /** Predictors waiting in {@link #take} now (an estimate, for tests and diagnostics). */

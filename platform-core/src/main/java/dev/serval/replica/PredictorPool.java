@@ -36,8 +36,9 @@ import java.util.function.LongSupplier;
  * and are skipped when a worker reaches them.
  *
  * <p>Idle cores. When the model has a wide session ({@link Model#widens()}), an inference that starts while the other
- * predictors are idle and nothing is queued runs on all of the replica's cores, and a predictor that takes work
- * meanwhile waits for it ({@link IdleCores}); under load every inference runs on its own share.
+ * predictors are idle and nothing is queued runs on all of the replica's cores, as long as such inferences are
+ * measured faster than single-share ones on this machine now, and a predictor that takes work meanwhile waits for it
+ * ({@link IdleCores}); under load every inference runs on its own share.
  *
  * <p>Threads and fields: {@link #queue} is shared by callers and workers; {@link #busy} is written by workers and read
  * by workers forming a batch; {@link #idleCores} is taken and released by workers around each inference;
@@ -356,23 +357,31 @@ final class PredictorPool<I, O> {
      * queued, and runs widened if it got them.
      */
     private boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs) {
-        boolean borrowed = false;
-        if (idleCores != null) {
-            idleCores.take();
-            borrowed = queue.queuedInputs() == 0 && idleCores.borrowAll();
-            predictor.widen(borrowed);
-            if (borrowed) {
-                metrics.widened();
+        if (idleCores == null) {
+            busy.incrementAndGet();
+            try {
+                return runner.run(predictor, batch, inputs);
+            } finally {
+                busy.decrementAndGet();
             }
         }
+        idleCores.take();
+        boolean idle = queue.queuedInputs() == 0 && busy.get() == 0; // nothing waits, no other predictor runs
+        boolean borrowed = idle && idleCores.prefersWide() && idleCores.borrowAll();
+        predictor.widen(borrowed);
+        if (borrowed) {
+            metrics.widened();
+        }
         busy.incrementAndGet();
+        long start = nanoTime.getAsLong();
         try {
             return runner.run(predictor, batch, inputs);
         } finally {
-            busy.decrementAndGet();
-            if (idleCores != null) {
-                idleCores.release(borrowed);
+            if (borrowed || (idle && busy.get() == 1)) { // it ran alone from start to end, widened or not
+                idleCores.lone(borrowed, nanoTime.getAsLong() - start);
             }
+            busy.decrementAndGet();
+            idleCores.release(borrowed);
         }
     }
 }

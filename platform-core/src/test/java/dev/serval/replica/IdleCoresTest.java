@@ -64,4 +64,26 @@ class IdleCoresTest {
     void needsTwoPredictorsToLendAnything() {
         assertThrows(IllegalArgumentException.class, () -> new IdleCores(1));
     }
+
+    @Test
+    void lendsWhileWidenedLoneInferencesAreMeasuredFasterAndExploresTheOtherWay() {
+        IdleCores cores = new IdleCores(2);
+        assertTrue(cores.prefersWide(), "nothing measured yet: try it");
+        cores.lone(true, 3_000_000);
+        cores.lone(false, 5_000_000);
+        int wide = 0;
+        for (int i = 2; i <= 4 * IdleCores.EXPLORE_EVERY; i++) {
+            wide += cores.prefersWide() ? 1 : 0;
+        }
+        assertEquals(4 * IdleCores.EXPLORE_EVERY - 1 - 4, wide, "wide, but every 16th lone inference runs narrow");
+
+        for (int i = 0; i < 20; i++) { // the machine got busy: widened inferences now wait for their second thread
+            cores.lone(true, 12_000_000);
+        }
+        int narrow = 0;
+        for (int i = 0; i < 4 * IdleCores.EXPLORE_EVERY; i++) {
+            narrow += cores.prefersWide() ? 0 : 1;
+        }
+        assertEquals(4 * IdleCores.EXPLORE_EVERY - 4, narrow, "narrow, but every 16th lone inference tries wide");
+    }
 }
