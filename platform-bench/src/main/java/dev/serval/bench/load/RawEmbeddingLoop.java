@@ -140,6 +140,7 @@ public final class RawEmbeddingLoop {
         BufferedReader commands = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         Map<String, Model<String, Embedding>> models = new HashMap<>();
         try {
+            model(models, true, 1); // first: DJL's engine must create the ONNX Runtime environment
             System.out.println(READY + " " + json.writeValueAsString(Map.of("onnxruntime",
                     ai.onnxruntime.OrtEnvironment.getEnvironment().getVersion(), "djl",
                     ai.djl.engine.Engine.getDjlVersion())));
