@@ -436,8 +436,8 @@ public final class LoadBenchmark {
         }
 
         /**
-         * The DJL loop at Serval's split and batch size, closed loops on Serval (and the bare server at the most connections),
-         * the raw loop again, then open loops on Serval at fractions of its saturation rate.
+         * The DJL loop at Serval's split and batch size, closed loops on Serval (and the bare server at the most
+         * connections), the DJL loop again, then open loops on Serval at fractions of its saturation rate.
          */
         private void computeWorkload(LoadGenerator generator, Target serval, Target bare, Workload workload,
                 String textSet, int batch, List<Integer> connections, List<Double> fractions) throws Exception {

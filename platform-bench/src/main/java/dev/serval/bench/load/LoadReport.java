@@ -100,8 +100,10 @@ final class LoadReport {
         md.append(goalsTable(goals)).append('\n');
         if (limits.get("raw") instanceof RawLimits raw) {
             md.append(limitTables(raw));
-            md.append("Serval's max-batch-size: `").append(limits.get("servalBatch")).append("`. The DJL loop at Serval's "
-                    + "split and batch size, just before and just after each workload's closed loops: `")
+            Map<?, ?> batch = (Map<?, ?>) limits.get("servalBatch");
+            md.append("Serval's max-batch-size: ").append(batch.get("batch")).append(" (").append(batch.get("from"))
+                    .append("). The DJL loop at Serval's split and batch size, just before and just after each "
+                    + "workload's closed loops: `")
                     .append(limits.get("rawInterleaved")).append("`\n\n");
         }
         md.append("## Runs\n\n");

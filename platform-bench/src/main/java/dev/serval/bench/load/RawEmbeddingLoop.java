@@ -20,7 +20,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.DoubleAdder;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -67,11 +67,12 @@ public final class RawEmbeddingLoop {
     /**
      * Texts/s of {@code threads} threads, each with its own predictor of {@code model}, running batches of
      * {@code batch} back to back over {@code texts} (thread t starts at text 997·t and cycles) for {@code warmUp}
-     * and then {@code measure}; only texts finished inside the measurement count.
+     * and then {@code measure}; only inferences that end inside the measurement count, each thread's rate taken
+     * between its first and last ending there ({@link WindowCount}), the threads' rates summed.
      */
     public static double textsPerSecond(Model<String, Embedding> model, List<String> texts, int threads, int batch,
             Duration warmUp, Duration measure) throws InterruptedException {
-        AtomicLong done = new AtomicLong();
+        DoubleAdder rate = new DoubleAdder();
         long measureFrom = System.nanoTime() + warmUp.toNanos();
         long end = measureFrom + measure.toNanos();
         List<Thread> workers = new ArrayList<>();
@@ -80,6 +81,7 @@ public final class RawEmbeddingLoop {
             int offset = t * 997;
             workers.add(Thread.ofPlatform().name("raw-loop-" + t).start(() -> {
                 try (Predictor<String, Embedding> predictor = model.newPredictor()) {
+                    WindowCount count = new WindowCount(measureFrom, end);
                     int next = offset;
                     List<String> group = new ArrayList<>(batch);
                     while (System.nanoTime() < end) {
@@ -89,11 +91,9 @@ public final class RawEmbeddingLoop {
                         }
                         int embedded = batch == 1 ? (predictor.predict(group.getFirst()) == null ? 0 : 1)
                                 : predictor.predictBatch(group).size();
-                        long now = System.nanoTime();
-                        if (now >= measureFrom && now < end) {
-                            done.addAndGet(embedded);
-                        }
+                        count.ended(System.nanoTime(), embedded);
                     }
+                    rate.add(count.textsPerSecond());
                 } catch (Exception e) {
                     failures.add(e);
                 }
@@ -105,7 +105,7 @@ public final class RawEmbeddingLoop {
         if (!failures.isEmpty()) {
             throw new IllegalStateException("raw loop failed", failures.getFirst());
         }
-        return done.get() / (measure.toNanos() / 1e9);
+        return rate.sum();
     }
 
     /** One thread embedding one text at a time: latency of each call after {@code warmUp} calls, in nanoseconds. */

@@ -82,6 +82,34 @@ def load(model, tokenizer_file, intra_op):
     return embed
 
 
+class WindowCount:
+    """One worker's count over [start, end): RawEmbeddingLoop's WindowCount. The rate is taken between the first and
+    the last inference that ended inside the window, so that where its edges cut a batch does not move it; with fewer
+    than two endings inside, texts / window length."""
+
+    def __init__(self, start, end):
+        self.start, self.end = start, end
+        self.texts = 0
+        self.first = None
+        self.last = None
+        self.after_first = 0
+
+    def ended(self, now, embedded):
+        if not self.start <= now < self.end:
+            return
+        self.texts += embedded
+        if self.first is None:
+            self.first = now
+        else:
+            self.after_first += embedded
+            self.last = now
+
+    def texts_per_second(self):
+        if self.after_first > 0 and self.last > self.first:
+            return self.after_first / (self.last - self.first)
+        return self.texts / (self.end - self.start)
+
+
 def worker(index, args, sets, commands, results, parent):
     """One worker process: runs the commands of its queue until None, or until its parent is gone."""
     sessions = {}
@@ -108,16 +136,13 @@ def worker(index, args, sets, commands, results, parent):
             _, name, intra_op, batch, measure_from, end = command
             texts = sets[name]
             embed = session(intra_op)
-            done = 0
+            count = WindowCount(measure_from, end)
             nxt = index * 997
             while time.monotonic() < end:
                 group = [texts[(nxt + k) % len(texts)] for k in range(batch)]
                 nxt += batch
-                embedded = embed(group)
-                now = time.monotonic()
-                if measure_from <= now < end:
-                    done += embedded
-            results.put(("measured", index, done))
+                count.ended(time.monotonic(), embed(group))
+            results.put(("measured", index, count.texts_per_second()))
         else:
             _, name, intra_op, warm_up, calls = command
             texts = sets[name]
@@ -180,8 +205,8 @@ def main():
             end = measure_from + measure_ms / 1000
             for q in queues[:workers]:
                 q.put(("measure", words[1], intra_op, batch, measure_from, end))
-            done = sum(results.get()[2] for _ in range(workers))
-            result.update(batch=batch, workers=workers, intraOp=intra_op, textsPerSecond=done / (measure_ms / 1000))
+            rate = sum(results.get()[2] for _ in range(workers))
+            result.update(batch=batch, workers=workers, intraOp=intra_op, textsPerSecond=rate)
         elif words[0] == "single":
             intra_op = int(words[4])
             queues[0].put(("single", words[1], intra_op, int(words[2]), int(words[3])))
