@@ -146,6 +146,13 @@ final class Goals {
     private static void javaAgainstPython(List<Goal> goals, RawLimits raw) {
         List<RawLimits.Ratio> ratios = raw.javaOverPython("short");
         if (ratios.isEmpty()) {
+            Optional<RawLimits.Runtime> java = raw.runtimes().stream().filter(RawLimits.Runtime::java).findFirst();
+            Optional<RawLimits.Runtime> missing = raw.runtimes().stream().filter(r -> !r.java() && !r.measured()
+                    && (r.onnxruntime().isEmpty() || java.map(j -> j.onnxruntime().equals(r.onnxruntime())).orElse(true)))
+                    .findFirst();
+            missing.ifPresent(python -> goals.add(new Goal("raw", "DJL loop texts/s against Python at the same "
+                    + "onnxruntime version", Double.NaN, python.name() + " NOT MEASURED (see \"The limit\")", Double.NaN,
+                    "ratio", Double.NaN, "≥ 0.98", null)));
             return;
         }
         String python = raw.pythonAtJavaVersion().orElseThrow().name();

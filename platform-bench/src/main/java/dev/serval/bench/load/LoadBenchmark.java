@@ -340,6 +340,7 @@ public final class LoadBenchmark {
             int best = rawLimits.bestBatch(RawLimits.DJL, "short", SERVAL_SPLIT).orElseThrow();
             limits.put("cores", cores);
             limits.put("raw", rawLimits);
+            limits.put("djlOverPython", rawLimits.javaOverPython("short"));
             limits.put("servalBatch", Map.of("batch", best, "from", "the DJL loop's best batch size on the short texts "
                     + "at Serval's split " + SERVAL_SPLIT.label()));
             System.out.println("  Serval's max-batch-size: " + best + " (the DJL loop's best at " + SERVAL_SPLIT.label()

@@ -208,7 +208,7 @@ final class LoadReport {
         md.append("| workload | figure | Serval | limit | limit value | Serval vs limit | goal | met |\n");
         md.append("|---|---|---:|---|---:|---:|---|---|\n");
         for (Goals.Goal goal : goals) {
-            String value = switch (goal.relation()) {
+            String value = Double.isNaN(goal.value()) ? "n/a" : switch (goal.relation()) {
                 case "ratio" -> String.format(Locale.ROOT, "%.3f x", goal.value());
                 case "overhead ms" -> String.format(Locale.ROOT, "%+.3f ms", goal.value());
                 default -> String.format(Locale.ROOT, "%.0f", goal.value());

@@ -161,4 +161,17 @@ class GoalsTest {
         assertEquals(250.0 / 295, raw.get(1).value(), 1e-9); // 1x2, batch 1
         assertFalse(raw.get(1).met());
     }
+
+    @Test
+    void aPythonLimitThatCouldNotBeMeasuredIsARowWithoutAVerdict() {
+        RawLimits sample = RawLimitsTest.sample();
+        RawLimits withoutPython = new RawLimits(List.of(RawLimitsTest.DJL, new RawLimits.Runtime("python-1.29.0",
+                "Python onnxruntime 1.29.0", "1.29.0", false, "`python3 -m venv` failed")), sample.rates().stream()
+                .filter(r -> r.runtime().equals(RawLimits.DJL)).toList(), List.of());
+
+        Goals.Goal row = find(Goals.evaluate(List.of(), Map.of("raw", withoutPython)), "raw", "DJL loop");
+
+        assertTrue(row.limitName().contains("python-1.29.0 NOT MEASURED"), row.limitName());
+        assertNull(row.met());
+    }
 }
