@@ -1,6 +1,5 @@
 package dev.serval.bench.load;
 
-import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.net.URI;
@@ -29,9 +28,11 @@ import java.util.TreeMap;
  *       against the <em>transport limit</em>: a bare Vert.x server ({@link BareServer}) answering the same request
  *       with the same status, headers and body, captured from Serval.</li>
  *   <li>{@code minilm-short}: the default model (quantised all-MiniLM-L6-v2), one short chat-like text of 5-30
- *       words per OIP request, against the <em>compute limit</em>: a raw in-process DJL loop
- *       ({@link RawEmbeddingLoop}) over the same texts with the same threads (2 predictors of 1 intra-op thread)
- *       and its best batch size, which Serval is then configured with.</li>
+ *       words per OIP request, against the <em>compute limits</em> ({@link RawSweep}): a raw in-process DJL loop
+ *       ({@link RawEmbeddingLoop}) and a raw Python onnxruntime loop ({@link PythonRawLoop}, at the Java runtime's
+ *       onnxruntime version and at the newest) over the same texts, swept over thread splits and batch sizes; the
+ *       DJL loop's best batch size at Serval's split (2 predictors of 1 intra-op thread) is Serval's max-batch-size.
+ *       </li>
  *   <li>{@code minilm-mixed}: the same with 1 % of the texts over 300 words.</li>
  * </ul>
  *
@@ -39,7 +40,7 @@ import java.util.TreeMap;
  * highest throughput is the saturation rate; one connection gives the single-request latency), then open loops at
  * fixed fractions of Serval's saturation rate, latency measured from each request's intended send time. The noop
  * workload runs the bare server at the same absolute rates as Serval, alternating with it run by run so that
- * background noise falls on both. Serval, the bare server and the raw loop each run in their own child JVM; all
+ * background noise falls on both. Serval, the bare server and each raw loop run in their own child process; all
  * traffic is on 127.0.0.1; every phase is bounded in time, and the children are stopped at the end (or if this JVM
  * is interrupted).
  *
@@ -50,10 +51,11 @@ import java.util.TreeMap;
  * ({@code profile-*.html} flame graphs and {@code profile-*.collapsed} stacks); with {@code --jfr}, a JFR recording
  * of Serval's whole life ({@code serval.jfr}).
  *
- * <p>Run from the repository root (full: 16-18 minutes on two cores; {@code --quick}: under 2 minutes):
+ * <p>Run from the repository root (full: about 24 minutes on two cores; {@code --quick}: about 2.5 minutes, plus
+ * the venvs' first installation):
  * <pre>{@code
  * bin/loadbench [--quick] [--workloads noop,minilm-short,minilm-mixed] [--profile] [--jfr] [--out DIR]
- *               [--serval-opt -Dkey=value]...
+ *               [--serval-opt -Dkey=value]... [--python python3 | --no-python] [--python-dir DIR]
  * }</pre>
  * which builds if needed and then runs
  * {@code java -cp platform-bench/target/benchmarks.jar dev.serval.bench.load.LoadBenchmark [options]}.
@@ -67,8 +69,10 @@ public final class LoadBenchmark {
     static final String BARE = "bare-vertx";
     /** The default deployment, serving the default model. */
     static final String MINILM_DEPLOYMENT = "all-minilm-l6-v2";
-    /** Predictor threads in Serval and in the raw loop, each with one intra-op thread. */
+    /** Predictor threads in Serval, each with one intra-op thread. */
     static final int THREADS = 2;
+    /** Serval's thread split: {@link #THREADS} predictors x 1 intra-op thread. */
+    static final RawLimits.Split SERVAL_SPLIT = new RawLimits.Split(THREADS, 1);
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -83,9 +87,17 @@ public final class LoadBenchmark {
      *                          (with 2 s, the first noop figures of Serval and of the bare server were halved)
      * @param openFractions      fractions of Serval's saturation rate offered in noop's open-loop runs
      * @param openFractionsTexts the same for the MiniLM workloads
-     * @param rawBatchesShort the raw loop's batch sizes on the short texts (the best becomes Serval's)
-     * @param rawBatchesMixed the raw loop's batch sizes on the mixed texts (reported only; may be empty)
-     * @param rawPasses       passes over the batch sizes; each keeps its best pass
+     * @param rawBatchesShort the raw loops' batch sizes on the short texts, every runtime (the DJL loop's best at
+     *                        Serval's split becomes Serval's)
+     * @param rawBatchesMixed the DJL loop's batch sizes on the mixed texts at Serval's split (reported only; may be
+     *                        empty)
+     * @param rawWarmUp       the raw loops' warm-up before each throughput measurement
+     * @param rawMeasure      each raw throughput measurement
+     * @param rawPasses       passes over the raw configurations; each keeps its best pass
+     * @param rawBothSplits   sweep throughput at N x 1 and 1 x N (N cores; and Serval's split); otherwise at Serval's
+     *                        split only
+     * @param rawSingleCalls  single-text latency calls per raw runtime, split and pass (after a tenth as many to warm
+     *                        up), at 1 x 1 and 1 x N
      * @param bareTexts       also run the bare server on the MiniLM short workload (embedding-sized answers)
      * @param defaultConfig   also measure Serval's default (batch-invariant) configuration against the raw loop's
      *                        batch size 1
@@ -95,14 +107,14 @@ public final class LoadBenchmark {
             List<Integer> noopConnections, List<Integer> textConnections, List<Double> openFractions,
             List<Double> openFractionsTexts,
             int openMaxConnectionsNoop, int openMaxConnectionsTexts, List<Integer> rawBatchesShort,
-            List<Integer> rawBatchesMixed, Duration rawWarmUp, Duration rawMeasure, int rawPasses, boolean bareTexts,
-            boolean defaultConfig) {
+            List<Integer> rawBatchesMixed, Duration rawWarmUp, Duration rawMeasure, int rawPasses,
+            boolean rawBothSplits, int rawSingleCalls, boolean bareTexts, boolean defaultConfig) {
 
         static Settings quick() {
             return new Settings("quick", Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(1),
                     Duration.ofSeconds(2),
                     Duration.ofSeconds(5), List.of(1, 32), List.of(1, 64), List.of(0.5, 0.7, 0.9), List.of(0.5, 0.7), 64, 256,
-                    List.of(1, 8, 32), List.of(), Duration.ofSeconds(1), Duration.ofSeconds(2), 1, false, false);
+                    List.of(1, 32), List.of(), Duration.ofSeconds(1), Duration.ofSeconds(2), 1, false, 300, false, false);
         }
 
         static Settings full() {
@@ -110,8 +122,8 @@ public final class LoadBenchmark {
                     Duration.ofSeconds(10),
                     Duration.ofSeconds(10), List.of(1, 4, 16, 64), List.of(1, 16, 64, 128),
                     List.of(0.1, 0.25, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1), List.of(0.1, 0.25, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1),
-                    64, 256, List.of(1, 4, 8, 16, 32),
-                    List.of(1, 8, 16, 32), Duration.ofSeconds(2), Duration.ofSeconds(5), 2, true, true);
+                    64, 256, List.of(1, 2, 4, 8, 16, 32),
+                    List.of(1, 8, 16, 32), Duration.ofMillis(1500), Duration.ofSeconds(4), 2, true, 1000, true, true);
         }
     }
 
@@ -133,7 +145,9 @@ public final class LoadBenchmark {
             }
         }
         Files.createDirectories(out);
-        new LoadBenchmark.Session(settings, workloads, out, jfr, profile, servalOptions).run();
+        String python = arguments.contains("--no-python") ? null : option(arguments, "--python", "python3");
+        Path pythonDir = Path.of(option(arguments, "--python-dir", "platform-bench/target/python"));
+        new LoadBenchmark.Session(settings, workloads, out, jfr, profile, servalOptions, python, pythonDir).run();
     }
 
     private static String option(List<String> arguments, String name, String otherwise) {
@@ -150,9 +164,12 @@ public final class LoadBenchmark {
         private final boolean jfr;
         private final boolean profile;
         private final List<String> servalOptions;
+        /** The Python interpreter that makes the venvs, or null to measure no Python limit. */
+        private final String python;
+        private final Path pythonDir;
         private final List<RunResult> runs = new ArrayList<>();
         /** Every child JVM started, for the shutdown hook. */
-        private final List<ChildJvm> children = new ArrayList<>();
+        private final List<ChildProcess> children = new ArrayList<>();
         private final Map<String, Object> limits = new LinkedHashMap<>();
         /**
          * Raw loop texts/s at Serval's batch size, measured just before and just after each text workload's closed
@@ -161,16 +178,18 @@ public final class LoadBenchmark {
         private final Map<String, Object> rawInterleaved = new LinkedHashMap<>();
         private final Map<String, Object> servalConfig = new LinkedHashMap<>();
         private final long startedNanos = System.nanoTime();
-        /** The raw loop's child JVM, while the text workloads run. */
-        private ChildJvm raw;
+        /** The raw loops, while the text workloads run. */
+        private RawSweep raw;
         /** Set once Serval runs, when profiling. */
         private Profiler profiler;
         /** How the load generator ran, for the report. */
         private final Map<String, Object> generatorInfo = new LinkedHashMap<>();
 
         Session(Settings settings, Set<String> workloads, Path out, boolean jfr, boolean profile,
-                List<String> servalOptions) {
+                List<String> servalOptions, String python, Path pythonDir) {
             this.settings = settings;
+            this.python = python;
+            this.pythonDir = pythonDir;
             this.workloads = workloads;
             this.out = out;
             this.jfr = jfr;
@@ -184,13 +203,12 @@ public final class LoadBenchmark {
             System.out.printf("Serval load benchmark, %s mode: %s; %d CPUs, load average %s, Java %s%n",
                     settings.mode(), workloads, Runtime.getRuntime().availableProcessors(), loadBefore,
                     System.getProperty("java.version"));
-            Thread cleanup = new Thread(() -> children.forEach(ChildJvm::kill));
+            Thread cleanup = new Thread(() -> children.forEach(ChildProcess::kill));
             Runtime.getRuntime().addShutdownHook(cleanup);
             boolean texts = workloads.contains(MINILM_SHORT) || workloads.contains(MINILM_MIXED);
             int batch = 1;
             if (texts) {
-                raw = child(ChildJvm.start(RawEmbeddingLoop.class, List.of(Integer.toString(THREADS))));
-                raw.awaitLine(RawEmbeddingLoop.READY, Duration.ofMinutes(3));
+                raw = RawSweep.start(python, pythonDir, Math.max(THREADS, cores()), this::child);
                 batch = rawSweep();
             }
             try (LoadGenerator generator = new LoadGenerator();
@@ -239,7 +257,6 @@ public final class LoadBenchmark {
                 defaultConfiguration();
             }
             if (raw != null) {
-                raw.send("quit");
                 raw.close();
             }
             Runtime.getRuntime().removeShutdownHook(cleanup);
@@ -281,66 +298,54 @@ public final class LoadBenchmark {
             }
         }
 
-        private ChildJvm child(ChildJvm jvm) {
+        private ChildProcess child(ChildProcess jvm) {
             children.add(jvm);
             return jvm;
         }
 
-        /** One command to the raw loop's JVM, and its answer. */
-        private Map<String, Object> rawCommand(String command) throws Exception {
-            raw.send(command);
-            return JSON.readValue(raw.awaitLine(RawEmbeddingLoop.RESULT, Duration.ofMinutes(5)),
-                    new TypeReference<LinkedHashMap<String, Object>>() { });
+        /** Texts/s of the DJL loop at Serval's split on text set {@code set} at {@code batch}. */
+        private double rawRate(String set, int batch) throws Exception {
+            return raw.djlRate(set, SERVAL_SPLIT, batch, settings.rawWarmUp(), settings.rawMeasure());
         }
 
-        /** Texts/s of the raw loop on text set {@code set} at {@code batch}. */
-        private double rawRate(String set, int batch) throws Exception {
-            Number rate = (Number) rawCommand("measure " + set + " " + batch + " " + settings.rawWarmUp().toMillis() + " "
-                    + settings.rawMeasure().toMillis()).get("textsPerSecond");
-            return rate.doubleValue();
+        private static int cores() {
+            return Runtime.getRuntime().availableProcessors();
         }
 
         /**
-         * The compute limit's sweep: single-text latency, then texts/s at each batch size (short texts; in full mode
-         * the mixed ones too), in {@code rawPasses} passes, every other one in reverse order, keeping each batch
-         * size's best pass (a slowdown from elsewhere on the machine can only lower a figure, so the best pass is
-         * the least disturbed). Returns the best batch size on the short texts, which Serval is configured with.
+         * The compute limits' sweep ({@link RawSweep}): every raw runtime's single-text latency at 1 x 1 and 1 x N (N
+         * cores), and its texts/s at each batch size on the short texts at N x 1 and 1 x N (quick mode: at Serval's
+         * split only); the DJL loop also on the mixed texts at Serval's split. Returns the DJL loop's best batch size
+         * on the short texts at Serval's split, which Serval is configured with.
          */
         private int rawSweep() throws Exception {
-            System.out.println("Compute limit: raw DJL loop, " + THREADS + " threads x 1 intra-op thread");
-            Map<String, Object> sweep = new LinkedHashMap<>();
-            sweep.put("threads", THREADS);
-            sweep.put("intraOpThreads", 1);
-            sweep.put("passes", settings.rawPasses());
-            sweep.put("singleTextMillis", rawCommand("single short 200 500"));
-            Map<String, Double> shortRates = sweepSet("short", settings.rawBatchesShort());
-            sweep.put("short", shortRates);
-            if (workloads.contains(MINILM_MIXED) && !settings.rawBatchesMixed().isEmpty()) {
-                sweep.put("mixed", sweepSet("mixed", settings.rawBatchesMixed()));
+            int cores = cores();
+            List<RawLimits.Split> splits = new ArrayList<>(List.of(SERVAL_SPLIT));
+            if (settings.rawBothSplits()) {
+                for (RawLimits.Split split : List.of(new RawLimits.Split(cores, 1), new RawLimits.Split(1, cores))) {
+                    if (!splits.contains(split)) {
+                        splits.add(split);
+                    }
+                }
             }
-            int best = Integer.parseInt(shortRates.entrySet().stream().max(Map.Entry.comparingByValue())
-                    .orElseThrow().getKey());
-            sweep.put("bestBatchShort", best);
-            limits.put("rawSweep", sweep);
-            System.out.println("  raw loop sweep (texts/s by batch size, best of " + settings.rawPasses() + "): " + sweep);
+            List<RawLimits.Split> singles = cores == 1 ? List.of(new RawLimits.Split(1, 1))
+                    : List.of(new RawLimits.Split(1, 1), new RawLimits.Split(1, cores));
+            RawSweep.Plan plan = new RawSweep.Plan(splits, settings.rawBatchesShort(),
+                    workloads.contains(MINILM_MIXED) ? settings.rawBatchesMixed() : List.of(), singles,
+                    settings.rawPasses(), settings.rawWarmUp(), settings.rawMeasure(),
+                    Math.max(10, settings.rawSingleCalls() / 10), settings.rawSingleCalls());
+            System.out.printf("Compute limits: %s; splits %s, batch sizes %s, %d pass(es)%n", raw.runtimeNames(),
+                    splits.stream().map(RawLimits.Split::label).toList(), settings.rawBatchesShort(), settings.rawPasses());
+            RawLimits rawLimits = raw.sweep(plan);
+            int best = rawLimits.bestBatch(RawLimits.DJL, "short", SERVAL_SPLIT).orElseThrow();
+            limits.put("cores", cores);
+            limits.put("raw", rawLimits);
+            limits.put("djlOverPython", rawLimits.javaOverPython("short"));
+            limits.put("servalBatch", Map.of("batch", best, "from", "the DJL loop's best batch size on the short texts "
+                    + "at Serval's split " + SERVAL_SPLIT.label()));
+            System.out.println("  Serval's max-batch-size: " + best + " (the DJL loop's best at " + SERVAL_SPLIT.label()
+                    + ")");
             return best;
-        }
-
-        /** Texts/s per batch size on one text set: the best of {@code rawPasses} passes. */
-        private Map<String, Double> sweepSet(String set, List<Integer> batches) throws Exception {
-            Map<String, Double> best = new LinkedHashMap<>();
-            for (int pass = 0; pass < settings.rawPasses(); pass++) {
-                List<Integer> order = new ArrayList<>(batches);
-                if (pass % 2 == 1) {
-                    java.util.Collections.reverse(order);
-                }
-                for (int batch : order) {
-                    best.merge(Integer.toString(batch), rawRate(set, batch), Math::max);
-                }
-            }
-            Map<String, Double> ordered = new LinkedHashMap<>();
-            batches.forEach(batch -> ordered.put(Integer.toString(batch), best.get(Integer.toString(batch))));
-            return ordered;
         }
 
         private List<String> servalArguments(int batch, boolean texts) {
@@ -390,14 +395,14 @@ public final class LoadBenchmark {
         }
 
         /** The bare server's JVM and port. */
-        private record BareJvm(ChildJvm jvm, int port) {
+        private record BareJvm(ChildProcess jvm, int port) {
         }
 
         private BareJvm startBare(Map<String, BareServer.Canned> routes) throws Exception {
             Path file = out.resolve("bare-routes.json");
             JSON.writeValue(file.toFile(), routes);
             int port = ServalProcess.freeLoopbackPort();
-            ChildJvm jvm = child(ChildJvm.start(BareServer.class, List.of(Integer.toString(port), file.toString())));
+            ChildProcess jvm = child(ChildProcess.startJvm(BareServer.class, List.of(Integer.toString(port), file.toString())));
             jvm.awaitLine(BareServer.READY, Duration.ofMinutes(1));
             System.out.printf("Bare Vert.x server ready on port %d (pid %d)%n", port, jvm.pid());
             return new BareJvm(jvm, port);
@@ -432,8 +437,8 @@ public final class LoadBenchmark {
         }
 
         /**
-         * The raw loop at Serval's batch size, closed loops on Serval (and the bare server at the most connections),
-         * the raw loop again, then open loops on Serval at fractions of its saturation rate.
+         * The DJL loop at Serval's split and batch size, closed loops on Serval (and the bare server at the most
+         * connections), the DJL loop again, then open loops on Serval at fractions of its saturation rate.
          */
         private void computeWorkload(LoadGenerator generator, Target serval, Target bare, Workload workload,
                 String textSet, int batch, List<Integer> connections, List<Double> fractions) throws Exception {
@@ -450,8 +455,8 @@ public final class LoadBenchmark {
                         ServalMetrics.scrape(serval.metrics(), MINILM_DEPLOYMENT))));
             }
             double rawAfter = rawRate(textSet, batch);
-            rawInterleaved.put(workload.name(), Map.of("batch", batch, "textSet", textSet, "before", rawBefore,
-                    "after", rawAfter, "limit", Math.max(rawBefore, rawAfter)));
+            rawInterleaved.put(workload.name(), Map.of("batch", batch, "split", SERVAL_SPLIT.label(), "textSet", textSet,
+                    "before", rawBefore, "after", rawAfter, "limit", Math.max(rawBefore, rawAfter)));
             System.out.printf("  raw loop  %-14s batch %-6d %9.1f texts/s before, %.1f after%n", workload.name(),
                     batch, rawBefore, rawAfter);
             if (bare != null) {

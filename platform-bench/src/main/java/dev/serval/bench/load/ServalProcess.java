@@ -49,7 +49,7 @@ public final class ServalProcess implements AutoCloseable {
                     + "./mvnw -q -B -DskipTests package -pl platform-api,platform-bench -am (from the repository root)");
         }
         int port = freeLoopbackPort();
-        List<String> command = new ArrayList<>(List.of(ChildJvm.javaBinary(), "--enable-native-access=ALL-UNNAMED",
+        List<String> command = new ArrayList<>(List.of(ChildProcess.javaBinary(), "--enable-native-access=ALL-UNNAMED",
                 "-Dai.djl.offline=true", "-DOPT_OUT_TRACKING=true", "-Dai.djl.default_engine=OnnxRuntime",
                 "-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port));
         command.addAll(jvmArguments);
@@ -117,6 +117,6 @@ public final class ServalProcess implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
-        ChildJvm.stop(process);
+        ChildProcess.stop(process);
     }
 }

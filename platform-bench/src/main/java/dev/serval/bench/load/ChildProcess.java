@@ -15,16 +15,17 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A main class of this benchmark jar run in a child JVM (the same {@code java}, the same class path, DJL offline,
- * native access on), talking to its parent by lines: the parent writes commands to its standard input
+ * A child process talking to its parent by lines: the parent writes commands to its standard input
  * ({@link #send}), and waits for a line of its standard output that starts with a given marker
  * ({@link #awaitLine}); every other line is echoed with an indent. Used for the parts of the load benchmark that
- * must not share a JVM with the load generator: the bare transport-limit server and the raw DJL loop.
+ * must not share a JVM with the load generator: the bare transport-limit server and the raw DJL loop (main classes
+ * of this benchmark jar in a child JVM, {@link #startJvm}: the same {@code java}, the same class path, DJL offline,
+ * native access on), and the raw Python onnxruntime loop ({@link #start}).
  *
  * <p>Threading: one reader thread per child moves its output lines into {@link #lines} (so the child never blocks
  * on a full pipe); the owning thread does everything else.
  */
-final class ChildJvm implements AutoCloseable {
+final class ChildProcess implements AutoCloseable {
 
     /**
      * The flags every child gets: DJL offline and on ONNX Runtime, native access for ONNX Runtime, and (JDK 23+)
@@ -37,7 +38,7 @@ final class ChildJvm implements AutoCloseable {
     private final Writer input;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
 
-    private ChildJvm(Process process) {
+    private ChildProcess(Process process) {
         this.process = process;
         this.input = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
         BufferedReader output = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
@@ -67,17 +68,22 @@ final class ChildJvm implements AutoCloseable {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }
 
-    /** Starts {@code mainClass} with {@code arguments}; standard error is inherited. */
-    static ChildJvm start(Class<?> mainClass, List<String> arguments) throws IOException {
+    /** Starts {@code mainClass} of this class path in a child JVM with {@code arguments}; standard error is inherited. */
+    static ChildProcess startJvm(Class<?> mainClass, List<String> arguments) throws IOException {
         List<String> command = new ArrayList<>();
         command.add(javaBinary());
         command.addAll(FLAGS);
         command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass.getName()));
         command.addAll(arguments);
+        return start(command);
+    }
+
+    /** Starts {@code command} (DJL offline in its environment); standard error is inherited. */
+    static ChildProcess start(List<String> command) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
         builder.environment().put("DJL_OFFLINE", "true");
         builder.environment().put("OPT_OUT_TRACKING", "true");
-        return new ChildJvm(builder.start());
+        return new ChildProcess(builder.start());
     }
 
     long pid() {
@@ -112,14 +118,16 @@ final class ChildJvm implements AutoCloseable {
         }
     }
 
-    /** SIGTERM, then SIGKILL if the process has not exited after 30 s. */
+    /** SIGTERM to the child and its descendants, then SIGKILL if the child has not exited after 30 s. */
     @Override
     public void close() throws InterruptedException {
+        process.descendants().forEach(ProcessHandle::destroy);
         stop(process);
     }
 
-    /** Forcibly, at once: for a shutdown hook. */
+    /** The child and its descendants (a Python loop's worker processes), forcibly, at once: for a shutdown hook. */
     void kill() {
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
     }
 
