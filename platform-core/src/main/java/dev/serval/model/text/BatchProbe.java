@@ -14,14 +14,17 @@ import java.util.function.LongSupplier;
  * property of the CPU (batch 1 was best on one machine with fast int8 units, length-sorted batches of 16-32 were 1.35
  * times faster per text on another), so it is measured, never assumed.
  *
- * <p>How. On one predictor, over a fixed set of short synthetic texts of typical length (about a dozen words), it
- * measures the cost per text of batch 1, then of 2, 4, 8, ... up to the largest size allowed. Each new size is sampled
- * twice, with the best size so far sampled again in between, and each size's cost is the minimum of its samples (other
- * work on a shared machine only ever adds time, so the fastest sample is the least disturbed one). A size becomes the
- * best only when it costs at least {@link #GAIN} less per text than the best so far; the first that does not ends the
- * probe, and so does the time budget. The preferred size is the smallest measured size within {@link #NEAR} of the
- * best's cost: never a size that was not better than batch 1 by the margin. When even the largest size probed still
- * paid, the deployment's {@code max_batch_size} alone limits batches ({@link BatchingDecision#NO_PREFERENCE}).
+ * <p>How. On one predictor, over a fixed set of short synthetic texts of typical length (15 to 17 words, about 20
+ * tokens), it measures the cost per text of batch 1, then of 2, 4, 8, ... up to the largest size allowed. Each new size
+ * is sampled twice, with the best size so far sampled again in between, and each size's cost is the minimum of its
+ * samples (other work on a shared machine only ever adds time, so the fastest sample is the least disturbed one). A
+ * size becomes the best only when it costs at least {@link #GAIN} less per text than the best so far. The probe stops
+ * after {@link #PATIENCE} sizes in a row that did not (one is not enough: on a 2-core AVX2 machine the fp32 MiniLM ran
+ * batch 2 no faster than batch 1, and batch 8 much faster), at the largest size, or when the next step would overrun
+ * the time {@link #BUDGET}. The preferred size is the smallest measured within {@link #NEAR} of the best's cost that
+ * is also at least {@link #GAIN} cheaper per text than batch 1 (or batch 1 itself): never a size that was not better
+ * than batch 1 by the margin. When the largest size probed became the best, larger ones may pay too: the deployment's
+ * {@code max_batch_size} alone then limits batches ({@link BatchingDecision#NO_PREFERENCE}).
  *
  * <p>Answers do not change: only models whose rows are independent (or whose deployment switched batch invariance off)
  * are probed, and the probe's own outputs are discarded. Not thread-safe: used by the loading thread, once.
@@ -30,12 +33,14 @@ final class BatchProbe {
 
     /** The largest batch size probed: {@code max_batch_size}'s default. */
     static final int LARGEST = 32;
-    /** How much less per text a larger size must cost to count as better, and for the probe to go on. */
+    /** How much less per text a larger size must cost than the best so far to become the best. */
     static final double GAIN = 0.05;
+    /** The probe stops after this many sizes in a row that did not become the best. */
+    static final int PATIENCE = 2;
     /** The preferred size is the smallest whose cost per text is within this of the best's. */
-    static final double NEAR = 0.03;
+    static final double NEAR = 0.02;
     /** Texts one sample runs at least (several inferences of a small batch), so that a sample is not one short call. */
-    static final int SAMPLE_TEXTS = 16;
+    static final int SAMPLE_TEXTS = 8;
     /** The most time the probe takes, warm-up included (a step that would not fit is not started). */
     static final Duration BUDGET = Duration.ofMillis(1500);
 
@@ -82,12 +87,12 @@ final class BatchProbe {
                 : decision.withPreferredBatch(result.preferred(), result.evidence());
     }
 
-    /** {@code count} short synthetic texts of 10 to 12 words, the same every time. */
+    /** {@code count} short synthetic texts of 15 to 17 words (about 20 tokens), the same every time. */
     static List<String> texts(int count) {
         List<String> texts = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
             StringBuilder text = new StringBuilder();
-            for (int w = 0; w < 10 + i % 3; w++) {
+            for (int w = 0; w < 15 + i % 3; w++) {
                 text.append(w == 0 ? "" : " ").append(WORDS[(i * 7 + w * 3) % WORDS.length]);
             }
             texts.add(text.append('.').toString());
@@ -117,6 +122,7 @@ final class BatchProbe {
         cost[0] = Math.min(sample(inference, 1, nanoTime), sample(inference, 1, nanoTime));
         int best = 0;
         int measured = 1;
+        int misses = 0; // sizes in a row that did not beat the best
         String stopped = "batch " + sizes.getLast() + " is the largest probed and still paid";
         for (int i = 1; i < sizes.size(); i++) {
             int size = sizes.get(i);
@@ -130,18 +136,24 @@ final class BatchProbe {
             cost[best] = Math.min(cost[best], sample(inference, sizes.get(best), nanoTime));
             cost[i] = Math.min(first, sample(inference, size, nanoTime));
             measured = i + 1;
-            if (cost[i] > cost[best] * (1 - GAIN)) {
-                stopped = String.format(Locale.ROOT, "batch %d was not %.0f%% faster per text than batch %d", size,
-                        GAIN * 100, sizes.get(best));
+            if (cost[i] <= cost[best] * (1 - GAIN)) {
+                best = i;
+                misses = 0;
+            } else if (++misses == PATIENCE) {
+                stopped = String.format(Locale.ROOT, "batches %d and %d were not %.0f%% faster per text than batch %d",
+                        sizes.get(i - 1), size, GAIN * 100, sizes.get(best));
                 break;
             }
-            best = i;
         }
-        int preferred = 0;
-        while (cost[preferred] > cost[best] * (1 + NEAR)) {
+        if (measured == sizes.size() && misses > 0 && misses < PATIENCE) {
+            stopped = "batch " + sizes.getLast() + ", the largest probed, was not faster";
+        }
+        int preferred = 0; // the smallest size near the best, and better than batch 1 by the margin
+        while (preferred != best && (cost[preferred] > cost[best] * (1 + NEAR)
+                || preferred > 0 && cost[preferred] > cost[0] * (1 - GAIN))) {
             preferred++;
         }
-        boolean stillPaying = sizes.size() > 1 && best == sizes.size() - 1;
+        boolean stillPaying = best > 0 && best == sizes.size() - 1;
         StringBuilder evidence = new StringBuilder("batch-size probe, texts/s at batch");
         for (int i = 0; i < measured; i++) {
             evidence.append(i == 0 ? " " : ", ").append(sizes.get(i)).append(": ")
@@ -154,7 +166,7 @@ final class BatchProbe {
         }
         evidence.append("preferred batch ").append(sizes.get(preferred));
         if (preferred != best) {
-            evidence.append(String.format(Locale.ROOT, " (within %.0f%% of batch %d's)", NEAR * 100, sizes.get(best)));
+            evidence.append(String.format(Locale.ROOT, " (within %.0f%% of batch %d)", NEAR * 100, sizes.get(best)));
         }
         return new Result(sizes.get(preferred), evidence.toString());
     }
