@@ -22,8 +22,10 @@ import java.util.concurrent.CyclicBarrier;
 /**
  * {@link BatchSizeBenchmark}'s comparison as a plain program that interleaves its variants, for a shared, noisy
  * machine where JMH's one-after-another trials drift apart: in each round, the raw loop at every batch size and the pool
- * each run for a few seconds, in a rotating order, and the round's ratio is the pool's texts/s over the best raw
- * texts/s of the same round. It prints every round, then the median ratio and its spread (min-max).
+ * each run for a few seconds, in a rotating order. It prints every round, then each variant's median over the rounds:
+ * the raw loop's best batch size is the one with the highest median, and the result is the pool's median over that
+ * size's median, with the spread of the per-round ratios (pool over that size in the same round, min-max). (The best
+ * size of each round would be biased: the maximum of six noisy figures.)
  *
  * <p>The same model, texts and shapes as {@link BatchSizeBenchmark}: the fp32 all-MiniLM-L6-v2, a deployment of one
  * replica with 2 single-threaded predictors whose batch limit is {@code min(max_batch_size 32, probed size)}, driven by
@@ -64,7 +66,8 @@ public final class BatchSizeRatio {
             System.out.println("pool batch limit " + batching.batchLimit(spec.batching().maxBatchSize()) + ": "
                     + batching.reason());
             Model<String, Embedding> model = BatchSizeBenchmark.loadModel(1);
-            List<Double> ratios = new ArrayList<>();
+            double[][] raws = new double[rounds][];
+            double[] pools = new double[rounds];
             for (int round = 0; round < rounds; round++) {
                 double[] raw = new double[BATCHES.length];
                 double pool = 0;
@@ -91,25 +94,42 @@ public final class BatchSizeRatio {
                         }, model);
                     }
                 }
-                int best = 0;
-                for (int b = 1; b < raw.length; b++) {
-                    best = raw[b] > raw[best] ? b : best;
-                }
-                ratios.add(pool / raw[best]);
+                raws[round] = raw;
+                pools[round] = pool;
                 StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "round %d: pool %.1f texts/s, raw",
                         round + 1, pool));
                 for (int b = 0; b < raw.length; b++) {
                     line.append(String.format(Locale.ROOT, " b%d %.1f", BATCHES[b], raw[b]));
                 }
-                System.out.println(line.append(String.format(Locale.ROOT, "; pool / raw b%d = %.3f", BATCHES[best],
-                        pool / raw[best])));
+                System.out.println(line);
             }
             model.close();
-            double[] sorted = ratios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
-            System.out.printf(Locale.ROOT, "pool / best raw: median %.3f, min %.3f, max %.3f over %d rounds %s%n",
-                    sorted[sorted.length / 2], sorted[0], sorted[sorted.length - 1], sorted.length,
-                    Arrays.toString(ratios.stream().map(r -> String.format(Locale.ROOT, "%.3f", r)).toArray()));
+            StringBuilder medians = new StringBuilder("medians: raw");
+            int best = 0;
+            double[] rawMedians = new double[BATCHES.length];
+            for (int b = 0; b < BATCHES.length; b++) {
+                int size = b;
+                rawMedians[b] = median(Arrays.stream(raws).mapToDouble(raw -> raw[size]).toArray());
+                best = rawMedians[b] > rawMedians[best] ? b : best;
+                medians.append(String.format(Locale.ROOT, " b%d %.1f", BATCHES[b], rawMedians[b]));
+            }
+            double poolMedian = median(pools);
+            System.out.println(medians.append(String.format(Locale.ROOT, ", pool %.1f texts/s", poolMedian)));
+            double[] ratios = new double[rounds];
+            for (int round = 0; round < rounds; round++) {
+                ratios[round] = pools[round] / raws[round][best];
+            }
+            Arrays.sort(ratios);
+            System.out.printf(Locale.ROOT, "pool / raw at its best batch size (%d): %.3f; per round %.3f to %.3f%n",
+                    BATCHES[best], poolMedian / rawMedians[best], ratios[0], ratios[rounds - 1]);
         }
+    }
+
+    private static double median(double[] values) {
+        double[] sorted = values.clone();
+        Arrays.sort(sorted);
+        int n = sorted.length;
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     }
 
     /** One of the two measuring threads: its position in the texts and, for the raw loop, its own predictor. */
