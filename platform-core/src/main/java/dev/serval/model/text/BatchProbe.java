@@ -5,6 +5,7 @@ import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import dev.serval.model.BatchingDecision;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.LongSupplier;
@@ -81,7 +82,7 @@ final class BatchProbe {
         for (int i = 0; i < texts.length; i++) {
             texts[i] = tokenizer.encode(synthetic.get(i));
         }
-        Result result = measure(rows -> predictor.predict(java.util.Arrays.copyOf(texts, rows)), LARGEST,
+        Result result = measure(rows -> predictor.predict(Arrays.copyOf(texts, rows)), LARGEST,
                 System::nanoTime, BUDGET);
         return result.preferred() == BatchingDecision.NO_PREFERENCE ? decision.withEvidence(result.evidence())
                 : decision.withPreferredBatch(result.preferred(), result.evidence());
@@ -153,7 +154,7 @@ final class BatchProbe {
                 || preferred > 0 && cost[preferred] > cost[0] * (1 - GAIN))) {
             preferred++;
         }
-        boolean stillPaying = best > 0 && best == sizes.size() - 1;
+        boolean stillPaying = best > 0 && best == sizes.size() - 1 && preferred == best;
         StringBuilder evidence = new StringBuilder("batch-size probe, texts/s at batch");
         for (int i = 0; i < measured; i++) {
             evidence.append(i == 0 ? " " : ", ").append(sizes.get(i)).append(": ")
