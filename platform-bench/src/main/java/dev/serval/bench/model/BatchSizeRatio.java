@@ -32,7 +32,10 @@ import java.util.concurrent.CyclicBarrier;
  * two callers submitting bursts of 32 one-text requests; the raw loop is 2 threads, each with its own predictor,
  * embedding texts in calls of {@code batch} texts.
  *
- * <p>Run from the repository root (about 2 minutes with the defaults: 6 rounds of 7 variants of 2 s):
+ * <p>A control: the same pool with the probe's choice ignored (its model reports no preferred size), so that
+ * {@code max_batch_size} 32 alone limits its batches ({@code pool32}).
+ *
+ * <p>Run from the repository root (about 2 minutes with the defaults: 6 rounds of 8 variants of 2 s plus a quarter of warm-up):
  * <pre>{@code
  * ./mvnw -q -B -DskipTests package -pl platform-bench -am
  * java --enable-native-access=ALL-UNNAMED -Dai.djl.offline=true -DOPT_OUT_TRACKING=true \
@@ -51,11 +54,7 @@ public final class BatchSizeRatio {
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 6;
         long nanos = Duration.ofMillis((long) (1000 * (args.length > 1 ? Double.parseDouble(args[1]) : 2))).toNanos();
-        DeploymentSpec spec = DeploymentSpec.defaults("bench-minilm-fp32", "bundled:all-minilm-l6-v2")
-                .withNumReplicas(1)
-                .withPredictors(new PredictorSpec(2, 1))
-                .withAdmission(new AdmissionSpec(BURST * 4, BURST * 8, 1, AdmissionSpec.DEFAULTS.requestTimeout()))
-                .withHealth(HealthSpec.DEFAULTS.withHealthCheckPeriod(Duration.ofMinutes(10)));
+        DeploymentSpec spec = spec("bench-minilm-fp32");
         try (ServingEngine engine = new ServingEngine()) {
             Deployment<String, Embedding> deployment = engine.deploy(spec,
                     deployed -> BatchSizeBenchmark.loadModel(deployed.predictors().intraOpThreads()));
@@ -65,23 +64,36 @@ public final class BatchSizeRatio {
             BatchingDecision batching = deployment.batching().orElseThrow();
             System.out.println("pool batch limit " + batching.batchLimit(spec.batching().maxBatchSize()) + ": "
                     + batching.reason());
+            Deployment<String, Embedding> unlimited = engine.deploy(spec("bench-minilm-fp32-unlimited"),
+                    deployed -> new Unlimited(BatchSizeBenchmark.loadModel(deployed.predictors().intraOpThreads())));
+            while (unlimited.state() == DeploymentState.LOADING) {
+                Thread.sleep(20); // setup only: waiting for the model to load
+            }
             Model<String, Embedding> model = BatchSizeBenchmark.loadModel(1);
             double[][] raws = new double[rounds][];
             double[] pools = new double[rounds];
+            double[] pools32 = new double[rounds];
             for (int round = 0; round < rounds; round++) {
                 double[] raw = new double[BATCHES.length];
                 double pool = 0;
-                for (int k = 0; k <= BATCHES.length; k++) {
-                    int variant = (k + round) % (BATCHES.length + 1); // rotate which variant runs first
-                    if (variant == BATCHES.length) {
-                        pool = measure(nanos, thread -> {
+                double pool32 = 0;
+                for (int k = 0; k <= BATCHES.length + 1; k++) {
+                    int variant = (k + round) % (BATCHES.length + 2); // rotate which variant runs first
+                    if (variant >= BATCHES.length) {
+                        Deployment<String, Embedding> target = variant == BATCHES.length ? deployment : unlimited;
+                        double texts = measure(nanos, thread -> {
                             List<CompletableFuture<List<Embedding>>> answers = new ArrayList<>(BURST);
                             for (int i = 0; i < BURST; i++) {
-                                answers.add(deployment.submit(List.of(thread.next())));
+                                answers.add(target.submit(List.of(thread.next())));
                             }
                             answers.forEach(CompletableFuture::join);
                             return BURST;
                         }, null);
+                        if (variant == BATCHES.length) {
+                            pool = texts;
+                        } else {
+                            pool32 = texts;
+                        }
                     } else {
                         int batch = BATCHES[variant];
                         raw[variant] = measure(nanos, thread -> {
@@ -96,8 +108,9 @@ public final class BatchSizeRatio {
                 }
                 raws[round] = raw;
                 pools[round] = pool;
-                StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "round %d: pool %.1f texts/s, raw",
-                        round + 1, pool));
+                pools32[round] = pool32;
+                StringBuilder line = new StringBuilder(String.format(Locale.ROOT,
+                        "round %d: pool %.1f texts/s, pool32 %.1f, raw", round + 1, pool, pool32));
                 for (int b = 0; b < raw.length; b++) {
                     line.append(String.format(Locale.ROOT, " b%d %.1f", BATCHES[b], raw[b]));
                 }
@@ -114,7 +127,8 @@ public final class BatchSizeRatio {
                 medians.append(String.format(Locale.ROOT, " b%d %.1f", BATCHES[b], rawMedians[b]));
             }
             double poolMedian = median(pools);
-            System.out.println(medians.append(String.format(Locale.ROOT, ", pool %.1f texts/s", poolMedian)));
+            System.out.println(medians.append(String.format(Locale.ROOT, ", pool %.1f, pool32 %.1f texts/s", poolMedian,
+                    median(pools32))));
             double[] ratios = new double[rounds];
             for (int round = 0; round < rounds; round++) {
                 ratios[round] = pools[round] / raws[round][best];
@@ -122,6 +136,66 @@ public final class BatchSizeRatio {
             Arrays.sort(ratios);
             System.out.printf(Locale.ROOT, "pool / raw at its best batch size (%d): %.3f; per round %.3f to %.3f%n",
                     BATCHES[best], poolMedian / rawMedians[best], ratios[0], ratios[rounds - 1]);
+            for (int round = 0; round < rounds; round++) {
+                ratios[round] = pools32[round] / raws[round][best];
+            }
+            Arrays.sort(ratios);
+            System.out.printf(Locale.ROOT, "pool32 / raw at b%d: %.3f; per round %.3f to %.3f%n", BATCHES[best],
+                    median(pools32) / rawMedians[best], ratios[0], ratios[rounds - 1]);
+        }
+    }
+
+    /** One replica of 2 single-threaded predictors, {@code max_batch_size} 32, room for both callers' bursts. */
+    private static DeploymentSpec spec(String name) {
+        return DeploymentSpec.defaults(name, "bundled:all-minilm-l6-v2")
+                .withNumReplicas(1)
+                .withPredictors(new PredictorSpec(2, 1))
+                .withAdmission(new AdmissionSpec(BURST * 4, BURST * 8, 1, AdmissionSpec.DEFAULTS.requestTimeout()))
+                .withHealth(HealthSpec.DEFAULTS.withHealthCheckPeriod(Duration.ofMinutes(10)));
+    }
+
+    /** The model with no preferred batch size: {@code max_batch_size} alone limits its batches. */
+    private record Unlimited(Model<String, Embedding> model) implements Model<String, Embedding> {
+
+        @Override
+        public dev.serval.model.ModelSignature signature() {
+            return model.signature();
+        }
+
+        @Override
+        public dev.serval.tensor.TensorIO<String, Embedding> io() {
+            return model.io();
+        }
+
+        @Override
+        public Predictor<String, Embedding> newPredictor() {
+            return model.newPredictor();
+        }
+
+        @Override
+        public Predictor<String, Embedding> newPredictor(dev.serval.model.BatchObserver observer) {
+            return model.newPredictor(observer);
+        }
+
+        @Override
+        public BatchingDecision batching() {
+            BatchingDecision probed = model.batching();
+            return new BatchingDecision(probed.batched(), probed.batchInvariant(), probed.reason() + " (ignored)");
+        }
+
+        @Override
+        public String probeInput() {
+            return model.probeInput();
+        }
+
+        @Override
+        public void validate(String input, int index) {
+            model.validate(input, index);
+        }
+
+        @Override
+        public void close() {
+            model.close();
         }
     }
 
