@@ -6,6 +6,7 @@ import dev.serval.error.InferenceFailed;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.metrics.DeploymentMetrics;
+import dev.serval.model.BatchingDecision;
 import dev.serval.model.Model;
 import dev.serval.model.Predictor;
 import java.time.Duration;
@@ -89,7 +90,8 @@ final class PredictorPool<I, O> {
 
     /**
      * @param replica  the replica's name ({@code deployment#id}), for logs
-     * @param maxBatch inputs one inference may take when the model batches ({@link Model#batching()})
+     * @param maxBatch inputs one inference may take when the model batches ({@link Model#batching()}); the model's
+     *                 preferred batch size, when smaller, limits it further ({@link BatchingDecision#batchLimit})
      */
     PredictorPool(String deployment, String replica, int predictorThreads, int maxQueuedInputs, int maxBatch,
             Model<I, O> model, ThreadFactory threads, LongSupplier nanoTime, DeploymentMetrics metrics) {
@@ -97,7 +99,7 @@ final class PredictorPool<I, O> {
         this.replica = replica;
         this.metrics = metrics;
         this.batches = model.batching().batched();
-        this.policy = BatchPolicy.of(batches, predictorThreads, maxBatch, Duration.ZERO);
+        this.policy = BatchPolicy.of(batches, predictorThreads, model.batching().batchLimit(maxBatch), Duration.ZERO);
         this.model = model;
         this.nanoTime = nanoTime;
         this.pace = RetryAfter.servicePaced(predictorThreads);
@@ -153,11 +155,12 @@ final class PredictorPool<I, O> {
     }
 
     /**
-     * Changes the batch limit and the batch wait of running predictors (from their next batch on). Models that do not
+     * Changes the batch limit and the batch wait of running predictors (from their next batch on). The limit is the
+     * smaller of {@code maxBatchSize} and the batch size the model's load found paying on this CPU. Models that do not
      * batch keep running one input at a time.
      */
     void tune(int maxBatchSize, Duration batchWait) {
-        policy = BatchPolicy.of(batches, workers.length, maxBatchSize, batchWait);
+        policy = BatchPolicy.of(batches, workers.length, model.batching().batchLimit(maxBatchSize), batchWait);
     }
 
     /** The model's probe input, run like a one-input request (a health check). */

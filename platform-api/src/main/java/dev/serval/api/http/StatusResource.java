@@ -67,11 +67,12 @@ public class StatusResource {
         return body;
     }
 
-    /** {@code {"mode": "single"|"batched", "batchInvariant": bool, "reason": "..."}}. */
+    /** {@code {"mode": "single"|"batched", "batchInvariant": bool, "preferredBatch": int, "reason": "..."}}. */
     static Map<String, Object> describe(BatchingDecision batching) {
         Map<String, Object> described = new LinkedHashMap<>();
         described.put("mode", batching.mode());
         described.put("batchInvariant", batching.batchInvariant());
+        described.put("preferredBatch", batching.preferredBatch());
         described.put("reason", batching.reason());
         return described;
     }

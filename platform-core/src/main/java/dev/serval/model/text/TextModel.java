@@ -111,7 +111,7 @@ abstract class TextModel<O> implements Model<String, O> {
     }
 
     /**
-     * Loads the tokenizer and the graph, runs the probe text alone and inside a batch, and decides how to batch.
+     * Loads tokenizer and graph, runs the probe text alone and in a batch, decides batching, sizes it ({@link BatchProbe}).
      *
      * @param modelFile     the ONNX file; its graph takes {@code input_ids} and {@code attention_mask} (int64
      *                      [batch, seq]) and optionally {@code token_type_ids}
@@ -165,7 +165,8 @@ abstract class TextModel<O> implements Model<String, O> {
             O alone = predictor.predict(new Encoding[] {tokenizer.encode(PROBE)}).getFirst();
             O together = predictor.predict(new Encoding[] {tokenizer.encode(PROBE), tokenizer.encode(PROBE_PARTNER)})
                     .getFirst();
-            BatchingDecision batching = decide(modelFile, options.batchInvariance(), head.difference(alone, together));
+            BatchingDecision rows = decide(modelFile, options.batchInvariance(), head.difference(alone, together));
+            BatchingDecision batching = longInputs.chunk() ? rows : BatchProbe.sized(rows, predictor, tokenizer);
             System.getLogger(TextModel.class.getName()).log(System.Logger.Level.INFO,
                     "model {0}: {1} batching, batch invariant: {2} ({3}); output {4}, ONNX Runtime options {5}, "
                     + "intra-op threads {6}, on an idle replica {7}", modelFile.getFileName(), batching.mode(),

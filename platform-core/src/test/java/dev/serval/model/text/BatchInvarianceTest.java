@@ -69,7 +69,32 @@ class BatchInvarianceTest {
             assertTrue(model.batching().batched());
             assertFalse(model.batching().batchInvariant());
             assertTrue(model.batching().reason().contains("batch invariance is off"), model.batching().reason());
+            assertProbed(model.batching());
         }
+    }
+
+    @Test
+    void aModelRunningEveryTextAloneIsNotProbed() throws Exception {
+        Path[] files = minilm();
+        try (TextEmbeddingModel model = TextEmbeddingModel.load(files[0], files[1], "last_hidden_state",
+                OnnxOptions.none(), LoadOptions.defaults().withMaxLength(256))) {
+            assertEquals(1, model.batching().preferredBatch());
+            assertFalse(model.batching().reason().contains("batch-size probe"), model.batching().reason());
+        }
+    }
+
+    /** The probe ran, says what it measured, and chose a size it may choose. */
+    static void assertProbed(BatchingDecision batching) {
+        String reason = batching.reason();
+        assertTrue(reason.contains("; batch-size probe, texts/s at batch 1: "), reason);
+        if (batching.preferredBatch() == BatchingDecision.NO_PREFERENCE) {
+            assertTrue(reason.endsWith("max_batch_size alone limits batches"), reason);
+        } else {
+            assertTrue(List.of(1, 2, 4, 8, 16, 32).contains(batching.preferredBatch()), reason);
+            assertTrue(reason.endsWith("preferred batch " + batching.preferredBatch()), reason);
+        }
+        assertTrue(batching.batchLimit(32) >= 1 && batching.batchLimit(32) <= 32, reason);
+        assertEquals(1, batching.batchLimit(1));
     }
 
     @Test
@@ -81,6 +106,7 @@ class BatchInvarianceTest {
             assertTrue(batching.batched(), batching.reason());
             assertTrue(batching.batchInvariant());
             assertTrue(batching.reason().startsWith("no row-coupling operator"), batching.reason());
+            assertProbed(batching);
 
             AtomicLong inferences = new AtomicLong();
             AtomicLong padding = new AtomicLong();

@@ -101,6 +101,7 @@ class ChunkBoundTest {
             assertTrue(truncating.batching().batched(), "the tiny encoder batches texts when it truncates");
             assertFalse(chunking.batching().batched(), chunking.batching().reason());
             assertTrue(chunking.batching().reason().contains("windows together"), chunking.batching().reason());
+            assertFalse(chunking.batching().reason().contains("batch-size probe"), "texts run alone: nothing to size");
         }
     }
 }

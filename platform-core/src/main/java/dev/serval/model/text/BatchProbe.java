@@ -1,0 +1,194 @@
+package dev.serval.model.text;
+
+import ai.djl.huggingface.tokenizers.Encoding;
+import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import dev.serval.model.BatchingDecision;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.LongSupplier;
+
+/**
+ * Measures, once when a model with independent rows loads, which batch sizes pay on this CPU: the best batch size is a
+ * property of the CPU (batch 1 was best on one machine with fast int8 units, length-sorted batches of 16-32 were 1.35
+ * times faster per text on another), so it is measured, never assumed.
+ *
+ * <p>How. On one predictor, over a fixed set of short synthetic texts of typical length (15 to 17 words, about 20
+ * tokens), it measures the cost per text of batch 1, then of 2, 4, 8, ... up to the largest size allowed. Each new size
+ * is sampled twice, with the best size so far sampled again in between, and each size's cost is the minimum of its
+ * samples (other work on a shared machine only ever adds time, so the fastest sample is the least disturbed one). A
+ * size becomes the best only when it costs at least {@link #GAIN} less per text than the best so far. The probe stops
+ * after {@link #PATIENCE} sizes in a row that did not (one is not enough: on a 2-core AVX2 machine the fp32 MiniLM ran
+ * batch 2 no faster than batch 1, and batch 8 much faster), at the largest size, or when the next step would overrun
+ * the time {@link #BUDGET}. The preferred size is the smallest measured within {@link #NEAR} of the best's cost that
+ * is also at least {@link #GAIN} cheaper per text than batch 1 (or batch 1 itself): never a size that was not better
+ * than batch 1 by the margin. When the largest size probed became the best, larger ones may pay too: the deployment's
+ * {@code max_batch_size} alone then limits batches ({@link BatchingDecision#NO_PREFERENCE}).
+ *
+ * <p>Answers do not change: only models whose rows are independent (or whose deployment switched batch invariance off)
+ * are probed, and the probe's own outputs are discarded. Not thread-safe: used by the loading thread, once.
+ */
+final class BatchProbe {
+
+    /** The largest batch size probed: {@code max_batch_size}'s default. */
+    static final int LARGEST = 32;
+    /** How much less per text a larger size must cost than the best so far to become the best. */
+    static final double GAIN = 0.05;
+    /** The probe stops after this many sizes in a row that did not become the best. */
+    static final int PATIENCE = 2;
+    /** The preferred size is the smallest whose cost per text is within this of the best's. */
+    static final double NEAR = 0.02;
+    /** Texts one sample runs at least (several inferences of a small batch), so that a sample is not one short call. */
+    static final int SAMPLE_TEXTS = 8;
+    /** The most time the probe takes, warm-up included (a step that would not fit is not started). */
+    static final Duration BUDGET = Duration.ofMillis(1500);
+
+    private static final String[] WORDS = ("how do I reset my password when the order arrived late and support has not "
+            + "answered the email about a refund for the broken package yet please help me find my account settings "
+            + "today").split(" ");
+
+    /** One inference over the first {@code rows} texts of the probe's set; its outputs are discarded. */
+    @FunctionalInterface
+    interface Inference {
+        void run(int rows) throws Exception;
+    }
+
+    /**
+     * What the probe found.
+     *
+     * @param preferred the preferred batch size, or {@link BatchingDecision#NO_PREFERENCE} when the largest size
+     *                  probed still paid
+     * @param evidence  the measured texts/s per size, why the probe stopped, and what it chose
+     */
+    record Result(int preferred, String evidence) {
+    }
+
+    private BatchProbe() {
+    }
+
+    /**
+     * {@code decision} with the batch size measured on {@code predictor}; {@code decision} itself when it does not
+     * batch. The texts are tokenised once, before timing: only inference is measured, the part batching changes.
+     */
+    static <O> BatchingDecision sized(BatchingDecision decision,
+            ai.djl.inference.Predictor<Encoding[], List<O>> predictor, HuggingFaceTokenizer tokenizer) throws Exception {
+        if (!decision.batched()) {
+            return decision;
+        }
+        Encoding[] texts = new Encoding[LARGEST];
+        List<String> synthetic = texts(LARGEST);
+        for (int i = 0; i < texts.length; i++) {
+            texts[i] = tokenizer.encode(synthetic.get(i));
+        }
+        Result result = measure(rows -> predictor.predict(Arrays.copyOf(texts, rows)), LARGEST,
+                System::nanoTime, BUDGET);
+        return result.preferred() == BatchingDecision.NO_PREFERENCE ? decision.withEvidence(result.evidence())
+                : decision.withPreferredBatch(result.preferred(), result.evidence());
+    }
+
+    /** {@code count} short synthetic texts of 15 to 17 words (about 20 tokens), the same every time. */
+    static List<String> texts(int count) {
+        List<String> texts = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            StringBuilder text = new StringBuilder();
+            for (int w = 0; w < 15 + i % 3; w++) {
+                text.append(w == 0 ? "" : " ").append(WORDS[(i * 7 + w * 3) % WORDS.length]);
+            }
+            texts.add(text.append('.').toString());
+        }
+        return texts;
+    }
+
+    /**
+     * Measures batch sizes 1, 2, 4, ... up to {@code largest} with {@code inference}, timed by {@code nanoTime}, for
+     * at most about {@code budget}.
+     *
+     * @throws IllegalArgumentException when {@code largest} is below 1
+     * @throws Exception                what the inference throws
+     */
+    static Result measure(Inference inference, int largest, LongSupplier nanoTime, Duration budget) throws Exception {
+        if (largest < 1) {
+            throw new IllegalArgumentException("largest must be >= 1, was " + largest);
+        }
+        List<Integer> sizes = new ArrayList<>();
+        for (int size = 1; size <= largest; size *= 2) {
+            sizes.add(size);
+        }
+        double[] cost = new double[sizes.size()]; // nanoseconds per text, the minimum of the samples
+        long start = nanoTime.getAsLong();
+        long deadline = start + budget.toNanos();
+        inference.run(1); // warm-up: the first inference of each shape allocates
+        cost[0] = Math.min(sample(inference, 1, nanoTime), sample(inference, 1, nanoTime));
+        int best = 0;
+        int measured = 1;
+        int misses = 0; // sizes in a row that did not beat the best
+        String stopped = "batch " + sizes.getLast() + " is the largest probed and still paid";
+        for (int i = 1; i < sizes.size(); i++) {
+            int size = sizes.get(i);
+            long step = (long) (cost[best] * (size + 2L * rowsOf(size) + rowsOf(sizes.get(best))));
+            if (nanoTime.getAsLong() + step > deadline) {
+                stopped = "the " + budget.toMillis() + " ms budget left no time for batch " + size;
+                break;
+            }
+            inference.run(size);
+            double first = sample(inference, size, nanoTime);
+            cost[best] = Math.min(cost[best], sample(inference, sizes.get(best), nanoTime));
+            cost[i] = Math.min(first, sample(inference, size, nanoTime));
+            measured = i + 1;
+            if (cost[i] <= cost[best] * (1 - GAIN)) {
+                best = i;
+                misses = 0;
+            } else if (++misses == PATIENCE) {
+                stopped = String.format(Locale.ROOT, "batches %d and %d were not %.0f%% faster per text than batch %d",
+                        sizes.get(i - 1), size, GAIN * 100, sizes.get(best));
+                break;
+            }
+        }
+        if (measured == sizes.size() && misses > 0 && misses < PATIENCE) {
+            stopped = "batch " + sizes.getLast() + ", the largest probed, was not faster";
+        }
+        int preferred = 0; // the smallest size near the best, and better than batch 1 by the margin
+        while (preferred != best && (cost[preferred] > cost[best] * (1 + NEAR)
+                || preferred > 0 && cost[preferred] > cost[0] * (1 - GAIN))) {
+            preferred++;
+        }
+        boolean stillPaying = best > 0 && best == sizes.size() - 1 && preferred == best;
+        StringBuilder evidence = new StringBuilder("batch-size probe, texts/s at batch");
+        for (int i = 0; i < measured; i++) {
+            evidence.append(i == 0 ? " " : ", ").append(sizes.get(i)).append(": ")
+                    .append(Math.round(1e9 / cost[i]));
+        }
+        evidence.append(String.format(Locale.ROOT, " (%.2f s); %s; ", (nanoTime.getAsLong() - start) / 1e9, stopped));
+        if (stillPaying) {
+            evidence.append("max_batch_size alone limits batches");
+            return new Result(BatchingDecision.NO_PREFERENCE, evidence.toString());
+        }
+        evidence.append("preferred batch ").append(sizes.get(preferred));
+        if (preferred != best) {
+            evidence.append(String.format(Locale.ROOT, " (within %.0f%% of batch %d)", NEAR * 100, sizes.get(best)));
+        }
+        return new Result(sizes.get(preferred), evidence.toString());
+    }
+
+    /** Inferences of {@code size} texts in one sample. */
+    private static int samplesOf(int size) {
+        return (SAMPLE_TEXTS + size - 1) / size;
+    }
+
+    /** Texts one sample of {@code size} runs. */
+    private static long rowsOf(int size) {
+        return (long) samplesOf(size) * size;
+    }
+
+    /** Nanoseconds per text over {@link #samplesOf} inferences of {@code size} texts. */
+    private static double sample(Inference inference, int size, LongSupplier nanoTime) throws Exception {
+        int inferences = samplesOf(size);
+        long start = nanoTime.getAsLong();
+        for (int k = 0; k < inferences; k++) {
+            inference.run(size);
+        }
+        return (double) (nanoTime.getAsLong() - start) / rowsOf(size);
+    }
+}
