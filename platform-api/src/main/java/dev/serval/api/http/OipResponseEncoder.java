@@ -51,6 +51,7 @@ final class OipResponseEncoder {
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream(256 + estimate(selected));
         List<byte[]> sections = new ArrayList<>();
+        NumberArrays numbers = new NumberArrays();
         try (JsonGenerator json = factory.createGenerator(out)) {
             json.writeStartObject();
             json.writeStringField("model_name", model);
@@ -77,7 +78,7 @@ final class OipResponseEncoder {
                     json.writeEndObject();
                 } else {
                     json.writeFieldName("data");
-                    writeData(json, tensor);
+                    writeData(json, tensor, numbers);
                 }
                 json.writeEndObject();
             }
@@ -102,42 +103,22 @@ final class OipResponseEncoder {
         return (int) Math.min(total, 64 << 20);
     }
 
-    private static void writeData(JsonGenerator json, Tensor tensor) throws IOException {
-        json.writeStartArray();
+    private static void writeData(JsonGenerator json, Tensor tensor, NumberArrays numbers) throws IOException {
         switch (tensor.data()) {
-            case float[] values -> {
-                for (float value : values) {
-                    json.writeNumber(value);
-                }
-            }
-            case double[] values -> {
-                for (double value : values) {
-                    json.writeNumber(value);
-                }
-            }
-            case int[] values -> {
-                for (int value : values) {
-                    json.writeNumber(value);
-                }
-            }
-            case long[] values -> {
-                for (long value : values) {
-                    json.writeNumber(value);
-                }
-            }
+            case float[] values -> numbers.write(json, values);
+            case double[] values -> numbers.write(json, values);
+            case int[] values -> json.writeArray(values, 0, values.length);
+            case long[] values -> json.writeArray(values, 0, values.length);
+            case String[] values -> json.writeArray(values, 0, values.length);
             case boolean[] values -> {
+                json.writeStartArray();
                 for (boolean value : values) {
                     json.writeBoolean(value);
                 }
-            }
-            case String[] values -> {
-                for (String value : values) {
-                    json.writeString(value);
-                }
+                json.writeEndArray();
             }
             default -> throw new IllegalStateException("unexpected data " + tensor.data().getClass());
         }
-        json.writeEndArray();
     }
 
     private static byte[] binary(Tensor tensor) {

@@ -41,6 +41,7 @@ final class OpenAiEmbeddings {
         ByteArrayOutputStream out = new ByteArrayOutputStream(256 + embeddings.size() * dimension * 12);
         ByteBuffer floats = request.base64()
                 ? ByteBuffer.allocate(dimension * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN) : null;
+        NumberArrays numbers = floats == null ? new NumberArrays() : null;
         long tokens = 0;
         try (JsonGenerator gen = factory.createGenerator(out)) {
             gen.writeStartObject();
@@ -60,11 +61,7 @@ final class OpenAiEmbeddings {
                     }
                     gen.writeString(Base64.getEncoder().encodeToString(floats.array()));
                 } else {
-                    gen.writeStartArray();
-                    for (float value : embedding.vector()) {
-                        gen.writeNumber(value);
-                    }
-                    gen.writeEndArray();
+                    numbers.write(gen, embedding.vector());
                 }
                 gen.writeEndObject();
             }

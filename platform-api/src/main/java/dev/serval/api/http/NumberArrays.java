@@ -1,0 +1,109 @@
+package dev.serval.api.http;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.IOException;
+
+/**
+ * Writes float and double arrays as JSON arrays of numbers, in the exact text that Jackson's
+ * {@link JsonGenerator#writeNumber(float)} and {@link JsonGenerator#writeNumber(double)} give each element
+ * ({@link Float#toString} and {@link Double#toString}: the shortest decimal that reads back as the same number),
+ * without a {@code String} per element: the numbers are appended to one {@link StringBuilder} (which, on JDK 19 and
+ * later, formats a number straight into its own array) and handed to the generator as one raw value. An embedding of
+ * 384 floats costs two array copies instead of a formatting buffer and a string per float.
+ *
+ * <p>Arrays holding NaN or an infinity, and generators set to write numbers otherwise (as strings, or with Jackson's
+ * own float formatter), are written element by element through the generator, so that the text is always exactly
+ * what the generator's settings give.
+ *
+ * <p>Not thread-safe: one instance per encoded answer, which keeps its buffers for the answer's further arrays.
+ */
+final class NumberArrays {
+
+    /** Sized by the first array written (a float takes at most 15 characters, a double 24, and a comma). */
+    private StringBuilder text;
+    private char[] chars;
+
+    /** Writes {@code values} as the generator's next value: a JSON array of numbers. */
+    void write(JsonGenerator json, float[] values) throws IOException {
+        if (!plain(json)) {
+            writeEach(json, values);
+            return;
+        }
+        start(values.length * 16L);
+        for (int i = 0; i < values.length; i++) {
+            float value = values[i];
+            if (!Float.isFinite(value)) {
+                writeEach(json, values);
+                return;
+            }
+            if (i > 0) {
+                text.append(',');
+            }
+            text.append(value);
+        }
+        text.append(']');
+        writeText(json);
+    }
+
+    /** Writes {@code values} as the generator's next value: a JSON array of numbers. */
+    void write(JsonGenerator json, double[] values) throws IOException {
+        if (!plain(json)) {
+            writeEach(json, values);
+            return;
+        }
+        start(values.length * 25L);
+        for (int i = 0; i < values.length; i++) {
+            double value = values[i];
+            if (!Double.isFinite(value)) {
+                writeEach(json, values);
+                return;
+            }
+            if (i > 0) {
+                text.append(',');
+            }
+            text.append(value);
+        }
+        text.append(']');
+        writeText(json);
+    }
+
+    /** Whether {@code json} writes a finite number as {@link Float#toString} / {@link Double#toString} gives it. */
+    @SuppressWarnings("deprecation") // the features, not deprecated in Jackson 2.21, moved to StreamWriteFeature
+    private static boolean plain(JsonGenerator json) {
+        return !json.isEnabled(JsonGenerator.Feature.WRITE_NUMBERS_AS_STRINGS)
+                && !json.isEnabled(JsonGenerator.Feature.USE_FAST_DOUBLE_WRITER);
+    }
+
+    private static void writeEach(JsonGenerator json, float[] values) throws IOException {
+        json.writeStartArray();
+        for (float value : values) {
+            json.writeNumber(value);
+        }
+        json.writeEndArray();
+    }
+
+    private static void writeEach(JsonGenerator json, double[] values) throws IOException {
+        json.writeStartArray();
+        for (double value : values) {
+            json.writeNumber(value);
+        }
+        json.writeEndArray();
+    }
+
+    private void start(long expected) {
+        if (text == null) {
+            text = new StringBuilder((int) Math.min(2 + expected, 1 << 20));
+        }
+        text.setLength(0);
+        text.append('[');
+    }
+
+    private void writeText(JsonGenerator json) throws IOException {
+        int length = text.length();
+        if (chars == null || chars.length < length) {
+            chars = new char[length];
+        }
+        text.getChars(0, length, chars, 0);
+        json.writeRawValue(chars, 0, length);
+    }
+}
