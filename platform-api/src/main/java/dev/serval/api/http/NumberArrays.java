@@ -15,13 +15,22 @@ import java.io.IOException;
  * own float formatter), are written element by element through the generator, so that the text is always exactly
  * what the generator's settings give.
  *
- * <p>Not thread-safe: one instance per encoded answer, which keeps its buffers for the answer's further arrays.
+ * <p>Not thread-safe: one instance per thread ({@link #perThread}); it keeps buffers of up to {@value #RETAINED}
+ * characters for the thread's next arrays, and drops larger ones once written.
  */
 final class NumberArrays {
 
-    /** Sized by the first array written (a float takes at most 15 characters, a double 24, and a comma). */
+    /** Characters of buffer kept between arrays: an embedding of 4,096 floats. */
+    static final int RETAINED = 1 << 16;
+
+    /** Sized by the arrays written (a float takes at most 15 characters, a double 24, and a comma). */
     private StringBuilder text;
     private char[] chars;
+
+    /** One instance for each thread that encodes (the event loops). */
+    static ThreadLocal<NumberArrays> perThread() {
+        return ThreadLocal.withInitial(NumberArrays::new);
+    }
 
     /** Writes {@code values} as the generator's next value: a JSON array of numbers. */
     void write(JsonGenerator json, float[] values) throws IOException {
@@ -91,7 +100,7 @@ final class NumberArrays {
     }
 
     private void start(long expected) {
-        if (text == null) {
+        if (text == null || text.capacity() < expected && expected <= RETAINED) {
             text = new StringBuilder((int) Math.min(2 + expected, 1 << 20));
         }
         text.setLength(0);
@@ -105,5 +114,9 @@ final class NumberArrays {
         }
         text.getChars(0, length, chars, 0);
         json.writeRawValue(chars, 0, length);
+        if (length > RETAINED) {
+            text = null;
+            chars = null;
+        }
     }
 }

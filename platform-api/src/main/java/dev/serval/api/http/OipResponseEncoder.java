@@ -3,6 +3,7 @@ package dev.serval.api.http;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.serval.deployment.Inference;
+import dev.serval.tensor.DataType;
 import dev.serval.tensor.Tensor;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -17,13 +18,15 @@ import java.util.Map;
 /**
  * Encodes output tensors as an Open Inference Protocol response: each output with its name, datatype and shape, its
  * data as flat JSON or, when asked, in the binary section (little-endian numbers, BYTES length-prefixed, after a
- * JSON header whose length is in {@code Inference-Header-Content-Length}). Thread-safe, stateless.
+ * JSON header whose length is in {@code Inference-Header-Content-Length}). Thread-safe: its only state is each
+ * thread's buffers for formatting numbers ({@link NumberArrays}).
  */
 final class OipResponseEncoder {
 
     static final String HEADER_LENGTH = "Inference-Header-Content-Length";
 
     private final JsonFactory factory;
+    private final ThreadLocal<NumberArrays> numbers = NumberArrays.perThread();
 
     OipResponseEncoder(JsonFactory factory) {
         this.factory = factory;
@@ -51,7 +54,7 @@ final class OipResponseEncoder {
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream(256 + estimate(selected));
         List<byte[]> sections = new ArrayList<>();
-        NumberArrays numbers = new NumberArrays();
+        NumberArrays numbers = this.numbers.get();
         try (JsonGenerator json = factory.createGenerator(out)) {
             json.writeStartObject();
             json.writeStringField("model_name", model);
@@ -98,7 +101,9 @@ final class OipResponseEncoder {
     private static int estimate(List<Tensor> tensors) {
         long total = 0;
         for (Tensor tensor : tensors) {
-            total += tensor.size() * 12L;
+            // As JSON, about what the longest numbers take with their commas (-0.012345678, 15 for a double), so
+            // that an embedding's answer fits the first buffer.
+            total += tensor.size() * (tensor.datatype() == DataType.FP64 ? 25L : 14L);
         }
         return (int) Math.min(total, 64 << 20);
     }

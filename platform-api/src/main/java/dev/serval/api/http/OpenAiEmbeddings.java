@@ -13,12 +13,14 @@ import java.util.List;
 
 /**
  * OpenAI-compatible embeddings ({@code POST /v1/embeddings}, served by {@link InferenceRoutes}), so that OpenAI
- * client libraries work unchanged against Serval: the request's JSON, its checks, and the response. Thread-safe.
+ * client libraries work unchanged against Serval: the request's JSON, its checks, and the response. Thread-safe: its
+ * only state is each thread's buffers for formatting numbers ({@link NumberArrays}).
  */
 final class OpenAiEmbeddings {
 
     private final Json json;
     private final JsonFactory factory;
+    private final ThreadLocal<NumberArrays> numbers = NumberArrays.perThread();
     private final RequestLimits limits;
 
     OpenAiEmbeddings(Json json, JsonFactory factory, RequestLimits limits) {
@@ -38,10 +40,10 @@ final class OpenAiEmbeddings {
      */
     Answer encode(EmbeddingsRequest request, List<Embedding> embeddings) {
         int dimension = embeddings.getFirst().vector().length;
-        ByteArrayOutputStream out = new ByteArrayOutputStream(256 + embeddings.size() * dimension * 12);
+        ByteArrayOutputStream out = new ByteArrayOutputStream(256 + embeddings.size() * dimension * 14);
         ByteBuffer floats = request.base64()
                 ? ByteBuffer.allocate(dimension * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN) : null;
-        NumberArrays numbers = floats == null ? new NumberArrays() : null;
+        NumberArrays numbers = floats == null ? this.numbers.get() : null;
         long tokens = 0;
         try (JsonGenerator gen = factory.createGenerator(out)) {
             gen.writeStartObject();

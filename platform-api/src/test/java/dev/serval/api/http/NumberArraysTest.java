@@ -106,6 +106,19 @@ class NumberArraysTest {
         assertEquals("{\"a\":[],\"b\":[0.25,3.0],\"c\":[1.0E300],\"d\":[7.0]}", out.toString());
     }
 
+    @Test
+    void oneInstanceWritesArraysLargerThanItKeepsAndSmallerOnesAfter() throws IOException {
+        NumberArrays numbers = new NumberArrays();
+        SplittableRandom random = new SplittableRandom(18);
+        for (int length : new int[] {3, NumberArrays.RETAINED, 384, 3 * NumberArrays.RETAINED, 0, 384, 1}) {
+            float[] values = new float[length];
+            for (int i = 0; i < length; i++) {
+                values[i] = (float) random.nextGaussian() * 1e-3f;
+            }
+            assertEquals(jackson(plain, values), written(plain, numbers, values));
+        }
+    }
+
     private void assertSameAsJackson(JsonFactory factory, float[] values) throws IOException {
         assertEquals(jackson(factory, values), written(factory, new NumberArrays(), values));
     }
