@@ -52,7 +52,7 @@ final class OipResponseEncoder {
                 binary.add(wanted.binary());
             }
         }
-        ByteArrayOutputStream out = new ByteArrayOutputStream(256 + estimate(selected));
+        Answer.Bytes out = new Answer.Bytes(256 + estimate(selected));
         List<byte[]> sections = new ArrayList<>();
         NumberArrays numbers = this.numbers.get();
         try (JsonGenerator json = factory.createGenerator(out)) {
@@ -91,11 +91,12 @@ final class OipResponseEncoder {
             throw new UncheckedIOException(e);
         }
         if (sections.isEmpty()) {
-            return Answer.json(out.toByteArray());
+            return Answer.json(out);
         }
         int headerLength = out.size();
         sections.forEach(out::writeBytes);
-        return new Answer(200, Answer.OCTET_STREAM, out.toByteArray(), Map.of(HEADER_LENGTH, Integer.toString(headerLength)));
+        return new Answer(200, Answer.OCTET_STREAM, out.array(), out.size(),
+                Map.of(HEADER_LENGTH, Integer.toString(headerLength)));
     }
 
     private static int estimate(List<Tensor> tensors) {

@@ -3,7 +3,6 @@ package dev.serval.api.http;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.serval.model.Embedding;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -40,7 +39,7 @@ final class OpenAiEmbeddings {
      */
     Answer encode(EmbeddingsRequest request, List<Embedding> embeddings) {
         int dimension = embeddings.getFirst().vector().length;
-        ByteArrayOutputStream out = new ByteArrayOutputStream(256 + embeddings.size() * dimension * 14);
+        Answer.Bytes out = new Answer.Bytes(256 + embeddings.size() * dimension * 14);
         ByteBuffer floats = request.base64()
                 ? ByteBuffer.allocate(dimension * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN) : null;
         NumberArrays numbers = floats == null ? this.numbers.get() : null;
@@ -77,6 +76,6 @@ final class OpenAiEmbeddings {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return Answer.json(out.toByteArray());
+        return Answer.json(out);
     }
 }
