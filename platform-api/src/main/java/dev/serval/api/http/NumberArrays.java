@@ -1,6 +1,8 @@
 package dev.serval.api.http;
 
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.StreamWriteFeature;
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import java.io.IOException;
 
 /**
@@ -77,10 +79,9 @@ final class NumberArrays {
     }
 
     /** Whether {@code json} writes a finite number as {@link Float#toString} / {@link Double#toString} gives it. */
-    @SuppressWarnings("deprecation") // the features, not deprecated in Jackson 2.21, moved to StreamWriteFeature
     private static boolean plain(JsonGenerator json) {
-        return !json.isEnabled(JsonGenerator.Feature.WRITE_NUMBERS_AS_STRINGS)
-                && !json.isEnabled(JsonGenerator.Feature.USE_FAST_DOUBLE_WRITER);
+        return !json.isEnabled(JsonWriteFeature.WRITE_NUMBERS_AS_STRINGS.mappedFeature())
+                && !json.isEnabled(StreamWriteFeature.USE_FAST_DOUBLE_WRITER);
     }
 
     private static void writeEach(JsonGenerator json, float[] values) throws IOException {
