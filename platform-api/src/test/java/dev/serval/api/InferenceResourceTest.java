@@ -276,6 +276,28 @@ class InferenceResourceTest {
     }
 
     @Test
+    void answersABodySentInManyChunksAsTheSameBodySentWhole() throws Exception {
+        byte[] body = textInput("[2]", "[\"one text\", \"and a second one\"]").getBytes(StandardCharsets.UTF_8);
+        ByteArrayOutputStream chunked = new ByteArrayOutputStream();
+        for (int at = 0; at < body.length; at += 7) {
+            int length = Math.min(7, body.length - at);
+            chunked.writeBytes((Integer.toHexString(length) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+            chunked.write(body, at, length);
+            chunked.writeBytes("\r\n".getBytes(StandardCharsets.US_ASCII));
+        }
+        chunked.writeBytes("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        String head = "POST " + INFER + " HTTP/1.1\r\nContent-Type: application/json";
+        RawHttp.Answer whole = RawHttp.send(base.toURL(), head + "\r\nContent-Length: " + body.length, body);
+        RawHttp.Answer inChunks = RawHttp.send(base.toURL(), head + "\r\nTransfer-Encoding: chunked",
+                chunked.toByteArray());
+        assertEquals(200, whole.status(), whole.text());
+        assertEquals(200, inChunks.status(), inChunks.text());
+        String answer = whole.text().substring(whole.text().indexOf("\r\n\r\n"));
+        assertTrue(answer.contains("\"shape\":[2,384]"), answer);
+        assertEquals(answer, inChunks.text().substring(inChunks.text().indexOf("\r\n\r\n")));
+    }
+
+    @Test
     void answers405ToOtherMethodsOnTheInferenceEndpoints() {
         expectError(given().get(INFER), 405, "method GET is not allowed on " + INFER + "; use POST");
         given().get(INFER).then().header("Allow", "POST");

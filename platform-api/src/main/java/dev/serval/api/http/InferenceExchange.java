@@ -278,18 +278,23 @@ abstract class InferenceExchange<R, A> {
         }
     }
 
-    /** One body being read: buffers it while it fits the size limit and the byte budget. Event loop only. */
+    /**
+     * One body being read: buffers it while it fits the size limit and the byte budget. A body that comes in one chunk
+     * (every small request) is kept as that chunk, which Vert.x hands over as a heap copy of its own: nothing else is
+     * allocated or copied until the decoder's array. Event loop only.
+     */
     private final class BodyReading implements Handler<Buffer> {
         private final long limit;
-        private final Buffer buffer;
+        /** The body's first chunk, until a second one comes. */
+        private Buffer first;
+        /** The body so far, once it has more than one chunk. */
+        private Buffer buffer;
         private long received;
         private long reserved;
         private boolean overBudget;
 
         BodyReading(long limit) {
             this.limit = limit;
-            // Sized by Content-Length up to 64 KiB: a client that declares a large body and sends nothing holds little.
-            this.buffer = Buffer.buffer((int) Math.min(Math.max(declared, 1024), 64 * 1024));
         }
 
         @Override
@@ -304,7 +309,17 @@ abstract class InferenceExchange<R, A> {
                 overBudget = true;
                 return;
             }
-            buffer.appendBuffer(chunk);
+            if (buffer != null) {
+                buffer.appendBuffer(chunk);
+            } else if (first == null) {
+                first = chunk;
+            } else {
+                // Sized by Content-Length up to 64 KiB: a client that declares a large body and sends little holds
+                // little.
+                buffer = Buffer.buffer((int) Math.min(Math.max(declared, received), 64 * 1024));
+                buffer.appendBuffer(first).appendBuffer(chunk);
+                first = null;
+            }
         }
 
         /** The body is in: goes on with it, or with why it was refused. */
@@ -314,7 +329,8 @@ abstract class InferenceExchange<R, A> {
             } else if (overBudget) {
                 proceed(null, routes.budget().full());
             } else {
-                proceed(buffer.getBytes(), null);
+                Buffer body = buffer != null ? buffer : first;
+                proceed(body == null ? new byte[0] : body.getBytes(), null);
             }
         }
     }

@@ -114,6 +114,7 @@ public class InferenceRoutes {
         }
         response.setStatusCode(answer.status()).putHeader(HttpHeaders.CONTENT_TYPE, answer.contentType());
         answer.headers().forEach(response::putHeader);
-        response.end(Buffer.buffer(Unpooled.wrappedBuffer(answer.body()))); // wraps: Buffer.buffer(byte[]) copies
+        // Wraps the encoder's array: Buffer.buffer(byte[]) would copy it.
+        response.end(Buffer.buffer(Unpooled.wrappedBuffer(answer.body(), 0, answer.length())));
     }
 }

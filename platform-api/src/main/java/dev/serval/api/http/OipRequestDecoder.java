@@ -62,11 +62,11 @@ final class OipRequestDecoder {
         }
         limits.checkTensorCount(inputs.size(), "inputs", "inputs");
         List<Tensor> tensors = new ArrayList<>(inputs.size());
-        Set<String> names = HashSet.newHashSet(inputs.size());
+        Set<String> names = inputs.size() > 1 ? HashSet.newHashSet(inputs.size()) : null; // one name is unique
         int binaryOffset = jsonLength;
         for (int i = 0; i < inputs.size(); i++) {
             Decoded decoded = decodeInput(inputs.get(i), i, body, binaryOffset);
-            if (!names.add(decoded.tensor.name())) {
+            if (names != null && !names.add(decoded.tensor.name())) {
                 throw new InvalidInput("inputs[" + i + "].name", "input '" + decoded.tensor.name() + "' appears twice");
             }
             tensors.add(decoded.tensor);

@@ -3,6 +3,7 @@ package dev.serval.api.http;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.serval.deployment.Inference;
+import dev.serval.tensor.DataType;
 import dev.serval.tensor.Tensor;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -17,13 +18,15 @@ import java.util.Map;
 /**
  * Encodes output tensors as an Open Inference Protocol response: each output with its name, datatype and shape, its
  * data as flat JSON or, when asked, in the binary section (little-endian numbers, BYTES length-prefixed, after a
- * JSON header whose length is in {@code Inference-Header-Content-Length}). Thread-safe, stateless.
+ * JSON header whose length is in {@code Inference-Header-Content-Length}). Thread-safe: its only state is each
+ * thread's buffers for formatting numbers ({@link NumberArrays}).
  */
 final class OipResponseEncoder {
 
     static final String HEADER_LENGTH = "Inference-Header-Content-Length";
 
     private final JsonFactory factory;
+    private final ThreadLocal<NumberArrays> numbers = NumberArrays.perThread();
 
     OipResponseEncoder(JsonFactory factory) {
         this.factory = factory;
@@ -49,8 +52,9 @@ final class OipResponseEncoder {
                 binary.add(wanted.binary());
             }
         }
-        ByteArrayOutputStream out = new ByteArrayOutputStream(256 + estimate(selected));
+        Answer.Bytes out = new Answer.Bytes(256 + estimate(selected));
         List<byte[]> sections = new ArrayList<>();
+        NumberArrays numbers = this.numbers.get();
         try (JsonGenerator json = factory.createGenerator(out)) {
             json.writeStartObject();
             json.writeStringField("model_name", model);
@@ -77,7 +81,7 @@ final class OipResponseEncoder {
                     json.writeEndObject();
                 } else {
                     json.writeFieldName("data");
-                    writeData(json, tensor);
+                    writeData(json, tensor, numbers);
                 }
                 json.writeEndObject();
             }
@@ -87,57 +91,40 @@ final class OipResponseEncoder {
             throw new UncheckedIOException(e);
         }
         if (sections.isEmpty()) {
-            return Answer.json(out.toByteArray());
+            return Answer.json(out);
         }
         int headerLength = out.size();
         sections.forEach(out::writeBytes);
-        return new Answer(200, Answer.OCTET_STREAM, out.toByteArray(), Map.of(HEADER_LENGTH, Integer.toString(headerLength)));
+        return new Answer(200, Answer.OCTET_STREAM, out.array(), out.size(),
+                Map.of(HEADER_LENGTH, Integer.toString(headerLength)));
     }
 
     private static int estimate(List<Tensor> tensors) {
         long total = 0;
         for (Tensor tensor : tensors) {
-            total += tensor.size() * 12L;
+            // As JSON, about what the longest numbers take with their commas (-0.012345678, 15 for a double), so
+            // that an embedding's answer fits the first buffer.
+            total += tensor.size() * (tensor.datatype() == DataType.FP64 ? 25L : 14L);
         }
         return (int) Math.min(total, 64 << 20);
     }
 
-    private static void writeData(JsonGenerator json, Tensor tensor) throws IOException {
-        json.writeStartArray();
+    private static void writeData(JsonGenerator json, Tensor tensor, NumberArrays numbers) throws IOException {
         switch (tensor.data()) {
-            case float[] values -> {
-                for (float value : values) {
-                    json.writeNumber(value);
-                }
-            }
-            case double[] values -> {
-                for (double value : values) {
-                    json.writeNumber(value);
-                }
-            }
-            case int[] values -> {
-                for (int value : values) {
-                    json.writeNumber(value);
-                }
-            }
-            case long[] values -> {
-                for (long value : values) {
-                    json.writeNumber(value);
-                }
-            }
+            case float[] values -> numbers.write(json, values);
+            case double[] values -> numbers.write(json, values);
+            case int[] values -> json.writeArray(values, 0, values.length);
+            case long[] values -> json.writeArray(values, 0, values.length);
+            case String[] values -> json.writeArray(values, 0, values.length);
             case boolean[] values -> {
+                json.writeStartArray();
                 for (boolean value : values) {
                     json.writeBoolean(value);
                 }
-            }
-            case String[] values -> {
-                for (String value : values) {
-                    json.writeString(value);
-                }
+                json.writeEndArray();
             }
             default -> throw new IllegalStateException("unexpected data " + tensor.data().getClass());
         }
-        json.writeEndArray();
     }
 
     private static byte[] binary(Tensor tensor) {

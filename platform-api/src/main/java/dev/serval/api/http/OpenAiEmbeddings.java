@@ -3,7 +3,6 @@ package dev.serval.api.http;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.serval.model.Embedding;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -13,12 +12,14 @@ import java.util.List;
 
 /**
  * OpenAI-compatible embeddings ({@code POST /v1/embeddings}, served by {@link InferenceRoutes}), so that OpenAI
- * client libraries work unchanged against Serval: the request's JSON, its checks, and the response. Thread-safe.
+ * client libraries work unchanged against Serval: the request's JSON, its checks, and the response. Thread-safe: its
+ * only state is each thread's buffers for formatting numbers ({@link NumberArrays}).
  */
 final class OpenAiEmbeddings {
 
     private final Json json;
     private final JsonFactory factory;
+    private final ThreadLocal<NumberArrays> numbers = NumberArrays.perThread();
     private final RequestLimits limits;
 
     OpenAiEmbeddings(Json json, JsonFactory factory, RequestLimits limits) {
@@ -38,9 +39,10 @@ final class OpenAiEmbeddings {
      */
     Answer encode(EmbeddingsRequest request, List<Embedding> embeddings) {
         int dimension = embeddings.getFirst().vector().length;
-        ByteArrayOutputStream out = new ByteArrayOutputStream(256 + embeddings.size() * dimension * 12);
+        Answer.Bytes out = new Answer.Bytes(256 + embeddings.size() * dimension * 14);
         ByteBuffer floats = request.base64()
                 ? ByteBuffer.allocate(dimension * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN) : null;
+        NumberArrays numbers = floats == null ? this.numbers.get() : null;
         long tokens = 0;
         try (JsonGenerator gen = factory.createGenerator(out)) {
             gen.writeStartObject();
@@ -60,11 +62,7 @@ final class OpenAiEmbeddings {
                     }
                     gen.writeString(Base64.getEncoder().encodeToString(floats.array()));
                 } else {
-                    gen.writeStartArray();
-                    for (float value : embedding.vector()) {
-                        gen.writeNumber(value);
-                    }
-                    gen.writeEndArray();
+                    numbers.write(gen, embedding.vector());
                 }
                 gen.writeEndObject();
             }
@@ -78,6 +76,6 @@ final class OpenAiEmbeddings {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return Answer.json(out.toByteArray());
+        return Answer.json(out);
     }
 }

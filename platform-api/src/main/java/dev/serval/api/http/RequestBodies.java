@@ -73,8 +73,8 @@ public class RequestBodies {
      * {@code allowBinary}, also {@code application/octet-stream} (the binary tensor data extension).
      */
     static void checkContentType(String contentType, boolean allowBinary) {
-        if (contentType == null || contentType.isBlank()) {
-            return;
+        if (contentType == null || contentType.isBlank() || contentType.equalsIgnoreCase(MediaType.APPLICATION_JSON)) {
+            return; // the common case, without parsing a MediaType per request
         }
         MediaType type;
         try {

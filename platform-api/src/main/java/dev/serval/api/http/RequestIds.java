@@ -3,6 +3,7 @@ package dev.serval.api.http;
 import io.vertx.ext.web.Router;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Singleton;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
 import org.jboss.logging.MDC;
@@ -31,8 +32,21 @@ public class RequestIds {
         });
     }
 
-    private static String newId() {
+    private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.ISO_8859_1);
+
+    /** 32 random hex digits, the first of each half at least 8 (as two {@code Long.toHexString} of a set top bit). */
+    static String newId() {
         ThreadLocalRandom random = ThreadLocalRandom.current();
-        return Long.toHexString(random.nextLong() | Long.MIN_VALUE) + Long.toHexString(random.nextLong() | Long.MIN_VALUE);
+        byte[] id = new byte[32];
+        hex(random.nextLong() | Long.MIN_VALUE, id, 0);
+        hex(random.nextLong() | Long.MIN_VALUE, id, 16);
+        return new String(id, StandardCharsets.ISO_8859_1);
+    }
+
+    private static void hex(long value, byte[] into, int at) {
+        for (int i = 15; i >= 0; i--) {
+            into[at + i] = HEX[(int) (value & 0xF)];
+            value >>>= 4;
+        }
     }
 }
