@@ -119,7 +119,7 @@ public class BatchSizeBenchmark extends BenchmarkBase {
         public void start() throws Exception {
             DeploymentSpec spec = DeploymentSpec.defaults("bench-minilm-fp32", "bundled:all-minilm-l6-v2")
                     .withNumReplicas(1)
-                    .withPredictors(new PredictorSpec(2, 1))
+                    .withPredictors(new PredictorSpec(2, 1, true))
                     .withAdmission(new AdmissionSpec(BURST * 4, BURST * 8, 1, AdmissionSpec.DEFAULTS.requestTimeout()))
                     .withHealth(HealthSpec.DEFAULTS.withHealthCheckPeriod(Duration.ofMinutes(10)))
                     .withBatching(BatchingSpec.DEFAULTS.withMaxBatchSize(maxBatchSize));

@@ -149,7 +149,7 @@ public final class BatchSizeRatio {
     private static DeploymentSpec spec(String name) {
         return DeploymentSpec.defaults(name, "bundled:all-minilm-l6-v2")
                 .withNumReplicas(1)
-                .withPredictors(new PredictorSpec(2, 1))
+                .withPredictors(new PredictorSpec(2, 1, true))
                 .withAdmission(new AdmissionSpec(BURST * 4, BURST * 8, 1, AdmissionSpec.DEFAULTS.requestTimeout()))
                 .withHealth(HealthSpec.DEFAULTS.withHealthCheckPeriod(Duration.ofMinutes(10)));
     }

@@ -3,6 +3,7 @@ package dev.serval.model.text;
 import ai.djl.huggingface.tokenizers.Encoding;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import dev.serval.model.BatchingDecision;
+import dev.serval.model.onnx.OnnxModel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -73,7 +74,7 @@ final class BatchProbe {
      * batch. The texts are tokenised once, before timing: only inference is measured, the part batching changes.
      */
     static <O> BatchingDecision sized(BatchingDecision decision,
-            ai.djl.inference.Predictor<Encoding[], List<O>> predictor, HuggingFaceTokenizer tokenizer) throws Exception {
+            OnnxModel.Runner<Encoding[], List<O>> predictor, HuggingFaceTokenizer tokenizer) throws Exception {
         if (!decision.batched()) {
             return decision;
         }

@@ -74,7 +74,7 @@ final class TextClassificationModel extends TextModel<Classification> {
             }
         }
         Parts<Classification> parts = TextModel.load(modelFile, tokenizerFile, engine, options,
-                new SoftmaxHead(options.chunkReduction(), TextModel.outputName(output)));
+                new SoftmaxHead(options.chunkReduction(), TextHead.outputName(output)));
         TextClassificationModel model = new TextClassificationModel(parts, names);
         int logits = parts.probeResult().scores().length;
         if (logits != names.size()) {

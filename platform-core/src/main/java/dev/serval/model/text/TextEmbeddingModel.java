@@ -50,7 +50,7 @@ final class TextEmbeddingModel extends TextModel<Embedding> {
     static TextEmbeddingModel load(Path modelFile, Path tokenizerFile, String output, OnnxOptions engine,
             LoadOptions options) throws IOException {
         return new TextEmbeddingModel(TextModel.load(modelFile, tokenizerFile, engine, options,
-                new MeanPoolingHead(TextModel.outputName(output))));
+                new MeanPoolingHead(TextHead.outputName(output))));
     }
 
     /** The embedding dimension, learnt from the probe inference at load. */

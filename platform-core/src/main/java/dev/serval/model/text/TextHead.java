@@ -61,4 +61,16 @@ interface TextHead<O> {
         }
         return max;
     }
+
+    /**
+     * {@code output}, checked as the name of a graph output to read.
+     *
+     * @throws IllegalArgumentException when it is null or blank
+     */
+    static String outputName(String output) {
+        if (output == null || output.isBlank()) {
+            throw new IllegalArgumentException("the output to read must be a graph output's name, not '" + output + "'");
+        }
+        return output;
+    }
 }

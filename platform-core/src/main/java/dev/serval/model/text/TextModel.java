@@ -183,18 +183,6 @@ abstract class TextModel<O> implements Model<String, O> {
         }
     }
 
-    /**
-     * {@code output}, checked as the name of a graph output to read.
-     *
-     * @throws IllegalArgumentException when it is null or blank
-     */
-    static String outputName(String output) {
-        if (output == null || output.isBlank()) {
-            throw new IllegalArgumentException("the output to read must be a graph output's name, not '" + output + "'");
-        }
-        return output;
-    }
-
     /** A tokenizer truncating at {@code maxLength}, unpadded; with overflowing windows when {@code chunking}. */
     private static HuggingFaceTokenizer tokenizer(Path file, int maxLength, LongInputs chunking) throws IOException {
         HuggingFaceTokenizer.Builder builder = HuggingFaceTokenizer.builder()
