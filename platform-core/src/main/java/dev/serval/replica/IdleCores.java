@@ -57,6 +57,11 @@ final class IdleCores {
         cores.acquireUninterruptibly();
     }
 
+    /** Takes every predictor's share, waiting until none is running (a warm-up of the wide session). */
+    void takeAll() {
+        cores.acquireUninterruptibly(predictors);
+    }
+
     /** After {@link #take}: takes every other predictor's share too, if none is running now. */
     boolean borrowAll() {
         return cores.tryAcquire(predictors - 1);

@@ -256,14 +256,7 @@ final class PredictorPool<I, O> {
         }
         try (predictor) {
             try {
-                if (idleCores != null) { // the wide session's first inference pays for its set-up: not a request's
-                    predictor.widen(true);
-                    predictor.predict(model.probeInput());
-                    predictor.widen(false);
-                }
-                long start = nanoTime.getAsLong();
-                predictor.predict(model.probeInput());
-                pace.reset(nanoTime.getAsLong() - start);
+                warmUp(predictor);
             } catch (Throwable t) {
                 warmUpFailure.compareAndSet(null, t);
                 return;
@@ -271,6 +264,33 @@ final class PredictorPool<I, O> {
                 warmedUp.countDown();
             }
             serve(predictor);
+        }
+    }
+
+    /**
+     * Runs the probe input once on each of the model's sessions, holding the cores each uses like any inference: the
+     * wide session's first inference pays for its set-up, not a request's. The narrow run's time seeds the pace.
+     */
+    private void warmUp(Predictor<I, O> predictor) throws Exception {
+        if (idleCores != null) {
+            idleCores.takeAll();
+            try {
+                predictor.widen(true);
+                predictor.predict(model.probeInput());
+            } finally {
+                predictor.widen(false);
+                idleCores.release(true);
+            }
+            idleCores.take();
+        }
+        try {
+            long start = nanoTime.getAsLong();
+            predictor.predict(model.probeInput());
+            pace.reset(nanoTime.getAsLong() - start);
+        } finally {
+            if (idleCores != null) {
+                idleCores.release(false);
+            }
         }
     }
 
