@@ -502,13 +502,21 @@ public final class LoadBenchmark {
             }
         }
 
-        /** An unrecorded closed loop, so that the first measured run does not pay for JIT compilation. */
+        /**
+         * Unrecorded closed loops, so that the first measured run does not pay for JIT compilation: 16 connections for
+         * {@code duration}, then 1 connection for half of it, because a lone request takes paths that a loaded server
+         * never does (an idle replica lends it its cores, and measures whether that pays while compiler threads still
+         * compete for them).
+         */
         private void preWarm(LoadGenerator generator, Target target, Workload workload, Duration duration)
                 throws InterruptedException, IOException {
-            RunResult warm = generator.closedLoop(target.name(), target.port(), target.pid(), workload, 16,
-                    Duration.ofMillis(100), duration, settings.drain());
-            System.out.printf("  pre-warm %-10s %8.0f req/s, %d errors%n", target.name(), warm.throughput(),
-                    warm.errorCount());
+            for (int connections : new int[] {16, 1}) {
+                RunResult warm = generator.closedLoop(target.name(), target.port(), target.pid(), workload,
+                        connections, Duration.ofMillis(100), connections == 1 ? duration.dividedBy(2) : duration,
+                        settings.drain());
+                System.out.printf("  pre-warm %-10s %d connection(s) %8.0f req/s, %d errors%n", target.name(),
+                        connections, warm.throughput(), warm.errorCount());
+            }
         }
 
         private void record(RunResult run) {
