@@ -8,18 +8,17 @@ import java.util.Objects;
  * @param batched        whether several inputs may run in one inference (padded, grouped by length)
  * @param batchInvariant whether an input's output is the same (within 1e-5 per element) whatever it runs with
  * @param preferredBatch the most inputs one inference should take on this CPU: 1 when not batched; for a batched
- *                       model the size the load's probe found paying (the smallest within a few per cent of the best
- *                       texts/s measured), or {@link #NO_PREFERENCE} when it was not measured or the largest size
- *                       probed still paid: the deployment's {@code max_batch_size} alone then limits batches
- *                       ({@link #batchLimit})
+ *                       model 1 when the load's probe found that batching does not pay, or {@link #NO_PREFERENCE}
+ *                       when it does or was not measured: the deployment's {@code max_batch_size} alone then limits
+ *                       batches ({@link #batchLimit})
  * @param reason         what the decision rests on: the row-coupling operators found, the probe's result, the setting,
  *                       and the batch sizes measured
  */
 public record BatchingDecision(boolean batched, boolean batchInvariant, int preferredBatch, String reason) {
 
     /**
-     * {@link #preferredBatch} of a batched model whose batch sizes were not measured, or whose largest size probed
-     * still paid: the deployment's {@code max_batch_size} alone limits its batches.
+     * {@link #preferredBatch} of a batched model whose batch sizes were not measured, or for which batching pays: the
+     * deployment's {@code max_batch_size} alone limits its batches.
      */
     public static final int NO_PREFERENCE = 0;
 

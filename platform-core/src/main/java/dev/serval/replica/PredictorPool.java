@@ -90,8 +90,8 @@ final class PredictorPool<I, O> {
 
     /**
      * @param replica  the replica's name ({@code deployment#id}), for logs
-     * @param maxBatch inputs one inference may take when the model batches ({@link Model#batching()}); the model's
-     *                 preferred batch size, when smaller, limits it further ({@link BatchingDecision#batchLimit})
+     * @param maxBatch inputs one inference may take when the model batches ({@link Model#batching()}); 1 instead when
+     *                 the model's load found that batching does not pay on this CPU ({@link BatchingDecision#batchLimit})
      */
     PredictorPool(String deployment, String replica, int predictorThreads, int maxQueuedInputs, int maxBatch,
             Model<I, O> model, ThreadFactory threads, LongSupplier nanoTime, DeploymentMetrics metrics) {
@@ -155,8 +155,8 @@ final class PredictorPool<I, O> {
     }
 
     /**
-     * Changes the batch limit and the batch wait of running predictors (from their next batch on). The limit is the
-     * smaller of {@code maxBatchSize} and the batch size the model's load found paying on this CPU. Models that do not
+     * Changes the batch limit and the batch wait of running predictors (from their next batch on). The limit is
+     * {@code maxBatchSize}, or 1 when the model's load found that batching does not pay on this CPU. Models that do not
      * batch keep running one input at a time.
      */
     void tune(int maxBatchSize, Duration batchWait) {
