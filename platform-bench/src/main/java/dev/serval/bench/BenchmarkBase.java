@@ -32,4 +32,28 @@ import org.openjdk.jmh.annotations.Warmup;
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 public abstract class BenchmarkBase {
+
+    /** How long a benchmark's set-up waits for its deployment's model to load and warm up. */
+    private static final java.time.Duration READY_TIMEOUT = java.time.Duration.ofMinutes(2);
+
+    /**
+     * Waits, during a benchmark's set-up, until {@code deployment} is READY. It polls: a deployment offers no future
+     * for its first load, and set-up time is not measured.
+     *
+     * @throws IllegalStateException naming the state and the failure, when it failed or is still loading after two
+     *                               minutes
+     */
+    public static void awaitReady(dev.serval.deployment.Deployment<?, ?> deployment) throws InterruptedException {
+        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        while (deployment.state() == dev.serval.controller.DeploymentState.LOADING) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("deployment still loading after " + READY_TIMEOUT);
+            }
+            Thread.sleep(20); // set-up only: waiting for the model to load
+        }
+        if (deployment.state() != dev.serval.controller.DeploymentState.READY) {
+            throw new IllegalStateException("deployment is " + deployment.state() + ": "
+                    + deployment.failure().orElse("no reason given"));
+        }
+    }
 }

@@ -1,6 +1,5 @@
 package dev.serval.bench.model;
 
-import dev.serval.controller.DeploymentState;
 import dev.serval.bench.BenchmarkBase;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
@@ -74,12 +73,7 @@ public class BatchInvarianceBenchmark extends BenchmarkBase {
             deployment = engine.deploy(spec, s -> TextModels.embedding(model, tokenizer,
                     ModelKind.TEXT_EMBEDDING.defaultOutput(), OnnxOptions.none(),
                     LoadOptions.defaults().withMaxLength(256).withBatchInvariance(s.batching().batchInvariance())));
-            while (deployment.state() != DeploymentState.READY) {
-                if (deployment.state() == DeploymentState.FAILED) {
-                    throw new IllegalStateException("model failed to load: " + deployment.failure().orElse("?"));
-                }
-                Thread.sleep(20); // setup only: waiting for the model to load
-            }
+            BenchmarkBase.awaitReady(deployment);
             if (deployment.batching().orElseThrow().batched() == invariance) {
                 throw new IllegalStateException("unexpected batching: " + deployment.batching().orElseThrow());
             }

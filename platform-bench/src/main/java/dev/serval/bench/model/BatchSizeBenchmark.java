@@ -1,7 +1,6 @@
 package dev.serval.bench.model;
 
 import dev.serval.bench.BenchmarkBase;
-import dev.serval.controller.DeploymentState;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.model.BatchingDecision;
@@ -125,13 +124,7 @@ public class BatchSizeBenchmark extends BenchmarkBase {
                     .withBatching(BatchingSpec.DEFAULTS.withMaxBatchSize(maxBatchSize));
             engine = new ServingEngine();
             deployment = engine.deploy(spec, deployed -> loadModel(deployed.predictors().intraOpThreads()));
-            while (deployment.state() == DeploymentState.LOADING) {
-                Thread.sleep(20); // setup only: waiting for the model to load
-            }
-            if (deployment.state() != DeploymentState.READY) {
-                throw new IllegalStateException("deployment is " + deployment.state() + ": "
-                        + deployment.failure().orElse("no reason given"));
-            }
+            BenchmarkBase.awaitReady(deployment);
             BatchingDecision batching = deployment.batching().orElseThrow();
             if (!batching.batched()) {
                 throw new IllegalStateException("the fp32 model should batch: " + batching);

@@ -1,6 +1,6 @@
 package dev.serval.bench.model;
 
-import dev.serval.controller.DeploymentState;
+import dev.serval.bench.BenchmarkBase;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.model.BatchingDecision;
@@ -58,17 +58,13 @@ public final class BatchSizeRatio {
         try (ServingEngine engine = new ServingEngine()) {
             Deployment<String, Embedding> deployment = engine.deploy(spec,
                     deployed -> BatchSizeBenchmark.loadModel(deployed.predictors().intraOpThreads()));
-            while (deployment.state() == DeploymentState.LOADING) {
-                Thread.sleep(20); // setup only: waiting for the model to load
-            }
+            BenchmarkBase.awaitReady(deployment);
             BatchingDecision batching = deployment.batching().orElseThrow();
             System.out.println("pool batch limit " + batching.batchLimit(spec.batching().maxBatchSize()) + ": "
                     + batching.reason());
             Deployment<String, Embedding> unlimited = engine.deploy(spec("bench-minilm-fp32-unlimited"),
                     deployed -> new Unlimited(BatchSizeBenchmark.loadModel(deployed.predictors().intraOpThreads())));
-            while (unlimited.state() == DeploymentState.LOADING) {
-                Thread.sleep(20); // setup only: waiting for the model to load
-            }
+            BenchmarkBase.awaitReady(unlimited);
             Model<String, Embedding> model = BatchSizeBenchmark.loadModel(1);
             double[][] raws = new double[rounds][];
             double[] pools = new double[rounds];

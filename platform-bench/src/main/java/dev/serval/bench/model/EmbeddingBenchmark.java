@@ -1,6 +1,5 @@
 package dev.serval.bench.model;
 
-import dev.serval.controller.DeploymentState;
 import dev.serval.bench.BenchmarkBase;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
@@ -16,7 +15,6 @@ import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.PredictorSpec;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Random;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -112,7 +110,6 @@ public class EmbeddingBenchmark extends BenchmarkBase {
     @State(Scope.Benchmark)
     public static class Pool {
 
-        private static final Duration READY_TIMEOUT = Duration.ofMinutes(2);
 
         ServingEngine engine;
         Deployment<String, Embedding> deployment;
@@ -124,17 +121,7 @@ public class EmbeddingBenchmark extends BenchmarkBase {
                     .withPredictors(new PredictorSpec(2, 1, true));
             engine = new ServingEngine();
             deployment = engine.deploy(spec, deployed -> loadModel(deployed.predictors().intraOpThreads()));
-            long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-            while (deployment.state() == DeploymentState.LOADING) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("deployment still loading after " + READY_TIMEOUT);
-                }
-                Thread.sleep(20); // setup only: waiting for the model to load
-            }
-            if (deployment.state() != DeploymentState.READY) {
-                throw new IllegalStateException("deployment is " + deployment.state() + ": "
-                        + deployment.failure().orElse("no reason given"));
-            }
+            BenchmarkBase.awaitReady(deployment);
         }
 
         @TearDown(Level.Trial)
