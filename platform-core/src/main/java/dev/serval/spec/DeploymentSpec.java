@@ -20,6 +20,9 @@ import java.util.regex.Pattern;
  * @param predictors  the threads of one replica
  * @param health      how replicas are watched and how many must serve
  * @param rollout     how replicas are replaced and stopped
+ * @param autoscaling how the replica count follows the load, or null for a fixed {@code numReplicas}; with it,
+ *                    {@code numReplicas} is the count the deployment starts with ({@link AutoscalingSpec#initial()})
+ *                    and the autoscaler moves it within {@code [min_replicas, max_replicas]}
  */
 public record DeploymentSpec(
         String name,
@@ -30,7 +33,8 @@ public record DeploymentSpec(
         BatchingSpec batching,
         PredictorSpec predictors,
         HealthSpec health,
-        RolloutSpec rollout) {
+        RolloutSpec rollout,
+        AutoscalingSpec autoscaling) {
 
     /**
      * Replicas one deployment may keep. Wider than what the config accepts ({@code serval.limits.*} and the edge's
@@ -59,6 +63,16 @@ public record DeploymentSpec(
             throw new InvalidSpec("version", "must not be blank");
         }
         NUM_REPLICAS.check(numReplicas);
+        if (autoscaling != null && autoscaling.clamp(numReplicas) != numReplicas) {
+            throw new InvalidSpec("initial_replicas", "is " + numReplicas + "; it must be between min_replicas ("
+                    + autoscaling.minReplicas() + ") and max_replicas (" + autoscaling.maxReplicas() + ")");
+        }
+    }
+
+    /** A deployment of a fixed {@code numReplicas}, without autoscaling. */
+    public DeploymentSpec(String name, ModelReference model, String version, int numReplicas, AdmissionSpec admission,
+            BatchingSpec batching, PredictorSpec predictors, HealthSpec health, RolloutSpec rollout) {
+        this(name, model, version, numReplicas, admission, batching, predictors, health, rollout, null);
     }
 
     /** A spec of model {@code modelName} with every other setting at its default. */
@@ -70,42 +84,61 @@ public record DeploymentSpec(
 
     public DeploymentSpec withModel(ModelReference next) {
         return next.equals(model) ? this
-                : new DeploymentSpec(name, next, version, numReplicas, admission, batching, predictors, health, rollout);
+                : new DeploymentSpec(name, next, version, numReplicas, admission, batching, predictors, health,
+                        rollout, autoscaling);
     }
 
     public DeploymentSpec withVersion(String next) {
         return next.equals(version) ? this
-                : new DeploymentSpec(name, model, next, numReplicas, admission, batching, predictors, health, rollout);
+                : new DeploymentSpec(name, model, next, numReplicas, admission, batching, predictors, health,
+                        rollout, autoscaling);
     }
 
+    /** A fixed count of {@code next} replicas: autoscaling, if any, is off. */
     public DeploymentSpec withNumReplicas(int next) {
-        return next == numReplicas ? this
-                : new DeploymentSpec(name, model, version, next, admission, batching, predictors, health, rollout);
+        return next == numReplicas && autoscaling == null ? this
+                : new DeploymentSpec(name, model, version, next, admission, batching, predictors, health, rollout,
+                        null);
+    }
+
+    /**
+     * Autoscaling by {@code next} (starting at its {@link AutoscalingSpec#initial()} count), or, with null, a fixed
+     * count of the current {@code numReplicas}.
+     */
+    public DeploymentSpec withAutoscaling(AutoscalingSpec next) {
+        return java.util.Objects.equals(next, autoscaling) ? this
+                : new DeploymentSpec(name, model, version, next == null ? numReplicas : next.initial(), admission,
+                        batching, predictors, health, rollout, next);
     }
 
     public DeploymentSpec withAdmission(AdmissionSpec next) {
         return next.equals(admission) ? this
-                : new DeploymentSpec(name, model, version, numReplicas, next, batching, predictors, health, rollout);
+                : new DeploymentSpec(name, model, version, numReplicas, next, batching, predictors, health, rollout,
+                        autoscaling);
     }
 
     public DeploymentSpec withBatching(BatchingSpec next) {
         return next.equals(batching) ? this
-                : new DeploymentSpec(name, model, version, numReplicas, admission, next, predictors, health, rollout);
+                : new DeploymentSpec(name, model, version, numReplicas, admission, next, predictors, health, rollout,
+                        autoscaling);
     }
 
     public DeploymentSpec withPredictors(PredictorSpec next) {
         return next.equals(predictors) ? this
-                : new DeploymentSpec(name, model, version, numReplicas, admission, batching, next, health, rollout);
+                : new DeploymentSpec(name, model, version, numReplicas, admission, batching, next, health, rollout,
+                        autoscaling);
     }
 
     public DeploymentSpec withHealth(HealthSpec next) {
         return next.equals(health) ? this
-                : new DeploymentSpec(name, model, version, numReplicas, admission, batching, predictors, next, rollout);
+                : new DeploymentSpec(name, model, version, numReplicas, admission, batching, predictors, next,
+                        rollout, autoscaling);
     }
 
     public DeploymentSpec withRollout(RolloutSpec next) {
         return next.equals(rollout) ? this
-                : new DeploymentSpec(name, model, version, numReplicas, admission, batching, predictors, health, next);
+                : new DeploymentSpec(name, model, version, numReplicas, admission, batching, predictors, health,
+                        next, autoscaling);
     }
 
     /**
@@ -127,7 +160,27 @@ public record DeploymentSpec(
 
     /** Replicas a rolling update starts at a time: {@code rollingUpdateFraction} of {@code numReplicas}, at least 1. */
     public int rollingUpdateBatch() {
-        return Math.max(1, (int) Math.ceil(rollout.rollingUpdateFraction() * numReplicas));
+        return rollingUpdateBatch(numReplicas);
+    }
+
+    /** Replicas a rolling update of {@code desired} replicas starts at a time: its fraction of them, at least 1. */
+    public int rollingUpdateBatch(int desired) {
+        return Math.max(1, (int) Math.ceil(rollout.rollingUpdateFraction() * desired));
+    }
+
+    /** Whether the replica count follows the load ({@link #autoscaling()} is set). */
+    public boolean isAutoscaled() {
+        return autoscaling != null;
+    }
+
+    /** The most replicas this deployment can run: {@code max_replicas} when autoscaled, else {@code num_replicas}. */
+    public int maxReplicas() {
+        return autoscaling != null ? autoscaling.maxReplicas() : numReplicas;
+    }
+
+    /** The fewest replicas this deployment keeps: {@code min_replicas} when autoscaled, else {@code num_replicas}. */
+    public int minReplicas() {
+        return autoscaling != null ? autoscaling.minReplicas() : numReplicas;
     }
 
     /**

@@ -1,0 +1,148 @@
+package dev.serval.spec;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How a deployment's replica count follows its load, instead of a fixed {@code num_replicas}: the settings of Ray
+ * Serve's autoscaling config, with Ray's defaults. The autoscaler ({@code dev.serval.autoscaling}) keeps
+ * {@code ceil(ongoing / target_ongoing_requests)} replicas within {@code [min_replicas, max_replicas]}, where ongoing
+ * is the deployment's requests running and queued averaged over {@code look_back_period}; it scales up only after
+ * {@code upscale_delay} of consistent decisions to do so, and down only after {@code downscale_delay}.
+ *
+ * @param minReplicas           replicas always kept; 0 lets an idle deployment release its model (scale to zero)
+ * @param maxReplicas           replicas never exceeded; at least 1 and at least {@code minReplicas}
+ * @param initialReplicas       replicas the deployment starts with, or null for the default: {@code minReplicas}, but
+ *                              at least 1 so that a new deployment loads its model once (its metadata is then known
+ *                              and a model that cannot load is found at once), within {@code maxReplicas}
+ * @param targetOngoingRequests requests running or queued per replica that the autoscaler aims for; default 2
+ * @param upscaleDelay          how long decisions must consistently call for more replicas before they start;
+ *                              default 30 s
+ * @param downscaleDelay        how long decisions must consistently call for fewer before replicas stop; default 600 s
+ * @param downscaleToZeroDelay  the delay of the last step, from one replica to none, or null for
+ *                              {@code downscaleDelay}
+ * @param lookBackPeriod        the window over which the ongoing requests are averaged; default 30 s
+ * @param upscalingFactor       how much of the distance to the wanted count one upscale covers (Ray's smoothing);
+ *                              in (0, 10], default 1
+ * @param downscalingFactor     the same for a downscale; in (0, 1], default 1 (a downscale always removes at least
+ *                              one replica)
+ */
+public record AutoscalingSpec(
+        int minReplicas,
+        int maxReplicas,
+        Integer initialReplicas,
+        double targetOngoingRequests,
+        Duration upscaleDelay,
+        Duration downscaleDelay,
+        Duration downscaleToZeroDelay,
+        Duration lookBackPeriod,
+        double upscalingFactor,
+        double downscalingFactor) {
+
+    public static final IntRange MIN_REPLICAS = new IntRange("min_replicas", 0, DeploymentSpec.NUM_REPLICAS.max());
+    public static final IntRange MAX_REPLICAS = new IntRange("max_replicas", 1, DeploymentSpec.NUM_REPLICAS.max());
+    public static final IntRange INITIAL_REPLICAS = new IntRange("initial_replicas", 0,
+            DeploymentSpec.NUM_REPLICAS.max());
+    public static final DurationRange UPSCALE_DELAY = new DurationRange("upscale_delay", Duration.ZERO,
+            Duration.ofHours(1));
+    public static final DurationRange DOWNSCALE_DELAY = new DurationRange("downscale_delay", Duration.ZERO,
+            Duration.ofDays(1));
+    public static final DurationRange DOWNSCALE_TO_ZERO_DELAY = new DurationRange("downscale_to_zero_delay",
+            Duration.ZERO, Duration.ofDays(1));
+    public static final DurationRange LOOK_BACK_PERIOD = new DurationRange("look_back_period", Duration.ofMillis(10),
+            Duration.ofHours(1));
+    /** Bounds of {@code target_ongoing_requests}: above zero, at most this. */
+    public static final double MAX_TARGET_ONGOING_REQUESTS = 100_000;
+    /** Bound of {@code upscaling_factor}: above zero, at most this. */
+    public static final double MAX_UPSCALING_FACTOR = 10;
+
+    /** Ray Serve's defaults, from one to ten replicas. */
+    public static final AutoscalingSpec DEFAULTS = new AutoscalingSpec(1, 10, null, 2, Duration.ofSeconds(30),
+            Duration.ofSeconds(600), null, Duration.ofSeconds(30), 1, 1);
+
+    public AutoscalingSpec {
+        MIN_REPLICAS.check(minReplicas);
+        MAX_REPLICAS.check(maxReplicas);
+        if (maxReplicas < minReplicas) {
+            throw new InvalidSpec("max_replicas", "is " + maxReplicas + " but min_replicas is " + minReplicas
+                    + "; it must be at least min_replicas");
+        }
+        if (initialReplicas != null) {
+            INITIAL_REPLICAS.check(initialReplicas);
+            if (initialReplicas < minReplicas || initialReplicas > maxReplicas) {
+                throw new InvalidSpec("initial_replicas", "is " + initialReplicas
+                        + "; it must be between min_replicas (" + minReplicas + ") and max_replicas (" + maxReplicas
+                        + ")");
+            }
+        }
+        if (!(targetOngoingRequests > 0 && targetOngoingRequests <= MAX_TARGET_ONGOING_REQUESTS)) {
+            throw new InvalidSpec("target_ongoing_requests", "must be above 0 and at most "
+                    + (long) MAX_TARGET_ONGOING_REQUESTS + ", not " + targetOngoingRequests);
+        }
+        UPSCALE_DELAY.check(upscaleDelay);
+        DOWNSCALE_DELAY.check(downscaleDelay);
+        if (downscaleToZeroDelay != null) {
+            DOWNSCALE_TO_ZERO_DELAY.check(downscaleToZeroDelay);
+        }
+        LOOK_BACK_PERIOD.check(lookBackPeriod);
+        if (!(upscalingFactor > 0 && upscalingFactor <= MAX_UPSCALING_FACTOR)) {
+            throw new InvalidSpec("upscaling_factor", "must be above 0 and at most " + (int) MAX_UPSCALING_FACTOR
+                    + ", not " + upscalingFactor);
+        }
+        if (!(downscalingFactor > 0 && downscalingFactor <= 1)) {
+            throw new InvalidSpec("downscaling_factor", "must be above 0 and at most 1, not " + downscalingFactor);
+        }
+    }
+
+    /** The replicas a new deployment starts with: {@code initial_replicas}, or its default (see the record). */
+    public int initial() {
+        return initialReplicas != null ? initialReplicas : Math.min(maxReplicas, Math.max(1, minReplicas));
+    }
+
+    /** The delay of the step from one replica to none: {@code downscale_to_zero_delay}, or {@code downscale_delay}. */
+    public Duration toZeroDelay() {
+        return downscaleToZeroDelay != null ? downscaleToZeroDelay : downscaleDelay;
+    }
+
+    /** {@code replicas} within {@code [min_replicas, max_replicas]}. */
+    public int clamp(int replicas) {
+        return Math.max(minReplicas, Math.min(maxReplicas, replicas));
+    }
+
+    public AutoscalingSpec withMinReplicas(int next) {
+        return next == minReplicas ? this : new AutoscalingSpec(next, maxReplicas, initialReplicas,
+                targetOngoingRequests, upscaleDelay, downscaleDelay, downscaleToZeroDelay, lookBackPeriod,
+                upscalingFactor, downscalingFactor);
+    }
+
+    public AutoscalingSpec withMaxReplicas(int next) {
+        return next == maxReplicas ? this : new AutoscalingSpec(minReplicas, next, initialReplicas,
+                targetOngoingRequests, upscaleDelay, downscaleDelay, downscaleToZeroDelay, lookBackPeriod,
+                upscalingFactor, downscalingFactor);
+    }
+
+    public AutoscalingSpec withTargetOngoingRequests(double next) {
+        return next == targetOngoingRequests ? this : new AutoscalingSpec(minReplicas, maxReplicas, initialReplicas,
+                next, upscaleDelay, downscaleDelay, downscaleToZeroDelay, lookBackPeriod, upscalingFactor,
+                downscalingFactor);
+    }
+
+    /** The three delays and the look-back period at once (tests and benchmarks run them short). */
+    public AutoscalingSpec withTiming(Duration upscale, Duration downscale, Duration toZero, Duration lookBack) {
+        AutoscalingSpec next = new AutoscalingSpec(minReplicas, maxReplicas, initialReplicas, targetOngoingRequests,
+                upscale, downscale, toZero, lookBack, upscalingFactor, downscalingFactor);
+        return next.equals(this) ? this : next;
+    }
+
+    public AutoscalingSpec withFactors(double upscaling, double downscaling) {
+        return upscaling == upscalingFactor && downscaling == downscalingFactor ? this
+                : new AutoscalingSpec(minReplicas, maxReplicas, initialReplicas, targetOngoingRequests, upscaleDelay,
+                        downscaleDelay, downscaleToZeroDelay, lookBackPeriod, upscaling, downscaling);
+    }
+
+    public AutoscalingSpec withInitialReplicas(Integer next) {
+        return Objects.equals(next, initialReplicas) ? this : new AutoscalingSpec(minReplicas, maxReplicas, next,
+                targetOngoingRequests, upscaleDelay, downscaleDelay, downscaleToZeroDelay, lookBackPeriod,
+                upscalingFactor, downscalingFactor);
+    }
+}
