@@ -84,10 +84,23 @@ public final class Controller {
                     replica.tune(spec); // batch size and wait change in place, O(n) once per such change
                 }
             }
-            managed.spec = spec;
+            managed.respec(spec);
             router.maxQueuedRequests(spec.admission().maxQueuedRequests());
         }
         managed.dirty = true;
+    }
+
+    /**
+     * The autoscaler's decision for {@code name}: run {@code replicas} (within its spec's bounds) from now on, as any
+     * spec change would; ignored for a deployment that is not autoscaled (its autoscaling was turned off since the
+     * decision) or is unknown or being removed.
+     */
+    public void scale(String name, int replicas) {
+        ReplicaSet<?, ?> managed = byName.get(name);
+        if (managed != null && !managed.removed) {
+            managed.scale(replicas);
+            managed.afterChange();
+        }
     }
 
     /**

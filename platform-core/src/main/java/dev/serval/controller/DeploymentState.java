@@ -14,6 +14,11 @@ public enum DeploymentState {
     READY,
     /** No routable replica, none starting, and the last start failed; retried with back-off. */
     FAILED,
+    /**
+     * Autoscaled to zero replicas: its model is released, and a request starts a replica (it waits for it, within
+     * its deadline and the deployment's queue bound).
+     */
+    IDLE,
     /** Closed or being closed. */
     STOPPED;
 
@@ -27,6 +32,9 @@ public enum DeploymentState {
         }
         if (routable > 0) {
             return READY;
+        }
+        if (status.idle()) {
+            return IDLE;
         }
         return status.failedStarts() > 0 && status.starting() == 0 ? FAILED : LOADING;
     }

@@ -1,19 +1,25 @@
 package dev.serval.controller;
 
 /**
- * A deployment's replica counts: its replicas per {@code ReplicaState}, its consecutive failed starts (0 once a
- * replica starts) and its last error, as the controller last saw them. Immutable; a new one is published only when
+ * A deployment's replica counts: the replicas it should run ({@code desired}: its {@code num_replicas}, or the
+ * autoscaler's count when {@code autoscaled}), its replicas per {@code ReplicaState}, its consecutive failed starts
+ * (0 once a replica starts) and its last error, as the controller last saw them. Immutable; a new one is published only when
  * something changed.
  *
  * <p>Not to be confused with {@link DeploymentState}, the deployment's serving condition (loading, ready, failed,
  * stopped) that callers check before sending requests, derived in part from these counts.
  */
 public record DeploymentStatus(String name, String version, int desired, int starting, int running, int updating,
-        int stopping, int recovering, int failedStarts, String lastError) {
+        int stopping, int recovering, int failedStarts, String lastError, boolean autoscaled) {
 
     /** The status of a deployment the controller has not looked at yet: {@code desired} replicas, none started. */
-    public static DeploymentStatus initial(String name, String version, int desired) {
-        return new DeploymentStatus(name, version, desired, 0, 0, 0, 0, 0, 0, null);
+    public static DeploymentStatus initial(String name, String version, int desired, boolean autoscaled) {
+        return new DeploymentStatus(name, version, desired, 0, 0, 0, 0, 0, 0, null, autoscaled);
+    }
+
+    /** An autoscaled deployment with no replica, none starting and nothing failing: it waits for a request. */
+    public boolean idle() {
+        return autoscaled && desired == 0 && routable() == 0 && starting == 0 && failedStarts == 0;
     }
 
     /** Replicas that take requests: RUNNING and UPDATING. */

@@ -60,6 +60,12 @@ final class ReplicaSet<I, O> implements ReplicaEvents<I, O> {
     private int startFailures;
     long nextStartNanos = Long.MIN_VALUE;
     private String lastError;
+    /**
+     * The replicas an autoscaled spec runs now: set from its initial count when the deployment is created or its
+     * autoscaling turned on, by the autoscaler's decisions ({@link #scale}), and clamped to a new spec's bounds.
+     * Unused for a fixed spec, which runs {@code num_replicas}.
+     */
+    private int autoscaled;
 
     ReplicaSet(DeploymentSpec spec, ReplicaLauncher<I, O> launcher, Router<I, O> router,
             Consumer<DeploymentStatus> onStatus, Executor events, LongSupplier nanoTime) {
@@ -69,6 +75,36 @@ final class ReplicaSet<I, O> implements ReplicaEvents<I, O> {
         this.onStatus = onStatus;
         this.events = events;
         this.nanoTime = nanoTime;
+        this.autoscaled = spec.numReplicas();
+    }
+
+    /** The replicas to keep running: the spec's fixed count, or the autoscaler's. */
+    int desired() {
+        return removed ? 0 : spec.isAutoscaled() ? autoscaled : spec.numReplicas();
+    }
+
+    /**
+     * Takes a new spec. An autoscaled one keeps the current count within its new bounds; one whose autoscaling was
+     * just turned on starts from the current count too (within its bounds), not from its initial count.
+     */
+    void respec(DeploymentSpec next) {
+        if (next.isAutoscaled()) {
+            autoscaled = next.autoscaling().clamp(spec.isAutoscaled() ? autoscaled : spec.numReplicas());
+        }
+        spec = next;
+    }
+
+    /** The autoscaler's decision: {@code replicas} (clamped to the spec's bounds) from now on; ignored when fixed. */
+    void scale(int replicas) {
+        if (!spec.isAutoscaled()) {
+            return;
+        }
+        int next = spec.autoscaling().clamp(replicas);
+        if (next != autoscaled) {
+            autoscaled = next;
+            dirty = true;
+            statusChanged = true;
+        }
     }
 
     int size() {
@@ -90,7 +126,7 @@ final class ReplicaSet<I, O> implements ReplicaEvents<I, O> {
     ReconcilePlan reconcile(long now) {
         dirty = false;
         deferred = false;
-        int desired = removed ? 0 : spec.numReplicas();
+        int desired = desired();
         int active = starting.size() + running.size();
         int start = 0;
         List<ReplicaRecord> stop = null;
@@ -100,7 +136,7 @@ final class ReplicaSet<I, O> implements ReplicaEvents<I, O> {
                 start = desired - active;
                 if (!outdated.isEmpty() && !removed) {
                     // A rolling update: a batch of new replicas at a time; outdated ones stop as these run.
-                    start = Math.min(start, Math.max(0, spec.rollingUpdateBatch() - starting.size()));
+                    start = Math.min(start, Math.max(0, spec.rollingUpdateBatch(desired) - starting.size()));
                 }
             } else {
                 deferred = true;
@@ -230,9 +266,9 @@ final class ReplicaSet<I, O> implements ReplicaEvents<I, O> {
         }
         if (statusChanged) {
             statusChanged = false;
-            onStatus.accept(new DeploymentStatus(spec.name(), spec.version(), removed ? 0 : spec.numReplicas(),
-                    starting.size(), running.size(), outdated.size(), leaving.size() - recovering, recovering,
-                    startFailures, lastError));
+            onStatus.accept(new DeploymentStatus(spec.name(), spec.version(), desired(), starting.size(),
+                    running.size(), outdated.size(), leaving.size() - recovering, recovering, startFailures, lastError,
+                    spec.isAutoscaled()));
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.serval.deployment;
 
+import dev.serval.autoscaling.AutoscalingStatus;
+import dev.serval.autoscaling.ScalingTarget;
 import dev.serval.controller.Controller;
 import dev.serval.controller.ControllerLoop;
 import dev.serval.controller.DeploymentState;
@@ -16,6 +18,7 @@ import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
 import dev.serval.routing.RoutingSnapshot;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.tensor.TensorIO;
 import dev.serval.tensor.Tensors;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -24,6 +27,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -50,6 +54,9 @@ import java.util.function.LongSupplier;
  */
 public final class Deployment<I, O> implements AutoCloseable {
 
+    /** The expected start of a replica before one was measured: the Retry-After of a full queue at zero. */
+    private static final long UNMEASURED_START_NANOS = 5_000_000_000L;
+
     private final PooledReplicaLauncher<I, O> launcher;
     private final DeploymentMetrics metrics;
     private final FailureMonitor.Window failures;
@@ -65,6 +72,11 @@ public final class Deployment<I, O> implements AutoCloseable {
     private volatile DeploymentStatus status;
     private volatile boolean closed;
     private volatile boolean everRouted;
+    /** What the newest serving version was, kept while no replica serves (scaled to zero); controller thread writes. */
+    private volatile Served lastServed;
+    /** The autoscaler's latest view, or null while the deployment is not autoscaled; autoscaler thread writes. */
+    private volatile AutoscalingStatus autoscaling;
+    private final ScalingTarget scaling = new Scaling();
 
     Deployment(DeploymentSpec spec, ModelLoader<I, O> loader, ServingEngine.Threads threads, ControllerLoop loop,
             Controller controller, LongSupplier nanoTime, InstantSource wallClock, DeploymentMetrics metrics,
@@ -77,9 +89,27 @@ public final class Deployment<I, O> implements AutoCloseable {
         this.controller = controller;
         this.onClosed = onClosed;
         this.router = new Router<>(spec.name(), spec.admission().maxQueuedRequests(), nanoTime, metrics);
-        this.status = DeploymentStatus.initial(spec.name(), spec.version(), spec.numReplicas());
+        this.status = DeploymentStatus.initial(spec.name(), spec.version(), spec.numReplicas(), spec.isAutoscaled());
         this.recentErrors = new RecentErrors(wallClock);
         this.gauges = new DeploymentGauges(metrics, router, this::status);
+        queueWhileEmpty(spec);
+    }
+
+    /** What a version that served showed callers: kept so that metadata outlives its replicas (scale to zero). */
+    private record Served(ModelSignature signature, BatchingDecision batching, TensorIO<?, ?> io) {
+    }
+
+    /**
+     * Controller thread (or the constructor): an autoscaled deployment that may go to zero replicas queues requests
+     * while none serves, to wait for the replica they make the autoscaler start; any other refuses them.
+     */
+    private void queueWhileEmpty(DeploymentSpec current) {
+        if (current.isAutoscaled() && current.autoscaling().minReplicas() == 0) {
+            long measured = launcher.lastStartNanos();
+            router.queueWhileEmpty(measured > 0 ? measured : UNMEASURED_START_NANOS);
+        } else {
+            router.refuseWhileEmpty();
+        }
     }
 
     /** Controller thread: takes over the controller's latest view of the replicas. */
@@ -87,10 +117,16 @@ public final class Deployment<I, O> implements AutoCloseable {
         if (next.routable() > 0) {
             everRouted = true;
         }
+        RoutableReplica<I, O> newest = router.snapshot().newest();
+        if (newest != null) {
+            Model<I, O> model = newest.model();
+            lastServed = new Served(model.signature(), model.batching(), model.io());
+        }
         recentErrors.record(status, next);
         status = next;
-        // Nothing serves and nothing is starting (scaled to zero, or backing off after failed starts): requests would
-        // wait for nothing, so the router refuses them, queued ones included, with the reason.
+        queueWhileEmpty(spec);
+        // Nothing serves and nothing is starting (scaled to zero by num_replicas, or backing off after failed starts):
+        // requests would wait for nothing, so the router refuses them, queued ones included, with the reason.
         String reason = NotServing.reason(next);
         if (reason != null) {
             router.refuse(reason);
@@ -110,7 +146,7 @@ public final class Deployment<I, O> implements AutoCloseable {
                 controller.apply(initial, launcher, router, statusSink);
             } catch (RuntimeException e) {
                 publish(new DeploymentStatus(initial.name(), initial.version(), initial.numReplicas(), 0, 0, 0, 0, 0, 1,
-                        "the controller refused the deployment: " + e.getMessage()));
+                        "the controller refused the deployment: " + e.getMessage(), initial.isAutoscaled()));
                 throw e; // the loop logs it
             }
         });
@@ -163,7 +199,23 @@ public final class Deployment<I, O> implements AutoCloseable {
 
     /** Requests the replicas work on now. */
     public int inFlight() {
-        return router.snapshot().replicas().stream().mapToInt(RoutableReplica::inFlight).sum();
+        return router.snapshot().inFlight();
+    }
+
+    /** Requests running on the replicas and waiting in the queue now: the autoscaler's signal. Allocates nothing. */
+    public int ongoingRequests() {
+        return router.queuedRequests() + router.snapshot().inFlight();
+    }
+
+    /** The autoscaler's latest view (load, wanted replicas, last change and why); empty while not autoscaled. */
+    public Optional<AutoscalingStatus> autoscaling() {
+        AutoscalingStatus current = autoscaling;
+        return spec.isAutoscaled() ? Optional.ofNullable(current) : Optional.empty();
+    }
+
+    /** This deployment as the engine's autoscaler drives it. */
+    ScalingTarget scalingTarget() {
+        return scaling;
     }
 
     /** Requests waiting because every replica is at {@code max_ongoing_requests}. */
@@ -173,7 +225,10 @@ public final class Deployment<I, O> implements AutoCloseable {
 
     /** What the model of the newest serving version takes and returns; empty while no replica serves. */
     public Optional<ModelSignature> signature() {
-        return Optional.ofNullable(router.snapshot().newest()).map(newest -> newest.model().signature());
+        RoutableReplica<I, O> newest = router.snapshot().newest();
+        Served served = lastServed;
+        return newest != null ? Optional.of(newest.model().signature())
+                : Optional.ofNullable(served).map(Served::signature);
     }
 
     /**
@@ -191,7 +246,10 @@ public final class Deployment<I, O> implements AutoCloseable {
 
     /** How the newest serving version runs its inputs (single or batched, invariant or not, and why). */
     public Optional<BatchingDecision> batching() {
-        return Optional.ofNullable(router.snapshot().newest()).map(newest -> newest.model().batching());
+        RoutableReplica<I, O> newest = router.snapshot().newest();
+        Served served = lastServed;
+        return newest != null ? Optional.of(newest.model().batching())
+                : Optional.ofNullable(served).map(Served::batching);
     }
 
     /** The failure monitor's view of this deployment. */
@@ -231,7 +289,7 @@ public final class Deployment<I, O> implements AutoCloseable {
      */
     public void checkAccepting() {
         DeploymentState state = state();
-        if (state != DeploymentState.READY) {
+        if (!accepts(state)) {
             throw notReady(state);
         }
         router.refuseIfFull();
@@ -247,22 +305,36 @@ public final class Deployment<I, O> implements AutoCloseable {
      * @throws InvalidInput when a tensor does not fit the model or a requested output is unknown, or as {@link #submit}
      * @throws NotReady     as {@link #submit}
      */
+    @SuppressWarnings("unchecked")
     public CompletableFuture<Inference> infer(Tensors request, List<String> outputs) {
         RoutingSnapshot<I, O> snapshot = router.snapshot();
         RoutableReplica<I, O> newest = snapshot.newest();
-        if (newest == null) {
-            throw notReady(state(snapshot));
+        TensorIO<I, O> io;
+        if (newest != null) {
+            io = newest.model().io();
+        } else {
+            DeploymentState state = state(snapshot);
+            Served served = lastServed;
+            if (!accepts(state)) {
+                throw notReady(state);
+            }
+            if (served == null) {
+                // At zero and never loaded (initial_replicas 0): no model has told how its tensors map yet.
+                scaling.scale(1);
+                throw new NotReady("model '" + name() + "' is starting its first replica (it was created with none); "
+                        + "retry once it is ready");
+            }
+            io = (TensorIO<I, O>) served.io();
         }
         if (outputs != null) {
             Inference.checkRequested(outputs, uniformSignature(snapshot));
         }
-        Model<I, O> model = newest.model();
-        List<I> inputs = model.io().inputs(request);
+        List<I> inputs = io.inputs(request);
         CompletableFuture<List<O>> routed = route(snapshot, inputs);
         int count = inputs.size();
         return Answering.of(routed, answer -> {
             RoutableReplica<I, O> answered = Router.servedBy(routed);
-            return answered == null ? new Inference(model.io().outputs(answer), spec.version(), count)
+            return answered == null ? new Inference(io.outputs(answer), spec.version(), count)
                     : new Inference(answered.model().io().outputs(answer), answered.version(), count);
         });
     }
@@ -318,7 +390,7 @@ public final class Deployment<I, O> implements AutoCloseable {
     /** {@link #submit}, judging readiness by {@code snapshot}, the one its caller read. */
     private CompletableFuture<List<O>> route(RoutingSnapshot<I, O> snapshot, List<I> inputs) {
         DeploymentState state = state(snapshot);
-        if (state != DeploymentState.READY) {
+        if (!accepts(state)) {
             throw notReady(state);
         }
         DeploymentSpec current = spec;
@@ -337,6 +409,15 @@ public final class Deployment<I, O> implements AutoCloseable {
             throw refused;
         }
         return result;
+    }
+
+    /**
+     * Whether a request is taken in {@code state}: when a replica serves, and, for a deployment that queues while
+     * none does (autoscaled, {@code min_replicas} 0), while it is at zero or its replica is starting.
+     */
+    private boolean accepts(DeploymentState state) {
+        return state == DeploymentState.READY || (router.queuesWhileEmpty()
+                && (state == DeploymentState.IDLE || state == DeploymentState.LOADING));
     }
 
     private NotReady notReady(DeploymentState state) {
@@ -363,7 +444,10 @@ public final class Deployment<I, O> implements AutoCloseable {
             throw new IllegalStateException("deployment '" + next.name() + "' is closed");
         }
         spec = next;
-        return loop.submit(() -> controller.apply(next, launcher, router, statusSink));
+        return loop.submit(() -> {
+            controller.apply(next, launcher, router, statusSink);
+            queueWhileEmpty(next);
+        });
     }
 
     /**
@@ -394,5 +478,53 @@ public final class Deployment<I, O> implements AutoCloseable {
         }
         gauges.remove();
         onClosed.accept(this);
+    }
+
+    /**
+     * The deployment as the autoscaler sees it. Its decisions go to the controller thread, which applies them like any
+     * spec change; its view is published for the API and its meters.
+     */
+    private final class Scaling implements ScalingTarget {
+
+        @Override
+        public String name() {
+            return Deployment.this.name();
+        }
+
+        @Override
+        public DeploymentSpec spec() {
+            return spec;
+        }
+
+        @Override
+        public int ongoingRequests() {
+            return Deployment.this.ongoingRequests();
+        }
+
+        @Override
+        public int desiredReplicas() {
+            return status.desired();
+        }
+
+        @Override
+        public void scale(int replicas) {
+            String name = name();
+            try {
+                loop.execute(() -> controller.scale(name, replicas));
+            } catch (RejectedExecutionException e) {
+                // the engine is closing: nothing is scaled any more
+            }
+        }
+
+        @Override
+        public void autoscaled(AutoscalingStatus next, boolean changed, boolean budgetRefused) {
+            autoscaling = next;
+            if (changed) {
+                metrics.autoscalingDecision(next.lastChange().to() > next.lastChange().from());
+            }
+            if (budgetRefused) {
+                metrics.autoscalingBudgetRefusal();
+            }
+        }
     }
 }

@@ -24,6 +24,10 @@ final class DeploymentGauges {
         this.gauges = List.of(
                 metrics.gauge("serval.queued.requests", "Requests waiting because every replica is full", router,
                         Router::queuedRequests),
+                metrics.gauge("serval.ongoing.requests", "Requests running on replicas or queued: the autoscaling "
+                        + "signal", router, r -> r.queuedRequests() + r.snapshot().inFlight()),
+                metrics.gauge("serval.autoscaling.desired.replicas", "Replicas the deployment runs: num_replicas, or "
+                        + "the autoscaler's count", status, s -> s.get().desired()),
                 replicas(status, "starting", DeploymentStatus::starting),
                 replicas(status, "running", DeploymentStatus::running),
                 replicas(status, "updating", DeploymentStatus::updating),

@@ -22,7 +22,8 @@ final class NotServing {
             return null;
         }
         if (status.desired() == 0) {
-            return scaledToZero(status.name());
+            // Autoscaled to zero: a request waits in the queue while the autoscaler starts a replica for it.
+            return status.autoscaled() ? null : scaledToZero(status.name());
         }
         return status.failedStarts() > 0 ? "model '" + status.name() + "' failed to load: " + status.lastError() : null;
     }
@@ -41,6 +42,7 @@ final class NotServing {
                     : new NotReady("model '" + name + "' is still loading");
             case FAILED -> new NotReady("model '" + name + "' failed to load: " + status.lastError());
             case STOPPED -> new NotReady("model '" + name + "' is shutting down");
+            case IDLE -> new NotReady("model '" + name + "' is scaled to zero replicas");
             case READY -> new NotReady("model '" + name + "' has no running replica");
         };
     }

@@ -46,6 +46,8 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
     private final LongSupplier nanoTime;
     private final DeploymentMetrics metrics;
     private final ConcurrentHashMap<Long, ReplicaHandle<I, O>> handles = new ConcurrentHashMap<>();
+    /** How long the last replica took to start (model load and warm-up), or 0 before the first; best-effort. */
+    private volatile long lastStartNanos;
 
     PooledReplicaLauncher(ModelLoader<I, O> loader, Executor work, ScheduledExecutorService health,
             LongSupplier nanoTime, DeploymentMetrics metrics) {
@@ -54,6 +56,11 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
         this.work = work;
         this.health = health;
         this.nanoTime = nanoTime;
+    }
+
+    /** How long the last replica took to start, from its start to its first warmed-up inference; 0 before one did. */
+    long lastStartNanos() {
+        return lastStartNanos;
     }
 
     @Override
@@ -104,7 +111,8 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
             }
             return;
         }
-        metrics.replicaStarted(nanoTime.getAsLong() - begin);
+        lastStartNanos = nanoTime.getAsLong() - begin;
+        metrics.replicaStarted(lastStartNanos);
         handle.inFlightGauge = metrics.replicaInFlight(id, replica::inFlight);
         long period = spec.health().healthCheckPeriod().toNanos();
         handle.healthCheck = health.scheduleAtFixedRate(replica::probe, period, period, TimeUnit.NANOSECONDS);

@@ -1,5 +1,6 @@
 package dev.serval.deployment;
 
+import dev.serval.autoscaling.Autoscaler;
 import dev.serval.controller.Controller;
 import dev.serval.controller.ControllerLoop;
 import dev.serval.health.FailureMonitor;
@@ -30,6 +31,8 @@ public final class ServingEngine implements AutoCloseable {
     private final ScheduledExecutorService health;
     private final List<Deployment<?, ?>> deployments = new ArrayList<>();
     private final FailureMonitor monitor;
+    private final Autoscaler autoscaler;
+    private final ScheduledExecutorService autoscaling;
 
     /** The threads deployments share. */
     record Threads(ExecutorService launchers, ScheduledExecutorService health) {
@@ -43,6 +46,20 @@ public final class ServingEngine implements AutoCloseable {
      */
     public ServingEngine(Duration tickPeriod, LongSupplier nanoTime, java.time.InstantSource wallClock,
             MeterRegistry registry, FailureMonitor.Settings failureMonitor) {
+        this(tickPeriod, nanoTime, wallClock, registry, failureMonitor, DEFAULT_AUTOSCALING_PERIOD,
+                Runtime.getRuntime().availableProcessors());
+    }
+
+    /**
+     * @param tickPeriod        how often the controller reconciles when no event wakes it (back-off retries)
+     * @param nanoTime          the clock
+     * @param wallClock         timestamps of recent errors and autoscaling decisions
+     * @param registry          where the engine's meters go
+     * @param autoscalingPeriod how often the autoscaler samples and decides ({@code serval.autoscaling.period})
+     * @param cpuBudget         threads the replicas of every deployment may run together ({@code serval.cpu-budget})
+     */
+    public ServingEngine(Duration tickPeriod, LongSupplier nanoTime, java.time.InstantSource wallClock,
+            MeterRegistry registry, FailureMonitor.Settings failureMonitor, Duration autoscalingPeriod, int cpuBudget) {
         this.nanoTime = nanoTime;
         this.wallClock = wallClock;
         this.registry = registry;
@@ -58,6 +75,19 @@ public final class ServingEngine implements AutoCloseable {
             long every = failureMonitor.window().toNanos() / 10;
             health.scheduleAtFixedRate(this::evaluateFailures, every, every, java.util.concurrent.TimeUnit.NANOSECONDS);
         }
+        this.autoscaler = new Autoscaler(autoscalingPeriod, cpuBudget, nanoTime, wallClock);
+        this.autoscaling = Executors.newSingleThreadScheduledExecutor(
+                Thread.ofPlatform().name("serval-autoscaler").daemon(true).factory());
+        long every = autoscalingPeriod.toNanos();
+        autoscaling.scheduleAtFixedRate(autoscaler::tick, every, every, java.util.concurrent.TimeUnit.NANOSECONDS);
+    }
+
+    /** How often the autoscaler samples and decides unless told otherwise. */
+    public static final Duration DEFAULT_AUTOSCALING_PERIOD = Duration.ofMillis(100);
+
+    /** The autoscaler (its settings, for diagnostics). */
+    public Autoscaler autoscaler() {
+        return autoscaler;
     }
 
     private synchronized void replacedByMonitor(String name, int replicas) {
@@ -105,11 +135,13 @@ public final class ServingEngine implements AutoCloseable {
                 this::forget);
         deployments.add(deployment);
         deployment.start();
+        autoscaler.register(deployment.scalingTarget());
         return deployment;
     }
 
     private synchronized void forget(Deployment<?, ?> deployment) {
         deployments.remove(deployment);
+        autoscaler.unregister(deployment.scalingTarget());
         monitor.forget(deployment.name());
     }
 
@@ -120,6 +152,7 @@ public final class ServingEngine implements AutoCloseable {
         synchronized (this) {
             all = List.copyOf(deployments);
         }
+        autoscaling.shutdownNow();
         all.parallelStream().forEach(Deployment::close);
         loop.close();
         launchers.shutdownNow();

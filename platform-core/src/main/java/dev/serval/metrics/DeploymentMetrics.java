@@ -28,7 +28,10 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code serval_request_inputs{deployment}}: inputs per request;</li>
  *   <li>{@code serval_replica_in_flight{deployment,replica}}: requests a replica works on now;</li>
  *   <li>{@code serval_replica_starts_total}, {@code serval_replica_failures_total{kind=start|unhealthy|failure_monitor}};</li>
- *   <li>{@code serval_model_load_seconds}, {@code serval_replica_warmup_seconds}.</li>
+ *   <li>{@code serval_model_load_seconds}, {@code serval_replica_warmup_seconds};</li>
+ *   <li>{@code serval_autoscaling_decisions_total{deployment,direction=up|down}}: replica-count changes the
+ *       autoscaler made; {@code serval_autoscaling_budget_refusals_total{deployment}}: decisions the CPU budget cut
+ *       short.</li>
  * </ul>
  * Thread-safe: Micrometer meters are.
  */
@@ -51,6 +54,9 @@ public final class DeploymentMetrics implements BatchObserver {
     private final Counter paddingTokens;
     private final Counter widened;
     private final Timer warmUp;
+    private final Counter upscales;
+    private final Counter downscales;
+    private final Counter budgetRefusals;
 
     private DeploymentMetrics(MeterRegistry registry, String deployment) {
         this.registry = registry;
@@ -85,6 +91,15 @@ public final class DeploymentMetrics implements BatchObserver {
         this.modelLoad = Timer.builder("serval.model.load").description("Time to load a model version")
                 .tags("deployment", deployment).register(registry);
         this.warmUp = Timer.builder("serval.replica.warmup").description("Time to start and warm up a replica")
+                .tags("deployment", deployment).register(registry);
+        this.upscales = Counter.builder("serval.autoscaling.decisions")
+                .description("Replica-count changes the autoscaler made").tags("deployment", deployment, "direction", "up")
+                .register(registry);
+        this.downscales = Counter.builder("serval.autoscaling.decisions")
+                .description("Replica-count changes the autoscaler made")
+                .tags("deployment", deployment, "direction", "down").register(registry);
+        this.budgetRefusals = Counter.builder("serval.autoscaling.budget.refusals")
+                .description("Autoscaler decisions the CPU budget granted fewer replicas than wanted")
                 .tags("deployment", deployment).register(registry);
     }
 
@@ -150,6 +165,16 @@ public final class DeploymentMetrics implements BatchObserver {
     /** The failure monitor replaced {@code replicas} replicas of this deployment. */
     public void replacedByFailureMonitor(int replicas) {
         monitorReplacements.increment(replicas);
+    }
+
+    /** The autoscaler changed the replica count, up or down. */
+    public void autoscalingDecision(boolean up) {
+        (up ? upscales : downscales).increment();
+    }
+
+    /** The CPU budget granted an autoscaling decision fewer replicas than it wanted. */
+    public void autoscalingBudgetRefusal() {
+        budgetRefusals.increment();
     }
 
     public void modelLoaded(long nanos) {

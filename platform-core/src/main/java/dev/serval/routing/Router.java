@@ -5,6 +5,7 @@ import dev.serval.admission.RetryAfter;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.metrics.DeploymentMetrics;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -58,6 +59,12 @@ public final class Router<I, O> {
     private volatile boolean closed;
     /** Why no request can be served now (written by the controller thread), or null while requests may wait. */
     private volatile String refusal;
+    /**
+     * How long a replica is expected to take to start, while requests queue with no replica routable (an autoscaled
+     * deployment at zero, or starting its first replica); 0 while such requests are refused instead. Written by the
+     * controller thread ({@link #queueWhileEmpty}), read by requests: the Retry-After of a full queue at zero.
+     */
+    private volatile long queueWhileEmptyNanos;
     /** The pace at which requests complete, for the Retry-After of a refusal. */
     private final RetryAfter pace;
 
@@ -81,12 +88,13 @@ public final class Router<I, O> {
      *     deployment closes or is refused (see {@link #refuse}) while the request waits. A caller that cancels it or
      *     fails it (its deadline) ends it at once: it leaves the queue, or its run on the replica is cancelled.
      * @throws Overloaded when every chosen replica is full and the queue is too
-     * @throws NotReady   when the deployment has no routable replica, is refused, or is closed
+     * @throws NotReady   when the deployment has no routable replica (unless it queues while empty), is refused, or
+     *                    is closed
      */
     public CompletableFuture<List<O>> submit(List<I> inputs) {
         RoutingSnapshot<I, O> current = snapshot.get();
         String refused = refusal;
-        if (closed || refused != null || current.isEmpty()) {
+        if (closed || refused != null || (current.isEmpty() && queueWhileEmptyNanos == 0)) {
             throw new NotReady(closed ? "model '" + deployment + "' is shutting down"
                     : refused != null ? refused : "model '" + deployment + "' has no running replica");
         }
@@ -97,6 +105,12 @@ public final class Router<I, O> {
             return dispatch(replica, inputs, new RoutedRequest<>(this));
         }
         if (!queued.tryAcquire()) {
+            if (current.isEmpty()) {
+                throw new Overloaded("model '" + deployment + "' has no replica serving yet (one is starting) and "
+                        + queued.count() + " requests are queued (max-queued-requests " + queued.limit() + ")",
+                        Duration.ofMillis(Math.max(RetryAfter.MIN.toMillis(), Math.min(RetryAfter.MAX.toMillis(),
+                                queueWhileEmptyNanos / 1_000_000))));
+            }
             throw overloaded("all " + current.size() + " replicas are at max-ongoing-requests and ", queued.count(),
                     queued.limit());
         }
@@ -256,6 +270,27 @@ public final class Router<I, O> {
     public void refuse(String reason) {
         refusal = reason;
         failQueued(reason);
+    }
+
+    /**
+     * Controller thread: from now on a request that finds no routable replica waits in the queue (within its bound)
+     * for one to start, instead of being refused: for an autoscaled deployment that may be at zero replicas.
+     *
+     * @param expectedStartNanos how long a replica is expected to take to start (the Retry-After of a refusal while
+     *                           none serves); at least 1
+     */
+    public void queueWhileEmpty(long expectedStartNanos) {
+        queueWhileEmptyNanos = Math.max(1, expectedStartNanos);
+    }
+
+    /** Controller thread: a request that finds no routable replica is refused again ({@link NotReady}). */
+    public void refuseWhileEmpty() {
+        queueWhileEmptyNanos = 0;
+    }
+
+    /** Whether a request that finds no routable replica waits for one ({@link #queueWhileEmpty}). */
+    public boolean queuesWhileEmpty() {
+        return queueWhileEmptyNanos != 0;
     }
 
     /** Controller thread: takes requests again after {@link #refuse}. */

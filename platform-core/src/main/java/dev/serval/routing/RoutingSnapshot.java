@@ -73,6 +73,15 @@ public final class RoutingSnapshot<I, O> {
         return List.of(replicas);
     }
 
+    /** Requests the replicas work on now (the sum of their in-flight counts, each read once); allocates nothing. */
+    public int inFlight() {
+        int sum = 0;
+        for (RoutableReplica<I, O> replica : replicas) {
+            sum += replica.inFlight();
+        }
+        return sum;
+    }
+
     /**
      * Power of two choices: picks two distinct replicas at random and takes a slot on the one with fewer requests
      * in flight, else on the other.

@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 class DeploymentStateTest {
 
     private static DeploymentStatus status(int starting, int failedStarts) {
-        return new DeploymentStatus("d", "1", 1, starting, 0, 0, 0, 0, failedStarts, failedStarts > 0 ? "boom" : null);
+        return new DeploymentStatus("d", "1", 1, starting, 0, 0, 0, 0, failedStarts, failedStarts > 0 ? "boom" : null, false);
     }
 
     @Test
@@ -24,6 +24,6 @@ class DeploymentStateTest {
     void failedStartsWithNothingStartingMakeItFailedAndAStartingReplicaKeepsItLoading() {
         assertEquals(DeploymentState.FAILED, DeploymentState.of(false, 0, status(0, 1)));
         assertEquals(DeploymentState.LOADING, DeploymentState.of(false, 0, status(1, 1)));
-        assertEquals(DeploymentState.LOADING, DeploymentState.of(false, 0, DeploymentStatus.initial("d", "1", 1)));
+        assertEquals(DeploymentState.LOADING, DeploymentState.of(false, 0, DeploymentStatus.initial("d", "1", 1, false)));
     }
 }

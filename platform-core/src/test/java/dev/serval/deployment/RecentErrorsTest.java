@@ -14,13 +14,13 @@ class RecentErrorsTest {
     private final RecentErrors errors = new RecentErrors(InstantSource.fixed(NOW));
 
     private static DeploymentStatus status(int failedStarts, String error) {
-        return new DeploymentStatus("d", "1", 1, 0, 0, 0, 0, 0, failedStarts, error);
+        return new DeploymentStatus("d", "1", 1, 0, 0, 0, 0, 0, failedStarts, error, false);
     }
 
     @Test
     void recordsANewMessageOrTheSameMessageFromOneMoreFailedStart() {
         DeploymentStatus first = status(1, "boom");
-        errors.record(DeploymentStatus.initial("d", "1", 1), first);
+        errors.record(DeploymentStatus.initial("d", "1", 1, false), first);
         errors.record(first, status(1, "boom")); // republished, nothing new
         errors.record(first, status(2, "boom")); // failed again, same reason
         errors.record(status(2, "boom"), status(0, "health check failed"));
@@ -31,7 +31,7 @@ class RecentErrorsTest {
 
     @Test
     void keepsTheLastTenOldestFirst() {
-        DeploymentStatus previous = DeploymentStatus.initial("d", "1", 1);
+        DeploymentStatus previous = DeploymentStatus.initial("d", "1", 1, false);
         for (int i = 0; i < 15; i++) {
             DeploymentStatus next = status(0, "error " + i);
             errors.record(previous, next);

@@ -96,6 +96,8 @@ public class InferenceResource {
             case FAILED -> "not loaded: " + deployment.failure().orElse("unknown error");
             case STOPPED -> "shutting down";
             case READY -> "ready";
+            case IDLE -> "scaled to zero and has not loaded yet (created with initial_replicas 0); a request "
+                    + "starts it";
         };
     }
 }

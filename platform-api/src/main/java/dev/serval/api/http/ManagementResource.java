@@ -5,6 +5,8 @@ import dev.serval.api.config.ConfigParser;
 import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.Deployments;
 import dev.serval.api.serving.ServedDeployment;
+import dev.serval.autoscaling.AutoscalingDecision;
+import dev.serval.autoscaling.AutoscalingStatus;
 import dev.serval.controller.DeploymentStatus;
 import dev.serval.deployment.Deployment;
 import dev.serval.spec.DeploymentSpec;
@@ -134,8 +136,33 @@ public class ManagementResource {
         view.put("ready", served.ready());
         view.put("version", status.version());
         view.put("replicas", replicas(status));
+        deployment.autoscaling().ifPresent(autoscaling -> view.put("autoscaling", autoscaling(autoscaling)));
         view.put("last_error", status.lastError());
         view.put("config", ConfigParser.toMap(served.config()));
+        return view;
+    }
+
+    /**
+     * The autoscaler's view: {@code ongoing_requests} (averaged over look_back_period; null before the first sample),
+     * {@code wanted_replicas}, {@code reason}, and {@code last_decision} ({@code at}, {@code from}, {@code to},
+     * {@code reason}; null before the first change).
+     */
+    static Map<String, Object> autoscaling(AutoscalingStatus autoscaling) {
+        Map<String, Object> view = new LinkedHashMap<>();
+        double ongoing = autoscaling.ongoingRequests();
+        view.put("ongoing_requests", Double.isNaN(ongoing) ? null : Math.round(ongoing * 1000) / 1000.0);
+        view.put("wanted_replicas", autoscaling.wantedReplicas());
+        view.put("reason", autoscaling.reason());
+        AutoscalingDecision last = autoscaling.lastChange();
+        Map<String, Object> decision = null;
+        if (last != null) {
+            decision = new LinkedHashMap<>();
+            decision.put("at", last.at().toString());
+            decision.put("from", last.from());
+            decision.put("to", last.to());
+            decision.put("reason", last.reason());
+        }
+        view.put("last_decision", decision);
         return view;
     }
 

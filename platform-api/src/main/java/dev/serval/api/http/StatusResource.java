@@ -49,6 +49,8 @@ public class StatusResource {
             entry.put("state", deployment.state().name());
             entry.put("ready", served.ready());
             entry.put("replicas", ManagementResource.replicas(status));
+            deployment.autoscaling().ifPresent(autoscaling -> entry.put("autoscaling",
+                    ManagementResource.autoscaling(autoscaling)));
             entry.put("queuedRequests", deployment.queuedRequests());
             entry.put("inFlightRequests", deployment.inFlight());
             entry.put("failureRatio", deployment.failures().lastRatio());

@@ -60,14 +60,17 @@ public class DeploymentRegistry {
         return byName.values();
     }
 
-    /** True when every deployment has at least its {@code min-ready-replicas} routable (and one exists). */
+    /**
+     * True when every deployment has at least its {@code min-ready-replicas} routable, or is autoscaled to zero or
+     * starting from zero ({@link ServedDeployment#readyForServer()}), and one exists.
+     */
     public boolean allReady() {
         Collection<ServedDeployment> all = byName.values();
         if (all.isEmpty()) {
             return false;
         }
         for (ServedDeployment served : all) {
-            if (!served.ready()) {
+            if (!served.readyForServer()) {
                 return false;
             }
         }

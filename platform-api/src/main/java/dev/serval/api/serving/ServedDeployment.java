@@ -1,6 +1,5 @@
 package dev.serval.api.serving;
 
-import dev.serval.model.ModelKind;
 import dev.serval.controller.DeploymentState;
 import dev.serval.deployment.Deployment;
 import dev.serval.spec.DeploymentSpec;
@@ -74,9 +73,31 @@ public final class ServedDeployment {
         return deployment;
     }
 
-    /** Whether at least {@code min_ready_replicas} replicas are routable. */
+    /**
+     * Whether the model serves now (its own ready endpoint): at least {@code min_ready_replicas} replicas routable,
+     * or, autoscaled, at least one and as many as it keeps ({@code min_ready_replicas} up to {@code min_replicas}).
+     * An autoscaled deployment at zero replicas is not ready.
+     */
     public boolean ready() {
-        return deployment.state() == DeploymentState.READY
-                && deployment.routableReplicas() >= config.health().minReadyReplicas();
+        DeploymentSpec current = config;
+        int needed = current.isAutoscaled()
+                ? Math.max(1, Math.min(current.health().minReadyReplicas(), current.autoscaling().minReplicas()))
+                : current.health().minReadyReplicas();
+        return deployment.state() == DeploymentState.READY && deployment.routableReplicas() >= needed;
+    }
+
+    /**
+     * Whether this deployment lets the server report ready ({@code /q/health/ready}, {@code /v2/health/ready}): when
+     * {@link #ready()}, and also, for an autoscaled deployment that may go to zero, while it is at zero or starting a
+     * replica for a request: the server is what will serve that request, so it must stay in its Service.
+     */
+    public boolean readyForServer() {
+        if (ready()) {
+            return true;
+        }
+        DeploymentSpec current = config;
+        DeploymentState state = deployment.state();
+        return current.isAutoscaled() && current.autoscaling().minReplicas() == 0
+                && (state == DeploymentState.IDLE || state == DeploymentState.LOADING);
     }
 }

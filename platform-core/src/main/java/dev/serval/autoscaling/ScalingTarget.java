@@ -1,0 +1,29 @@
+package dev.serval.autoscaling;
+
+import dev.serval.spec.DeploymentSpec;
+
+/** One deployment as the {@link Autoscaler} sees it: its load, its count, and how to change the count. */
+public interface ScalingTarget {
+
+    String name();
+
+    /** The deployment's current spec; the autoscaler acts only while it {@link DeploymentSpec#isAutoscaled()}. */
+    DeploymentSpec spec();
+
+    /** Requests its replicas run and its queue holds now. Any thread; reads counters, allocates nothing. */
+    int ongoingRequests();
+
+    /** The replicas its controller runs now (the count the last decision set, once the controller applied it). */
+    int desiredReplicas();
+
+    /** Hands the controller a new count, which applies it as it applies any spec change (never blocks). */
+    void scale(int replicas);
+
+    /**
+     * Publishes the autoscaler's latest view of the deployment ({@link AutoscalingStatus}), after each decision.
+     *
+     * @param changed       whether this decision changed the count (its {@link AutoscalingStatus#lastChange()})
+     * @param budgetRefused whether the CPU budget granted fewer replicas than the decision wanted
+     */
+    void autoscaled(AutoscalingStatus status, boolean changed, boolean budgetRefused);
+}
