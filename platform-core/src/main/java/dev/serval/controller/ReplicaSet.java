@@ -88,10 +88,15 @@ final class ReplicaSet<I, O> implements ReplicaEvents<I, O> {
      * just turned on starts from the current count too (within its bounds), not from its initial count.
      */
     void respec(DeploymentSpec next) {
+        int before = desired();
+        boolean wasAutoscaled = spec.isAutoscaled();
         if (next.isAutoscaled()) {
             autoscaled = next.autoscaling().clamp(spec.isAutoscaled() ? autoscaled : spec.numReplicas());
         }
         spec = next;
+        if (desired() != before || next.isAutoscaled() != wasAutoscaled) {
+            statusChanged = true; // the status shows both
+        }
     }
 
     /** The autoscaler's decision: {@code replicas} (clamped to the spec's bounds) from now on; ignored when fixed. */

@@ -306,4 +306,44 @@ class ControllerTest {
         controller.tick();
         assertEquals(4, controller.replicas("d").size());
     }
+
+    @Test
+    void appliesTheAutoscalersCountWithinTheSpecsBoundsAndIgnoresItForAFixedSpec() {
+        runningReplicas(2);
+        controller.scale("d", 5);
+        assertEquals(2, status.get().desired(), "a fixed deployment keeps num_replicas");
+
+        apply(spec.withAutoscaling(dev.serval.spec.AutoscalingSpec.DEFAULTS.withMaxReplicas(4)));
+        assertEquals(2, status.get().desired(), "turning autoscaling on keeps the count it runs");
+        assertTrue(status.get().autoscaled());
+        controller.scale("d", 9);
+        controller.tick();
+
+        assertEquals(4, status.get().desired(), "clamped to max_replicas");
+        assertEquals(4, launcher.starts.size());
+        apply(spec.withAutoscaling(spec.autoscaling().withMaxReplicas(3)));
+        assertEquals(3, status.get().desired(), "a new bound clamps the count");
+        assertEquals(1, replicas(ReplicaState.STOPPING).size(), "one replica stops");
+    }
+
+    @Test
+    void aNewAutoscaledDeploymentStartsAtItsInitialCountAndCanGoToZero() {
+        apply(DeploymentSpec.defaults("d", "fake:").withAutoscaling(dev.serval.spec.AutoscalingSpec.DEFAULTS
+                .withMinReplicas(0).withInitialReplicas(2)));
+        assertEquals(2, launcher.starts.size());
+        for (ReplicaRecord record : List.copyOf(launcher.starts)) {
+            launcher.start(record.id());
+        }
+        controller.tick();
+
+        controller.scale("d", 0);
+        controller.tick();
+        for (ReplicaRecord record : replicas(ReplicaState.STOPPING)) {
+            launcher.stopped(record.id());
+        }
+        controller.tick();
+
+        assertTrue(status.get().idle(), status.get().toString());
+        assertEquals(DeploymentState.IDLE, DeploymentState.of(false, router.snapshot().size(), status.get()));
+    }
 }
