@@ -27,7 +27,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -54,9 +53,6 @@ import java.util.function.LongSupplier;
  */
 public final class Deployment<I, O> implements AutoCloseable {
 
-    /** The expected start of a replica before one was measured: the Retry-After of a full queue at zero. */
-    private static final long UNMEASURED_START_NANOS = 5_000_000_000L;
-
     private final PooledReplicaLauncher<I, O> launcher;
     private final DeploymentMetrics metrics;
     private final FailureMonitor.Window failures;
@@ -72,11 +68,7 @@ public final class Deployment<I, O> implements AutoCloseable {
     private volatile DeploymentStatus status;
     private volatile boolean closed;
     private volatile boolean everRouted;
-    /** What the newest serving version was, kept while no replica serves (scaled to zero); controller thread writes. */
-    private volatile Served lastServed;
-    /** The autoscaler's latest view, or null while the deployment is not autoscaled; autoscaler thread writes. */
-    private volatile AutoscalingStatus autoscaling;
-    private final ScalingTarget scaling = new Scaling();
+    private final DeploymentScaling<I, O> scaling;
 
     Deployment(DeploymentSpec spec, ModelLoader<I, O> loader, ServingEngine.Threads threads, ControllerLoop loop,
             Controller controller, LongSupplier nanoTime, InstantSource wallClock, DeploymentMetrics metrics,
@@ -92,24 +84,8 @@ public final class Deployment<I, O> implements AutoCloseable {
         this.status = DeploymentStatus.initial(spec.name(), spec.version(), spec.numReplicas(), spec.isAutoscaled());
         this.recentErrors = new RecentErrors(wallClock);
         this.gauges = new DeploymentGauges(metrics, router, this::status);
-        queueWhileEmpty(spec);
-    }
-
-    /** What a version that served showed callers: kept so that metadata outlives its replicas (scale to zero). */
-    private record Served(ModelSignature signature, BatchingDecision batching, TensorIO<?, ?> io) {
-    }
-
-    /**
-     * Controller thread (or the constructor): an autoscaled deployment that may go to zero replicas queues requests
-     * while none serves, to wait for the replica they make the autoscaler start; any other refuses them.
-     */
-    private void queueWhileEmpty(DeploymentSpec current) {
-        if (current.isAutoscaled() && current.autoscaling().minReplicas() == 0) {
-            long measured = launcher.lastStartNanos();
-            router.queueWhileEmpty(measured > 0 ? measured : UNMEASURED_START_NANOS);
-        } else {
-            router.refuseWhileEmpty();
-        }
+        this.scaling = new DeploymentScaling<>(this, router, launcher, loop, controller, metrics, this::status);
+        scaling.published(spec);
     }
 
     /** Controller thread: takes over the controller's latest view of the replicas. */
@@ -117,14 +93,9 @@ public final class Deployment<I, O> implements AutoCloseable {
         if (next.routable() > 0) {
             everRouted = true;
         }
-        RoutableReplica<I, O> newest = router.snapshot().newest();
-        if (newest != null) {
-            Model<I, O> model = newest.model();
-            lastServed = new Served(model.signature(), model.batching(), model.io());
-        }
         recentErrors.record(status, next);
         status = next;
-        queueWhileEmpty(spec);
+        scaling.published(spec);
         // Nothing serves and nothing is starting (scaled to zero by num_replicas, or backing off after failed starts):
         // requests would wait for nothing, so the router refuses them, queued ones included, with the reason.
         String reason = NotServing.reason(next);
@@ -209,8 +180,7 @@ public final class Deployment<I, O> implements AutoCloseable {
 
     /** The autoscaler's latest view (load, wanted replicas, last change and why); empty while not autoscaled. */
     public Optional<AutoscalingStatus> autoscaling() {
-        AutoscalingStatus current = autoscaling;
-        return spec.isAutoscaled() ? Optional.ofNullable(current) : Optional.empty();
+        return spec.isAutoscaled() ? Optional.ofNullable(scaling.latest()) : Optional.empty();
     }
 
     /** This deployment as the engine's autoscaler drives it. */
@@ -226,9 +196,8 @@ public final class Deployment<I, O> implements AutoCloseable {
     /** What the model of the newest serving version takes and returns; empty while no replica serves. */
     public Optional<ModelSignature> signature() {
         RoutableReplica<I, O> newest = router.snapshot().newest();
-        Served served = lastServed;
         return newest != null ? Optional.of(newest.model().signature())
-                : Optional.ofNullable(served).map(Served::signature);
+                : Optional.ofNullable(scaling.lastServed()).map(DeploymentScaling.Served::signature);
     }
 
     /**
@@ -247,9 +216,8 @@ public final class Deployment<I, O> implements AutoCloseable {
     /** How the newest serving version runs its inputs (single or batched, invariant or not, and why). */
     public Optional<BatchingDecision> batching() {
         RoutableReplica<I, O> newest = router.snapshot().newest();
-        Served served = lastServed;
         return newest != null ? Optional.of(newest.model().batching())
-                : Optional.ofNullable(served).map(Served::batching);
+                : Optional.ofNullable(scaling.lastServed()).map(DeploymentScaling.Served::batching);
     }
 
     /** The failure monitor's view of this deployment. */
@@ -314,11 +282,11 @@ public final class Deployment<I, O> implements AutoCloseable {
             io = newest.model().io();
         } else {
             DeploymentState state = state(snapshot);
-            Served served = lastServed;
+            DeploymentScaling.Served served = scaling.lastServed();
             if (!accepts(state)) {
                 throw notReady(state);
             }
-            if (served == null) {
+            if (served == null || served.io() == null) {
                 // At zero and never loaded (initial_replicas 0): no model has told how its tensors map yet.
                 scaling.scale(1);
                 throw new NotReady("model '" + name() + "' is starting its first replica (it was created with none); "
@@ -446,7 +414,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         spec = next;
         return loop.submit(() -> {
             controller.apply(next, launcher, router, statusSink);
-            queueWhileEmpty(next);
+            scaling.published(next);
         });
     }
 
@@ -478,53 +446,5 @@ public final class Deployment<I, O> implements AutoCloseable {
         }
         gauges.remove();
         onClosed.accept(this);
-    }
-
-    /**
-     * The deployment as the autoscaler sees it. Its decisions go to the controller thread, which applies them like any
-     * spec change; its view is published for the API and its meters.
-     */
-    private final class Scaling implements ScalingTarget {
-
-        @Override
-        public String name() {
-            return Deployment.this.name();
-        }
-
-        @Override
-        public DeploymentSpec spec() {
-            return spec;
-        }
-
-        @Override
-        public int ongoingRequests() {
-            return Deployment.this.ongoingRequests();
-        }
-
-        @Override
-        public int desiredReplicas() {
-            return status.desired();
-        }
-
-        @Override
-        public void scale(int replicas) {
-            String name = name();
-            try {
-                loop.execute(() -> controller.scale(name, replicas));
-            } catch (RejectedExecutionException e) {
-                // the engine is closing: nothing is scaled any more
-            }
-        }
-
-        @Override
-        public void autoscaled(AutoscalingStatus next, boolean changed, boolean budgetRefused) {
-            autoscaling = next;
-            if (changed) {
-                metrics.autoscalingDecision(next.lastChange().to() > next.lastChange().from());
-            }
-            if (budgetRefused) {
-                metrics.autoscalingBudgetRefusal();
-            }
-        }
     }
 }
