@@ -39,6 +39,12 @@ import java.util.function.LongSupplier;
  * wins it, and only the winner decrements {@link #queued}. A caller that ends its request removes it from
  * {@link #waiting} at once and drops its inputs, so an abandoned request holds neither a queue place nor memory.
  *
+ * <p>No replica. A deployment with no routable replica refuses requests ({@link NotReady}), unless the controller
+ * set {@link #queueWhileEmpty}: an autoscaled deployment at zero replicas (or starting one) queues them like full
+ * replicas do, within the same bound, and the drain that follows the next {@link #publish} dispatches them. Past
+ * the bound they are refused with the expected start time as their Retry-After. The autoscaler notices them by
+ * sampling {@link #queuedRequests()}: nothing on this path calls out.
+ *
  * <p>Threads: any thread calls {@link #submit}; completions run {@link #drain()} on predictor threads; the
  * controller thread calls {@link #publish}, {@link #refuse}, {@link #accept} and {@link #close}; a draining thread
  * can be any of them. {@link #pace} is fed by completions without coordination and read for Retry-After estimates:
