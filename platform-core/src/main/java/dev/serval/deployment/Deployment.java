@@ -288,7 +288,7 @@ public final class Deployment<I, O> implements AutoCloseable {
             }
             if (served == null || served.io() == null) {
                 // At zero and never loaded (initial_replicas 0): no model has told how its tensors map yet.
-                scaling.scale(1);
+                scaling.wake();
                 throw new NotReady("model '" + name() + "' is starting its first replica (it was created with none); "
                         + "retry once it is ready");
             }

@@ -14,6 +14,7 @@ import dev.serval.routing.Router;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.tensor.TensorIO;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
@@ -39,6 +40,8 @@ final class DeploymentScaling<I, O> implements ScalingTarget {
     private final Supplier<DeploymentStatus> status;
     private volatile AutoscalingStatus autoscaling;
     private volatile Served lastServed;
+    /** A {@link #wake()} is on its way to the controller: set by request threads, cleared by the controller thread. */
+    private final AtomicBoolean waking = new AtomicBoolean();
 
     /** What a version that served showed callers; {@code io} is null for a model that maps no tensors. */
     record Served(ModelSignature signature, BatchingDecision batching, TensorIO<?, ?> io) {
@@ -62,6 +65,9 @@ final class DeploymentScaling<I, O> implements ScalingTarget {
      * queue); any other refuses them.
      */
     void published(DeploymentSpec current) {
+        if (status.get().desired() > 0) {
+            waking.set(false);
+        }
         RoutableReplica<I, O> newest = router.snapshot().newest();
         if (newest != null) {
             Model<I, O> model = newest.model();
@@ -81,6 +87,16 @@ final class DeploymentScaling<I, O> implements ScalingTarget {
             return model.io();
         } catch (RuntimeException e) {
             return null;
+        }
+    }
+
+    /**
+     * Any thread: starts one replica of a deployment at zero, at most once until the controller applied it: for a
+     * request that cannot wait in the queue for the autoscaler to notice it (see {@code Deployment.infer}).
+     */
+    void wake() {
+        if (status.get().desired() == 0 && waking.compareAndSet(false, true)) {
+            scale(1);
         }
     }
 

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.serval.controller.DeploymentState;
 import dev.serval.controller.DeploymentStatus;
+import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.health.FailureMonitor;
 import dev.serval.spec.AdmissionSpec;
@@ -15,6 +16,8 @@ import dev.serval.spec.AutoscalingSpec;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.spec.RolloutSpec;
+import dev.serval.tensor.Tensor;
+import dev.serval.tensor.Tensors;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -118,8 +121,8 @@ class AutoscalingTest {
         assertEquals(List.of("A"), deployment.submit(List.of("a")).get(WAIT_SECONDS, TimeUnit.SECONDS));
 
         awaitState(deployment, DeploymentState.IDLE);
-        awaitStatus(deployment, s -> s.stopping() == 0, "the last replica stopped");
-        assertTrue(model.closed, "the model's weights are released at zero");
+        awaitStatus(deployment, s -> s.stopping() == 0 && model.closed, "the last replica stopped and the model's "
+                + "weights released");
         assertTrue(deployment.signature().isPresent(), "metadata outlives the replicas");
         deployment.checkAccepting(); // a request is taken at zero: it starts a replica
         model.closed = false;
@@ -173,6 +176,28 @@ class AutoscalingTest {
         }
         assertEquals(1, deployment.status().desired());
         assertEquals(1, loads.get());
+    }
+
+    @Test
+    void aDeploymentCreatedAtZeroLoadsOnItsFirstRequest() throws Exception {
+        AutoscalingSpec autoscaling = AutoscalingSpec.DEFAULTS.withMinReplicas(0).withMaxReplicas(1)
+                .withInitialReplicas(0);
+        Deployment<String, String> deployment = deploy(spec(autoscaling, 4));
+        awaitState(deployment, DeploymentState.IDLE);
+        assertEquals(0, loads.get());
+        assertTrue(deployment.signature().isEmpty(), "no model has loaded yet");
+        Tensors texts = new Tensors(List.of(Tensor.of("text", new String[] {"a"}, 1)));
+
+        NotReady refused = assertThrows(NotReady.class, () -> deployment.infer(texts, null));
+        assertTrue(refused.getMessage().contains("is starting its first replica"), refused.getMessage());
+        for (int i = 0; i < 100; i++) { // a flood of refused requests wakes it once
+            assertThrows(NotReady.class, () -> deployment.infer(texts, null));
+        }
+
+        awaitState(deployment, DeploymentState.READY);
+        assertEquals(1, loads.get());
+        assertEquals("A", ((String[]) deployment.infer(texts, null).get(WAIT_SECONDS, TimeUnit.SECONDS).outputs()
+                .tensors().getFirst().data())[0]);
     }
 
     private static void awaitUninterruptibly(CountDownLatch latch) {
