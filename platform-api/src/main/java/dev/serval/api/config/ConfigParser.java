@@ -8,6 +8,7 @@ import io.quarkus.runtime.configuration.DurationConverter;
 import dev.serval.api.config.DeploymentFields.Field;
 import dev.serval.api.config.DeploymentFields.Refused;
 import dev.serval.api.config.DeploymentFields.Values;
+import dev.serval.spec.AutoscalingSpec;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.InvalidSpec;
 import java.io.IOException;
@@ -106,10 +107,19 @@ public final class ConfigParser {
             String source = "serval.deployments." + name;
             ObjectNode fields = YAML.createObjectNode();
             properties.forEach((key, text) -> {
+                if (key.startsWith(AutoscalingFields.KEY + ".")) {
+                    JsonNode settings = fields.get(AutoscalingFields.KEY);
+                    ObjectNode autoscaling = settings instanceof ObjectNode object ? object : fields.putObject(
+                            AutoscalingFields.KEY);
+                    AutoscalingFields.fromProperty(key.substring(AutoscalingFields.KEY.length() + 1), text,
+                            autoscaling, source, name);
+                    return;
+                }
                 Field<?> field = DeploymentFields.named(key.replace('-', '_'));
                 if (field == null) {
                     throw new InvalidConfig(source, name, key, "unknown property; known properties: "
-                            + FIELDS.stream().filter(f -> !f.equals("name")).map(f -> f.replace('_', '-')).sorted()
+                            + FIELDS.stream().filter(f -> !f.equals("name"))
+                                    .map(f -> f.equals(AutoscalingFields.KEY) ? f + ".*" : f.replace('_', '-')).sorted()
                                     .toList());
                 }
                 fields.set(field.key(), field.kind().fromText(text));
@@ -163,17 +173,39 @@ public final class ConfigParser {
         for (Field<?> field : DeploymentFields.ALL) {
             readField(field, node.get(field.key()), base, values, source, name);
         }
+        AutoscalingSpec autoscaling = autoscaling(node, base, source, name);
         DeploymentSpec spec;
         try {
-            spec = DeploymentFields.spec(name, values);
+            spec = DeploymentFields.spec(name, values).withAutoscaling(autoscaling);
         } catch (InvalidSpec e) {
             throw new InvalidConfig(source, name, e.field(), e.problem());
         }
-        if (spec.health().minReadyReplicas() > spec.numReplicas()) {
+        if (spec.health().minReadyReplicas() > spec.maxReplicas()) {
             throw new InvalidConfig(source, name, "min_ready_replicas", "is " + spec.health().minReadyReplicas()
-                    + " but num_replicas is " + spec.numReplicas() + "; the deployment could never be ready");
+                    + " but " + (spec.isAutoscaled() ? "autoscaling.max_replicas" : "num_replicas") + " is "
+                    + spec.maxReplicas() + "; the deployment could never be ready");
         }
         return spec;
+    }
+
+    /**
+     * The autoscaling settings of {@code node} over {@code base}'s: an {@code autoscaling} mapping turns it on (its
+     * fields over the current settings, or the defaults), {@code autoscaling: null} or {@code num_replicas} alone
+     * turn it off, neither keeps {@code base}'s; both together are refused, naming both.
+     */
+    private static AutoscalingSpec autoscaling(JsonNode node, DeploymentSpec base, String source, String name) {
+        JsonNode settings = node.get(AutoscalingFields.KEY);
+        boolean numReplicas = node.has(DeploymentFields.NUM_REPLICAS.key());
+        if (settings != null && !settings.isNull() && numReplicas) {
+            throw new InvalidConfig(source, name, AutoscalingFields.KEY, "autoscaling and num_replicas are both "
+                    + "given; autoscaling replaces num_replicas (it sets the count between min_replicas and "
+                    + "max_replicas): give one");
+        }
+        if (settings != null) {
+            return settings.isNull() ? null
+                    : AutoscalingFields.read(settings, base == null ? null : base.autoscaling(), source, name);
+        }
+        return numReplicas || base == null ? null : base.autoscaling();
     }
 
     private static <T> void readField(Field<T> field, JsonNode value, DeploymentSpec base, Values values,
@@ -189,6 +221,7 @@ public final class ConfigParser {
     private static Set<String> fieldNames() {
         Set<String> names = new HashSet<>();
         names.add("name");
+        names.add(AutoscalingFields.KEY);
         DeploymentFields.ALL.forEach(field -> names.add(field.key()));
         return Set.copyOf(names);
     }

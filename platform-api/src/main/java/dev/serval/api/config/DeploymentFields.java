@@ -140,7 +140,11 @@ final class DeploymentFields {
         Map<String, Object> map = new LinkedHashMap<>();
         map.put("name", spec.name());
         for (Field<?> field : ALL) {
-            map.put(field.key(), field.write(spec));
+            if (field == NUM_REPLICAS && spec.isAutoscaled()) {
+                map.put(AutoscalingFields.KEY, AutoscalingFields.toMap(spec.autoscaling())); // replaces num_replicas
+            } else {
+                map.put(field.key(), field.write(spec));
+            }
         }
         return map;
     }

@@ -7,6 +7,7 @@ import io.smallrye.config.WithName;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Serval's settings under {@code serval.*} (application.properties, environment variables, system
@@ -79,6 +80,29 @@ public interface ServalConfig {
 
     @WithName("failure-monitor")
     FailureMonitor failureMonitor();
+
+    /**
+     * Threads the replicas of every deployment may run together ({@code predictor_threads × intra_op_threads} per
+     * replica); the autoscaler grows deployments only within it (docs/autoscaling.md). Absent: the processors the
+     * JVM sees (the container's CPU limit).
+     */
+    @WithName("cpu-budget")
+    Optional<Integer> cpuBudget();
+
+    /** {@link #cpuBudget()}, or the available processors when it is not set. */
+    default int cpuBudgetOrProcessors() {
+        return cpuBudget().orElseGet(() -> Runtime.getRuntime().availableProcessors());
+    }
+
+    Autoscaling autoscaling();
+
+    /** The autoscaler (docs/autoscaling.md). */
+    interface Autoscaling {
+
+        /** How often it samples each autoscaled deployment's ongoing requests and decides; 10ms to 10s. */
+        @WithDefault("100ms")
+        Duration period();
+    }
 
     /** Console logs as one JSON object per line (with the MDC, so the request id), instead of text. */
     @WithName("log.json")

@@ -69,13 +69,32 @@ public class Deployments {
             LOG.warn("no deployments configured: Serval serves nothing until the management API adds some");
         }
         engine = new ServingEngine(Duration.ofSeconds(1), System::nanoTime, InstantSource.system(), registry,
-                config.failureMonitor().toSettings());
+                config.failureMonitor().toSettings(), autoscalingPeriod(), cpuBudget());
         deployments.monitor(engine.failureMonitor());
         synchronized (this) {
             Map<String, ServedDeployment> started = new LinkedHashMap<>();
             initial.forEach(c -> started.put(c.name(), create(c)));
             deployments.publish(started);
         }
+    }
+
+    /** {@code serval.autoscaling.period}, checked: a bad value stops the start naming the property. */
+    private Duration autoscalingPeriod() {
+        Duration period = config.autoscaling().period();
+        if (period.compareTo(Duration.ofMillis(10)) < 0 || period.compareTo(Duration.ofSeconds(10)) > 0) {
+            throw new InvalidConfig("serval.autoscaling.period", null, null, "must be between 10ms and 10s, not "
+                    + period);
+        }
+        return period;
+    }
+
+    /** {@code serval.cpu-budget}, checked: a bad value stops the start naming the property. */
+    private int cpuBudget() {
+        int budget = config.cpuBudgetOrProcessors();
+        if (budget < 1) {
+            throw new InvalidConfig("serval.cpu-budget", null, null, "must be at least 1 thread, not " + budget);
+        }
+        return budget;
     }
 
     void stop(@Observes ShutdownEvent event) {
@@ -168,17 +187,18 @@ public class Deployments {
         long threads = 0;
         DeploymentSpec largest = null;
         for (DeploymentSpec each : all) {
-            long own = (long) each.numReplicas() * each.predictors().predictorThreads();
+            long own = (long) each.maxReplicas() * each.predictors().predictorThreads();
             threads += own;
-            if (largest == null || own > (long) largest.numReplicas() * largest.predictors().predictorThreads()) {
+            if (largest == null || own > (long) largest.maxReplicas() * largest.predictors().predictorThreads()) {
                 largest = each;
             }
         }
         int limit = config.limits().maxPredictorThreads();
         if (threads > limit) {
-            throw new InvalidConfig(source, largest.name(), "num_replicas", "the deployments would run " + threads
-                    + " predictor threads (num_replicas x predictor_threads, this one " + largest.numReplicas() + " x "
-                    + largest.predictors().predictorThreads() + "); the server allows " + limit
+            String replicas = largest.isAutoscaled() ? "autoscaling.max_replicas" : "num_replicas";
+            throw new InvalidConfig(source, largest.name(), replicas, "the deployments would run " + threads
+                    + " predictor threads (" + replicas + " x predictor_threads, this one " + largest.maxReplicas()
+                    + " x " + largest.predictors().predictorThreads() + "); the server allows " + limit
                     + " (serval.limits.max-predictor-threads)");
         }
     }

@@ -302,7 +302,7 @@ class ConfigParserTest {
     @Test
     void refusesAnUnknownFieldListingTheKnownOnes() {
         InvalidConfig e = assertRefused(bert("replicas: 2"), "replicas", bertField("replicas"),
-                "unknown field; known fields: [batch_invariance, batch_wait_timeout, chunk_overlap, ");
+                "unknown field; known fields: [autoscaling, batch_invariance, batch_wait_timeout, chunk_overlap, ");
         assertTrue(e.getMessage().contains("num_replicas"), e.getMessage());
     }
 
@@ -501,7 +501,7 @@ class ConfigParserTest {
                 () -> ConfigParser.fromProperties(Map.of("bert", Map.of("model", "bert-base", "replicas", "2"))));
 
         assertMessage(e, "replicas", "serval.deployments.bert: deployment 'bert': field 'replicas': ",
-                "unknown property; known properties: [batch-invariance, batch-wait-timeout, ");
+                "unknown property; known properties: [autoscaling.*, batch-invariance, batch-wait-timeout, ");
         assertTrue(e.getMessage().contains("num-replicas"), e.getMessage());
     }
 

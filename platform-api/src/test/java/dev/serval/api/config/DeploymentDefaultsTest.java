@@ -53,6 +53,19 @@ class DeploymentDefaultsTest {
     }
 
     @Test
+    void theDocumentedAutoscalingTableListsEveryFieldWithRaysDefault() throws IOException {
+        Map<String, String> documented = documentedRows("### Autoscaling");
+        Map<String, Object> defaults = AutoscalingFields.defaults();
+
+        assertEquals(AutoscalingFields.ALL.stream().map(AutoscalingFields.Sub::key).toList(),
+                List.copyOf(documented.keySet()), "the documented autoscaling fields, in order");
+        for (AutoscalingFields.Sub<?> sub : AutoscalingFields.ALL) {
+            String expected = sub.optional() ? "(none)" : "`" + defaults.get(sub.key()) + "`";
+            assertEquals(expected, documented.get(sub.key()), sub.key());
+        }
+    }
+
+    @Test
     void theDefaultDeploymentOfTheApplicationPropertiesIsTheSpecsDefaults() throws IOException {
         Properties properties = new Properties();
         try (Reader reader = Files.newBufferedReader(PROPERTIES)) {
@@ -88,12 +101,17 @@ class DeploymentDefaultsTest {
 
     /** The rows of docs/configuration.md's "Deployment fields" table, by key, in order: the default as written. */
     private static Map<String, String> documentedDefaults() throws IOException {
+        return documentedRows("## Deployment fields");
+    }
+
+    /** The rows of the first table under {@code heading}, up to the next heading. */
+    private static Map<String, String> documentedRows(String heading) throws IOException {
         List<String> lines = Files.readAllLines(DOCS);
-        int start = lines.indexOf("## Deployment fields");
-        assertTrue(start >= 0, "docs/configuration.md has a 'Deployment fields' section");
+        int start = lines.indexOf(heading);
+        assertTrue(start >= 0, "docs/configuration.md has a '" + heading + "' section");
         Map<String, String> rows = new LinkedHashMap<>();
         for (String line : lines.subList(start + 1, lines.size())) {
-            if (line.startsWith("## ")) {
+            if (line.startsWith("#")) {
                 break;
             }
             Matcher row = ROW.matcher(line);
