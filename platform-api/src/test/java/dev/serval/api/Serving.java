@@ -40,6 +40,19 @@ public final class Serving {
         }
     }
 
+    /** Waits (up to 30 s) until deployment {@code name}'s state in {@code GET /api/deployments/{name}} is {@code state}. */
+    public static void awaitDeploymentState(String name, String state) {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        String now;
+        while (!(now = given().get("/api/deployments/" + name).jsonPath().getString("state")).equals(state)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("deployment " + name + " stayed " + now + ", expected " + state + ": "
+                        + given().get("/api/deployments/" + name).asString());
+            }
+            pause();
+        }
+    }
+
     private static void pause() {
         try {
             Thread.sleep(100); // polling a readiness endpoint: nothing to wait on but time

@@ -10,7 +10,8 @@ import java.util.List;
  * available processors) bounds the threads of every replica the deployments run. What is kept is never taken:
  * fixed deployments' replicas and each autoscaled deployment's current count (a deployment shrinks only by its own
  * downscale decisions, so no deployment's count jumps because another's load moved). What is left is the headroom
- * for upscales; each deployment's {@code min_replicas} is granted even past it; when the upscales want more than the
+ * for upscales; each deployment's {@code min_replicas} is granted even past it, and so is the first replica of a
+ * deployment at zero (requests are waiting for it: refusing it would leave them to time out); when the upscales want more than the
  * headroom, it goes to them in proportion to the threads each wants (then whole replicas left over to the most
  * short-changed), so the sum of threads never exceeds the budget through an upscale.
  */
@@ -24,7 +25,7 @@ final class CpuBudget {
      *
      * @param cost    threads per replica
      * @param current replicas it runs now (its controller's desired count)
-     * @param min     its {@code min_replicas}: granted whatever the budget
+     * @param min     its {@code min_replicas}: granted whatever the budget (as is one replica from zero)
      * @param wants   replicas its policy decided on: above {@code current} for an upscale
      */
     record Claim(int cost, int current, int min, int wants) {
@@ -36,8 +37,10 @@ final class CpuBudget {
             }
         }
 
+        /** What is granted whatever the budget: the current count, the minimum, and a first replica from zero. */
         int kept() {
-            return Math.max(current, Math.min(min, wants));
+            int floor = Math.max(Math.min(min, wants), current == 0 && wants > 0 ? 1 : 0);
+            return Math.max(current, floor);
         }
     }
 

@@ -39,6 +39,9 @@ class CpuBudgetTest {
             for (int i = 0; i < granted.length; i++) {
                 Claim claim = claims.get(i);
                 assertTrue(granted[i] >= claim.current() && granted[i] <= claim.wants(), "round " + round);
+                if (claim.current() == 0 && claim.wants() > 0) {
+                    before += claim.cost(); // a first replica from zero is granted past the budget
+                }
                 used += (long) claim.cost() * granted[i];
                 before += (long) claim.cost() * claim.current();
             }
@@ -49,6 +52,12 @@ class CpuBudgetTest {
     @Test
     void grantsMinReplicasWhateverTheBudget() {
         assertArrayEquals(new int[] {2}, CpuBudget.grant(1, 4, List.of(new Claim(1, 0, 2, 5))));
+    }
+
+    @Test
+    void grantsAFirstReplicaFromZeroWhateverTheBudget() {
+        assertArrayEquals(new int[] {1}, CpuBudget.grant(2, 2, List.of(new Claim(1, 0, 0, 3))),
+                "requests wait for it; more than one waits for room");
     }
 
     @Test
