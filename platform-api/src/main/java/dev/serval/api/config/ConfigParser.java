@@ -100,6 +100,9 @@ public final class ConfigParser {
      * The deployments of the {@code serval.deployments.<name>.<key>} properties, by name then kebab-case key. Each
      * property's text is read as the config file's field of the same name in snake_case ({@code num-replicas} is
      * {@code num_replicas}), by the same rules; an absent property is the spec's default, an unknown one an error.
+     * {@code autoscaling.<key>} properties ({@code autoscaling.min-replicas}) give the autoscaling block, which then
+     * replaces {@code num-replicas} instead of conflicting with it (application.properties lists it for every
+     * deployment, so that an environment variable can override it).
      */
     public static List<DeploymentSpec> fromProperties(Map<String, Map<String, String>> deployments) {
         List<DeploymentSpec> specs = new ArrayList<>();
@@ -124,6 +127,11 @@ public final class ConfigParser {
                 }
                 fields.set(field.key(), field.kind().fromText(text));
             });
+            if (fields.has(AutoscalingFields.KEY)) {
+                // application.properties lists num-replicas for every deployment (so that an environment variable
+                // can override it): as properties, autoscaling.* replaces it rather than conflicting with it.
+                fields.remove(DeploymentFields.NUM_REPLICAS.key());
+            }
             specs.add(deployment(name, fields, source));
         });
         return specs;

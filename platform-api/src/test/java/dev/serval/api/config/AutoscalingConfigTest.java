@@ -130,9 +130,9 @@ class AutoscalingConfigTest {
     }
 
     @Test
-    void propertiesGiveTheBlockInKebabCase() {
+    void propertiesGiveTheBlockInKebabCaseWhichReplacesTheListedNumReplicas() {
         DeploymentSpec spec = ConfigParser.fromProperties(Map.of("bert", Map.of("model", "bert-base",
-                "autoscaling.min-replicas", "0", "autoscaling.max-replicas", "2",
+                "num-replicas", "1", "autoscaling.min-replicas", "0", "autoscaling.max-replicas", "2",
                 "autoscaling.target-ongoing-requests", "1.5", "autoscaling.upscale-delay", "2s"))).getFirst();
         assertEquals(new AutoscalingSpec(0, 2, null, 1.5, Duration.ofSeconds(2), Duration.ofSeconds(600), null,
                 Duration.ofSeconds(30), 1, 1), spec.autoscaling());
