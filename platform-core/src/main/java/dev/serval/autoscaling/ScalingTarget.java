@@ -10,7 +10,11 @@ public interface ScalingTarget {
     /** The deployment's current spec; the autoscaler acts only while it {@link DeploymentSpec#isAutoscaled()}. */
     DeploymentSpec spec();
 
-    /** Requests its replicas run and its queue holds now. Any thread; reads counters, allocates nothing. */
+    /**
+     * Requests its replicas run and its queue holds now, and at least 1 when a request arrived since the previous
+     * call: a deployment whose requests are all shorter than the sampling period must not look idle (and go to
+     * zero) while it gets them. The autoscaler thread calls it once per sample; reads counters, allocates nothing.
+     */
     int ongoingRequests();
 
     /** The replicas its controller runs now (the count the last decision set, once the controller applied it). */

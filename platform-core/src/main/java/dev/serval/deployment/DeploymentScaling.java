@@ -122,7 +122,8 @@ final class DeploymentScaling<I, O> implements ScalingTarget {
 
     @Override
     public int ongoingRequests() {
-        return deployment.ongoingRequests();
+        int ongoing = deployment.ongoingRequests();
+        return router.takeArrived() ? Math.max(1, ongoing) : ongoing;
     }
 
     @Override

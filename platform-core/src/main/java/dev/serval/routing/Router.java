@@ -71,6 +71,12 @@ public final class Router<I, O> {
      * controller thread ({@link #queueWhileEmpty}), read by requests: the Retry-After of a full queue at zero.
      */
     private volatile long queueWhileEmptyNanos;
+    /**
+     * Whether a request arrived since the autoscaler last looked ({@link #takeArrived}): set by request threads (a
+     * read per request, a write only when it was clear), cleared by the autoscaler thread. Best-effort by design: an
+     * arrival racing the clear is seen at the next look.
+     */
+    private volatile boolean arrived;
     /** The pace at which requests complete, for the Retry-After of a refusal. */
     private final RetryAfter pace;
 
@@ -103,6 +109,9 @@ public final class Router<I, O> {
         if (closed || refused != null || (current.isEmpty() && queueWhileEmptyNanos == 0)) {
             throw new NotReady(closed ? "model '" + deployment + "' is shutting down"
                     : refused != null ? refused : "model '" + deployment + "' has no running replica");
+        }
+        if (!arrived) {
+            arrived = true;
         }
         metrics.requestInputs(inputs.size());
         RoutableReplica<I, O> replica = current.choose();
@@ -235,6 +244,18 @@ public final class Router<I, O> {
     private Overloaded overloaded(String also, int now, int limit) {
         return new Overloaded("model '" + deployment + "' is overloaded: " + also + now + " requests are queued "
                 + "(max-queued-requests " + limit + ")", pace.estimate(now));
+    }
+
+    /**
+     * Whether a request arrived since the previous call (the autoscaler's: a request shorter than its sampling period
+     * is in no sample of the ongoing count, yet a deployment that gets requests must not look idle).
+     */
+    public boolean takeArrived() {
+        if (!arrived) {
+            return false;
+        }
+        arrived = false;
+        return true;
     }
 
     /** Requests waiting for a free slot. */

@@ -299,4 +299,30 @@ class RouterTest {
             throw new AssertionError(e);
         }
     }
+
+    @Test
+    void tellsTheAutoscalerOnceThatRequestsArrived() {
+        router.publish(RoutingSnapshot.of(List.of(TestReplica.answering(1, 4))));
+        assertFalse(router.takeArrived());
+        router.submit(List.of("a"));
+        router.submit(List.of("b"));
+        assertTrue(router.takeArrived());
+        assertFalse(router.takeArrived(), "until the next request");
+    }
+
+    @Test
+    void queuesWhileEmptyOnlyWhenToldAndRefusesPastTheBoundWithTheExpectedStart() {
+        assertThrows(NotReady.class, () -> router.submit(List.of("x")));
+        router.queueWhileEmpty(3_000_000_000L);
+        CompletableFuture<List<String>> first = router.submit(List.of("a"));
+        router.submit(List.of("b"));
+        dev.serval.error.Overloaded refused = assertThrows(dev.serval.error.Overloaded.class,
+                () -> router.submit(List.of("c")));
+        assertEquals(java.time.Duration.ofSeconds(3), refused.retryAfter());
+        router.publish(RoutingSnapshot.of(List.of(TestReplica.held(1, 4))));
+        assertEquals(0, router.queuedRequests(), "the new replica took what waited");
+        assertFalse(first.isDone());
+        router.refuseWhileEmpty();
+        assertFalse(router.queuesWhileEmpty());
+    }
 }

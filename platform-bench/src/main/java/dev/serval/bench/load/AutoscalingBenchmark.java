@@ -57,7 +57,7 @@ public final class AutoscalingBenchmark {
     /** The phases, in order: load as multiples of one replica's capacity. */
     static final List<RampTimeline.Phase> PHASES = List.of(
             new RampTimeline.Phase("low", 0.3, Duration.ofSeconds(20)),
-            new RampTimeline.Phase("step up", 1.6, Duration.ofSeconds(40)),
+            new RampTimeline.Phase("step up", 1.3, Duration.ofSeconds(40)),
             new RampTimeline.Phase("step down", 0.3, Duration.ofSeconds(30)),
             new RampTimeline.Phase("idle", 0, Duration.ofSeconds(25)),
             new RampTimeline.Phase("cold start", 0.002, Duration.ofSeconds(15)),
