@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
  * <p>The packaged Serval ({@link ServalProcess}) runs {@code all-minilm-l6-v2} with one predictor thread of one
  * intra-op thread per replica (so that one replica uses one of the two cores), {@code lend_idle_cores} off, and
  * autoscaling with short delays so that the run takes minutes: {@code min_replicas 0}, {@code max_replicas} first 1,
- * {@code target_ongoing_requests 2}, {@code upscale_delay 2s}, {@code downscale_delay 8s},
+ * {@code target_ongoing_requests 1} (one predictor thread per replica), {@code upscale_delay 2s}, {@code downscale_delay 8s},
  * {@code downscale_to_zero_delay 8s}, {@code look_back_period 2s}; the management API is opened
  * ({@code serval.api.auth-enabled=false}: loopback only). Then, from this JVM with {@link LoadGenerator} and one short
  * chat-like text per OIP request:
@@ -73,7 +73,7 @@ public final class AutoscalingBenchmark {
         settings.put("min-replicas", "0");
         settings.put("max-replicas", "1");
         settings.put("initial-replicas", "1");
-        settings.put("target-ongoing-requests", "2");
+        settings.put("target-ongoing-requests", "1"); // one predictor thread: busy at 1
         settings.put("upscale-delay", "2s");
         settings.put("downscale-delay", "8s");
         settings.put("downscale-to-zero-delay", "8s");
@@ -168,6 +168,7 @@ public final class AutoscalingBenchmark {
         }
         Map<String, Object> report = new LinkedHashMap<>();
         report.put("benchmark", "serval-autoscaling-ramp");
+        report.put("mode", "ramp");
         report.put("startedAt", started.toString());
         report.put("durationSeconds", Math.round((System.nanoTime() - startedNanos) / 1e9));
         report.put("commit", commit);
