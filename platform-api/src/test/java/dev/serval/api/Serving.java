@@ -40,7 +40,7 @@ public final class Serving {
         }
     }
 
-    /** Waits (up to 30 s) until deployment {@code name}'s state in {@code GET /api/deployments/{name}} is {@code state}. */
+    /** Waits (up to 30 s) until deployment {@code name} is in {@code state} ({@code GET /api/deployments/{name}}). */
     public static void awaitDeploymentState(String name, String state) {
         long deadline = System.nanoTime() + 30_000_000_000L;
         String now;

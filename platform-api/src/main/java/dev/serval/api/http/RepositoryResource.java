@@ -8,6 +8,7 @@ import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.Deployments;
 import dev.serval.api.serving.RepositoryModelSource;
 import dev.serval.api.serving.ServedDeployment;
+import dev.serval.controller.DeploymentState;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.POST;
@@ -64,8 +65,10 @@ public class RepositoryResource {
                 entry.put("version", version);
                 boolean deployed = served != null && served.config().model().name().equals(name)
                         && served.config().version().equals(version);
-                entry.put("state", !deployed ? "UNAVAILABLE" : served.ready() ? "READY" : "LOADING");
-                entry.put("reason", !deployed ? "not deployed" : served.deployment().failure().orElse(""));
+                boolean idle = deployed && served.deployment().state() == DeploymentState.IDLE;
+                entry.put("state", !deployed || idle ? "UNAVAILABLE" : served.ready() ? "READY" : "LOADING");
+                entry.put("reason", !deployed ? "not deployed" : idle ? "scaled to zero; a request loads it"
+                        : served.deployment().failure().orElse(""));
                 index.add(entry);
             }
         });
