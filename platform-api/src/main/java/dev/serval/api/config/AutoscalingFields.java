@@ -1,9 +1,7 @@
 package dev.serval.api.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.DoubleNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.databind.node.TextNode;
 import dev.serval.api.config.DeploymentFields.Kind;
 import dev.serval.api.config.DeploymentFields.Refused;
 import dev.serval.spec.AutoscalingSpec;
@@ -169,11 +167,7 @@ final class AutoscalingFields {
 
             @Override
             public JsonNode fromText(String text) {
-                try {
-                    return DoubleNode.valueOf(Double.parseDouble(text.trim()));
-                } catch (NumberFormatException e) {
-                    return TextNode.valueOf(text);
-                }
+                return Kind.number(text);
             }
         };
     }

@@ -253,6 +253,15 @@ final class DeploymentFields {
             }
         };
 
+        /** A property's text as the number it stands for, or as text (for the reader to refuse) when it is none. */
+        static JsonNode number(String text) {
+            try {
+                return DoubleNode.valueOf(Double.parseDouble(text.trim()));
+            } catch (NumberFormatException e) {
+                return TextNode.valueOf(text);
+            }
+        }
+
         /** A number in (0, 1]; the range itself is the record's to check. */
         Kind<Double> FRACTION = new Kind<>() {
             @Override
@@ -265,11 +274,7 @@ final class DeploymentFields {
 
             @Override
             public JsonNode fromText(String text) {
-                try {
-                    return DoubleNode.valueOf(Double.parseDouble(text.trim()));
-                } catch (NumberFormatException e) {
-                    return TextNode.valueOf(text);
-                }
+                return number(text);
             }
         };
 
