@@ -14,6 +14,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -82,6 +83,8 @@ public final class AutoscalingBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
+        Options.check(args, "usage: bin/loadbench --autoscaling [--out DIR] [--serval-opt -Dkey=value]...", Set.of(),
+                Set.of("--out", "--serval-opt"));
         List<String> arguments = Arrays.asList(args);
         Path out = Path.of(Options.value(arguments, "--out", "platform-bench/target/autoscaling"));
         Files.createDirectories(out);

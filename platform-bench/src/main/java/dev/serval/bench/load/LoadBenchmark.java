@@ -131,6 +131,12 @@ public final class LoadBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
+        Options.check(args, """
+                usage: bin/loadbench [--quick] [--workloads noop,minilm-short,minilm-mixed] [--out DIR] [--jfr] [--profile]
+                                     [--python python3 | --no-python] [--python-dir DIR] [--serval-opt -Dkey=value]...
+                       bin/loadbench --overload | --soak | --autoscaling [their options; --help for each]""",
+                Set.of("--quick", "--jfr", "--profile", "--no-python"),
+                Set.of("--workloads", "--out", "--python", "--python-dir", "--serval-opt"));
         List<String> arguments = Arrays.asList(args);
         Settings settings = arguments.contains("--quick") ? Settings.quick() : Settings.full();
         Set<String> workloads = Set.of(option(arguments, "--workloads", NOOP + "," + MINILM_SHORT + "," + MINILM_MIXED)

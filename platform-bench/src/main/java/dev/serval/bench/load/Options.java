@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -18,6 +19,44 @@ import java.util.concurrent.TimeUnit;
 final class Options {
 
     private Options() {
+    }
+
+    /**
+     * Checks a benchmark's command line before anything runs: {@code --help} prints {@code usage} and exits 0; an
+     * unknown option, or a valued one without its value, prints the problem and {@code usage} and exits 2 (a typo
+     * must not start a 20-minute run with the defaults).
+     *
+     * @param flags  options that stand alone ({@code --quick})
+     * @param valued options followed by a value ({@code --out DIR})
+     */
+    static void check(String[] args, String usage, Set<String> flags, Set<String> valued) {
+        if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
+            System.out.println(usage);
+            System.exit(0);
+        }
+        String problem = problem(args, flags, valued);
+        if (problem != null) {
+            System.err.println(problem);
+            System.err.println(usage);
+            System.exit(2);
+        }
+    }
+
+    /** What is wrong with {@code args} ({@link #check}), or null. */
+    static String problem(String[] args, Set<String> flags, Set<String> valued) {
+        for (int i = 0; i < args.length; i++) {
+            if (flags.contains(args[i])) {
+                continue;
+            }
+            if (!valued.contains(args[i])) {
+                return "unknown option '" + args[i] + "'";
+            }
+            if (i + 1 >= args.length) {
+                return "option " + args[i] + " needs a value";
+            }
+            i++;
+        }
+        return null;
     }
 
     /** The value after {@code name}, or {@code otherwise}. */

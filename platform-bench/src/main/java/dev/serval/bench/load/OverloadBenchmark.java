@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Serval under overload (issue 14): does it keep serving at its capacity, and refuse the rest quickly and usefully,
@@ -136,6 +137,9 @@ public final class OverloadBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
+        Options.check(args, "usage: bin/loadbench --overload [--quick] [--duration 20s] [--multiples 1,2,5,10,20] "
+                        + "[--connections 512] [--out DIR] [--serval-opt -Dkey=value]...", Set.of("--quick"),
+                Set.of("--duration", "--multiples", "--connections", "--out", "--serval-opt"));
         List<String> arguments = Arrays.asList(args);
         Settings settings = arguments.contains("--quick") ? Settings.quick() : Settings.full();
         Duration duration = Options.duration(arguments, "--duration", settings.duration());

@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -101,6 +102,9 @@ public final class SoakBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
+        Options.check(args, "usage: bin/loadbench --soak [--quick] [--duration 10m] [--interval 10s] [--fraction 0.8] "
+                        + "[--connections 512] [--out DIR] [--serval-opt -Dkey=value]...", Set.of("--quick"),
+                Set.of("--duration", "--interval", "--fraction", "--connections", "--out", "--serval-opt"));
         List<String> arguments = Arrays.asList(args);
         Settings settings = arguments.contains("--quick") ? Settings.quick() : Settings.full();
         settings = settings.with(Options.duration(arguments, "--duration", settings.duration()),

@@ -1,0 +1,27 @@
+package dev.serval.bench.load;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class OptionsTest {
+
+    private static final Set<String> FLAGS = Set.of("--quick");
+    private static final Set<String> VALUED = Set.of("--out", "--serval-opt");
+
+    @Test
+    void acceptsKnownFlagsAndValuedOptions() {
+        assertNull(Options.problem(new String[] {"--quick", "--out", "x", "--serval-opt", "-Da=b"}, FLAGS, VALUED));
+        assertNull(Options.problem(new String[0], FLAGS, VALUED));
+    }
+
+    @Test
+    void namesAnUnknownOptionOrAMissingValue() {
+        assertEquals("unknown option '--qiuck'", Options.problem(new String[] {"--qiuck"}, FLAGS, VALUED));
+        assertEquals("unknown option '--help'", Options.problem(new String[] {"--help"}, FLAGS, VALUED),
+                "check() answers --help before asking");
+        assertEquals("option --out needs a value", Options.problem(new String[] {"--quick", "--out"}, FLAGS, VALUED));
+    }
+}
