@@ -17,9 +17,13 @@ public record DeploymentStatus(String name, String version, int desired, int sta
         return new DeploymentStatus(name, version, desired, 0, 0, 0, 0, 0, 0, null, autoscaled);
     }
 
-    /** An autoscaled deployment with no replica, none starting and nothing failing: it waits for a request. */
+    /**
+     * An autoscaled deployment at zero replicas, none starting: it waits for a request. Also after failed starts
+     * (their error stays in {@code lastError}): the next request tries a replica again, and while the controller backs
+     * off from the failures, requests are refused at once with that error.
+     */
     public boolean idle() {
-        return autoscaled && desired == 0 && routable() == 0 && starting == 0 && failedStarts == 0;
+        return autoscaled && desired == 0 && routable() == 0 && starting == 0;
     }
 
     /** Replicas that take requests: RUNNING and UPDATING. */

@@ -161,6 +161,32 @@ class AutoscalingTest {
     }
 
     @Test
+    void aColdStartThatFailsRefusesItsRequestsAndTheDeploymentGoesBackToZero() throws Exception {
+        AutoscalingSpec autoscaling = AutoscalingSpec.DEFAULTS.withMinReplicas(0).withMaxReplicas(1)
+                .withTiming(Duration.ZERO, Duration.ZERO, Duration.ofMillis(200), Duration.ofMillis(20));
+        java.util.concurrent.atomic.AtomicBoolean broken = new java.util.concurrent.atomic.AtomicBoolean();
+        Deployment<String, String> deployment = engine.deploy(spec(autoscaling, 4), ignored -> {
+            loads.incrementAndGet();
+            if (broken.get()) {
+                throw new IllegalStateException("the model file is gone");
+            }
+            return model;
+        });
+        awaitState(deployment, DeploymentState.READY);
+        awaitState(deployment, DeploymentState.IDLE);
+        broken.set(true);
+
+        CompletableFuture<List<String>> cold = deployment.submit(List.of("a"));
+
+        java.util.concurrent.ExecutionException failed = assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> cold.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertTrue(failed.getCause() instanceof NotReady && failed.getCause().getMessage().contains("the model file "
+                + "is gone"), failed.getCause().toString());
+        awaitState(deployment, DeploymentState.IDLE); // not stuck FAILED at zero: the next request tries again
+        assertTrue(deployment.failure().orElseThrow().contains("the model file is gone"));
+    }
+
+    @Test
     void aFixedDeploymentIsNeverScaled() throws Exception {
         Deployment<String, String> deployment = deploy(spec(AutoscalingSpec.DEFAULTS, 100).withNumReplicas(1));
         awaitState(deployment, DeploymentState.READY);
