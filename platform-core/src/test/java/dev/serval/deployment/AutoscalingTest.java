@@ -208,7 +208,12 @@ class AutoscalingTest {
     void aDeploymentCreatedAtZeroLoadsOnItsFirstRequest() throws Exception {
         AutoscalingSpec autoscaling = AutoscalingSpec.DEFAULTS.withMinReplicas(0).withMaxReplicas(1)
                 .withInitialReplicas(0);
-        Deployment<String, String> deployment = deploy(spec(autoscaling, 4));
+        CountDownLatch flooded = new CountDownLatch(1);
+        Deployment<String, String> deployment = engine.deploy(spec(autoscaling, 4), ignored -> {
+            loads.incrementAndGet();
+            awaitUninterruptibly(flooded); // the replica stays starting while the flood below arrives
+            return model;
+        });
         awaitState(deployment, DeploymentState.IDLE);
         assertEquals(0, loads.get());
         assertTrue(deployment.signature().isEmpty(), "no model has loaded yet");
@@ -219,6 +224,7 @@ class AutoscalingTest {
         for (int i = 0; i < 100; i++) { // a flood of refused requests wakes it once
             assertThrows(NotReady.class, () -> deployment.infer(texts, null));
         }
+        flooded.countDown();
 
         awaitState(deployment, DeploymentState.READY);
         assertEquals(1, loads.get());
