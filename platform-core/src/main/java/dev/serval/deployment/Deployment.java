@@ -69,11 +69,23 @@ public final class Deployment<I, O> implements AutoCloseable {
     private volatile boolean closed;
     private volatile boolean everRouted;
     private final DeploymentScaling<I, O> scaling;
+    /**
+     * How a request's tensors map to the model's inputs before any model loaded, for a deployment that takes requests
+     * before its first replica serves ({@link ServingEngine#deployOnDemand}); null otherwise.
+     */
+    private final TensorIO<I, O> beforeLoad;
+    /**
+     * Completed while a replica serves; exceptionally while its starts fail or once the deployment closed; otherwise
+     * (loading, at zero) pending, and replaced by a pending one when the deployment stops serving. Written by the
+     * controller thread ({@link #publish}) and {@link #close}, read by any thread.
+     */
+    private volatile CompletableFuture<Void> serving = new CompletableFuture<>();
 
     Deployment(DeploymentSpec spec, ModelLoader<I, O> loader, ServingEngine.Threads threads, ControllerLoop loop,
             Controller controller, LongSupplier nanoTime, InstantSource wallClock, DeploymentMetrics metrics,
-            FailureMonitor.Window failures, Consumer<Deployment<?, ?>> onClosed) {
+            FailureMonitor.Window failures, Consumer<Deployment<?, ?>> onClosed, TensorIO<I, O> beforeLoad) {
         this.spec = spec;
+        this.beforeLoad = beforeLoad;
         this.failures = failures;
         this.metrics = metrics;
         this.launcher = new PooledReplicaLauncher<>(loader, threads.launchers(), threads.health(), nanoTime, metrics);
@@ -84,7 +96,8 @@ public final class Deployment<I, O> implements AutoCloseable {
         this.status = DeploymentStatus.initial(spec.name(), spec.version(), spec.numReplicas(), spec.isAutoscaled());
         this.recentErrors = new RecentErrors(wallClock);
         this.gauges = new DeploymentGauges(metrics, router, this::status);
-        this.scaling = new DeploymentScaling<>(this, router, launcher, loop, controller, metrics, this::status);
+        this.scaling = new DeploymentScaling<>(this, router, launcher, loop, controller, metrics, this::status,
+                beforeLoad != null);
         scaling.published(spec);
     }
 
@@ -98,12 +111,30 @@ public final class Deployment<I, O> implements AutoCloseable {
         scaling.published(spec);
         // Nothing serves and nothing is starting (scaled to zero by num_replicas, or backing off after failed starts):
         // requests would wait for nothing, so the router refuses them, queued ones included, with the reason.
-        String reason = NotServing.reason(next);
+        String reason = NotServing.reason(next, beforeLoad != null);
         if (reason != null) {
             router.refuse(reason);
         } else {
             router.accept();
         }
+        CompletableFuture<Void> current = serving;
+        if (closed) {
+            return; // close() left it failed for good
+        } else if (next.routable() > 0) {
+            current.complete(null);
+        } else if (reason != null && next.failedStarts() > 0) {
+            current.completeExceptionally(new NotReady(reason));
+        } else if (current.isDone()) {
+            serving = new CompletableFuture<>(); // stopped serving, or retrying a failed start: wait for the next
+        }
+    }
+
+    /**
+     * Completes when a replica serves (at once while one does), or exceptionally with {@link NotReady} when starts
+     * fail or the deployment closes first: lets a caller wait for a deployment loaded on demand. Read once per call.
+     */
+    public CompletableFuture<Void> serving() {
+        return serving;
     }
 
     /**
@@ -286,13 +317,16 @@ public final class Deployment<I, O> implements AutoCloseable {
             if (!accepts(state)) {
                 throw notReady(state);
             }
-            if (served == null || served.io() == null) {
+            if ((served == null || served.io() == null) && beforeLoad != null) {
+                io = beforeLoad; // loading on demand: the kind's mapping; outputs are mapped by the model that answers
+            } else if (served == null || served.io() == null) {
                 // At zero and never loaded (initial_replicas 0): no model has told how its tensors map yet.
                 scaling.wake();
                 throw new NotReady("model '" + name() + "' is starting its first replica (it was created with none); "
                         + "retry once it is ready");
+            } else {
+                io = (TensorIO<I, O>) served.io();
             }
-            io = (TensorIO<I, O>) served.io();
         }
         if (outputs != null) {
             Inference.checkRequested(outputs, uniformSignature(snapshot));
@@ -445,6 +479,10 @@ public final class Deployment<I, O> implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         gauges.remove();
+        NotReady gone = new NotReady("model '" + spec.name() + "' was unloaded");
+        CompletableFuture<Void> last = serving;
+        serving = CompletableFuture.failedFuture(gone);
+        last.completeExceptionally(gone);
         onClosed.accept(this);
     }
 }

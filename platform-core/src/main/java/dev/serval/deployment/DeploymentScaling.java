@@ -42,14 +42,18 @@ final class DeploymentScaling<I, O> implements ScalingTarget {
     private volatile Served lastServed;
     /** A {@link #wake()} is on its way to the controller: set by request threads, cleared by the controller thread. */
     private final AtomicBoolean waking = new AtomicBoolean();
+    /** Requests queue while no replica serves whatever the spec says (a deployment loaded on demand). */
+    private final boolean onDemand;
 
     /** What a version that served showed callers; {@code io} is null for a model that maps no tensors. */
     record Served(ModelSignature signature, BatchingDecision batching, TensorIO<?, ?> io) {
     }
 
     DeploymentScaling(Deployment<I, O> deployment, Router<I, O> router, PooledReplicaLauncher<I, O> launcher,
-            ControllerLoop loop, Controller controller, DeploymentMetrics metrics, Supplier<DeploymentStatus> status) {
+            ControllerLoop loop, Controller controller, DeploymentMetrics metrics, Supplier<DeploymentStatus> status,
+            boolean onDemand) {
         this.deployment = deployment;
+        this.onDemand = onDemand;
         this.router = router;
         this.launcher = launcher;
         this.loop = loop;
@@ -62,7 +66,8 @@ final class DeploymentScaling<I, O> implements ScalingTarget {
      * Controller thread (or the deployment's constructor): takes note of what serves now, and sets the router's mode
      * for {@code current}: an autoscaled deployment that may go to zero queues requests while no replica serves (they
      * wait for the replica they make the autoscaler start, the measured start time being the Retry-After of a full
-     * queue); any other refuses them.
+     * queue), and so does a deployment loaded on demand (a multiplexed model: its first requests wait for its load);
+     * any other refuses them.
      */
     void published(DeploymentSpec current) {
         if (status.get().desired() > 0) {
@@ -73,7 +78,7 @@ final class DeploymentScaling<I, O> implements ScalingTarget {
             Model<I, O> model = newest.model();
             lastServed = new Served(model.signature(), model.batching(), tensorIo(model));
         }
-        if (current.isAutoscaled() && current.autoscaling().minReplicas() == 0) {
+        if (onDemand || (current.isAutoscaled() && current.autoscaling().minReplicas() == 0)) {
             long measured = launcher.lastStartNanos();
             router.queueWhileEmpty(measured > 0 ? measured : UNMEASURED_START_NANOS);
         } else {

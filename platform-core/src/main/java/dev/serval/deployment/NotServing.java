@@ -16,14 +16,17 @@ final class NotServing {
     /**
      * Why nothing can serve with {@code status}, or null while a replica serves or one is starting: the router then
      * refuses every request, queued ones included, since waiting would never end.
+     *
+     * @param onDemand whether the deployment is loaded on demand: at zero replicas its requests wait for the replica
+     *                 that its loader is about to ask for
      */
-    static String reason(DeploymentStatus status) {
+    static String reason(DeploymentStatus status, boolean onDemand) {
         if (status.routable() > 0 || status.starting() > 0) {
             return null;
         }
         if (status.desired() == 0) {
             // Autoscaled to zero: a request waits in the queue while the autoscaler starts a replica for it.
-            return status.autoscaled() ? null : scaledToZero(status.name());
+            return status.autoscaled() || onDemand ? null : scaledToZero(status.name());
         }
         return status.failedStarts() > 0 ? "model '" + status.name() + "' failed to load: " + status.lastError() : null;
     }

@@ -11,6 +11,7 @@ import dev.serval.spec.DeploymentSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import dev.serval.tensor.TensorIO;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -124,7 +125,22 @@ public final class ServingEngine implements AutoCloseable {
     }
 
     /** Creates a deployment and starts its replicas in the background; returns at once. */
-    public synchronized <I, O> Deployment<I, O> deploy(DeploymentSpec spec, ModelLoader<I, O> loader) {
+    public <I, O> Deployment<I, O> deploy(DeploymentSpec spec, ModelLoader<I, O> loader) {
+        return deploy(spec, loader, null);
+    }
+
+    /**
+     * Creates a deployment that takes requests before it serves: while no replica serves, they wait in its queue
+     * (within {@code max_queued_requests} and their deadlines) for one to start, their tensors mapped by
+     * {@code inputs} (the input side of the model's kind: which model answers maps the outputs). Made for the models
+     * of a multiplexed deployment, created with no replica and given one when their turn to load comes.
+     */
+    public <I, O> Deployment<I, O> deployOnDemand(DeploymentSpec spec, ModelLoader<I, O> loader, TensorIO<I, O> inputs) {
+        return deploy(spec, loader, java.util.Objects.requireNonNull(inputs, "inputs"));
+    }
+
+    private synchronized <I, O> Deployment<I, O> deploy(DeploymentSpec spec, ModelLoader<I, O> loader,
+            TensorIO<I, O> beforeLoad) {
         for (Deployment<?, ?> existing : deployments) {
             if (existing.name().equals(spec.name())) {
                 throw new IllegalArgumentException("deployment '" + spec.name() + "' exists already");
@@ -132,7 +148,7 @@ public final class ServingEngine implements AutoCloseable {
         }
         Deployment<I, O> deployment = new Deployment<>(spec, loader, new Threads(launchers, health), loop, controller,
                 nanoTime, wallClock, DeploymentMetrics.create(registry, spec.name()), monitor.window(spec.name()),
-                this::forget);
+                this::forget, beforeLoad);
         deployments.add(deployment);
         deployment.start();
         autoscaler.register(deployment.scalingTarget());

@@ -1,6 +1,11 @@
 package dev.serval.model;
 
+import dev.serval.tensor.TensorIO;
+import dev.serval.tensor.Tensors;
+import dev.serval.tensor.TextIO;
+import dev.serval.tensor.WholeRequestIO;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 
 /** What a model in the repository is, which fixes how it is loaded and which APIs serve it. */
@@ -39,6 +44,29 @@ public enum ModelKind {
     /** Whether the kind is a text model: a tokenizer in front of an ONNX graph, one result per text. */
     public boolean text() {
         return this == TEXT_EMBEDDING || this == TEXT_CLASSIFICATION;
+    }
+
+    /**
+     * How a request's tensors become inputs of a model of this kind, known before any such model loaded: a text
+     * model's {@code text} tensor (its strings), any other kind's whole request. The output side is the loaded
+     * model's ({@link Model#io()}): this mapping's {@code outputs} refuses.
+     */
+    @SuppressWarnings("unchecked")
+    public <I, O> TensorIO<I, O> inputsBeforeLoad() {
+        boolean text = text();
+        return (TensorIO<I, O>) new TensorIO<Object, Object>() {
+            @Override
+            @SuppressWarnings("unchecked")
+            public List<Object> inputs(Tensors request) {
+                List<?> inputs = text ? TextIO.texts(request) : WholeRequestIO.instance().inputs(request);
+                return (List<Object>) inputs;
+            }
+
+            @Override
+            public Tensors outputs(List<Object> outputs) {
+                throw new IllegalStateException("a " + id + " model's outputs are mapped by the model that answered");
+            }
+        };
     }
 
     public static Optional<ModelKind> of(String id) {

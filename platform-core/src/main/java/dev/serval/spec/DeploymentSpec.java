@@ -23,6 +23,8 @@ import java.util.regex.Pattern;
  * @param autoscaling how the replica count follows the load, or null for a fixed {@code numReplicas}; with it,
  *                    {@code numReplicas} is the count the deployment starts with ({@link AutoscalingSpec#initial()})
  *                    and the autoscaler moves it within {@code [min_replicas, max_replicas]}
+ * @param multiplex   for a deployment whose {@code model} is a glob over the repository's model names, how many of
+ *                    the matching models it holds loaded ({@link MultiplexSpec}); null for a deployment of one model
  */
 public record DeploymentSpec(
         String name,
@@ -34,7 +36,8 @@ public record DeploymentSpec(
         PredictorSpec predictors,
         HealthSpec health,
         RolloutSpec rollout,
-        AutoscalingSpec autoscaling) {
+        AutoscalingSpec autoscaling,
+        MultiplexSpec multiplex) {
 
     /**
      * Replicas one deployment may keep. Wider than what the config accepts ({@code serval.limits.*} and the edge's
@@ -67,12 +70,28 @@ public record DeploymentSpec(
             throw new InvalidSpec("initial_replicas", "is " + numReplicas + "; it must be between min_replicas ("
                     + autoscaling.minReplicas() + ") and max_replicas (" + autoscaling.maxReplicas() + ")");
         }
+        if ((multiplex != null) != MultiplexSpec.isGlob(model.name())) {
+            throw new InvalidSpec(multiplex != null ? "max_models_per_replica" : "model", multiplex != null
+                    ? "applies to a multiplexed deployment, whose model is a glob such as 't-*'; '" + model.name()
+                    + "' names one model"
+                    : "'" + model.name() + "' is a glob: a multiplexed deployment, which needs its multiplexing "
+                    + "settings");
+        }
+    }
+
+    /** A deployment with the default multiplexing settings when {@code model} is a glob. */
+    public DeploymentSpec(String name, ModelReference model, String version, int numReplicas, AdmissionSpec admission,
+            BatchingSpec batching, PredictorSpec predictors, HealthSpec health, RolloutSpec rollout,
+            AutoscalingSpec autoscaling) {
+        this(name, model, version, numReplicas, admission, batching, predictors, health, rollout, autoscaling,
+                MultiplexSpec.isGlob(model.name()) ? MultiplexSpec.DEFAULTS : null);
     }
 
     /** A deployment of a fixed {@code numReplicas}, without autoscaling. */
     public DeploymentSpec(String name, ModelReference model, String version, int numReplicas, AdmissionSpec admission,
             BatchingSpec batching, PredictorSpec predictors, HealthSpec health, RolloutSpec rollout) {
-        this(name, model, version, numReplicas, admission, batching, predictors, health, rollout, null);
+        this(name, model, version, numReplicas, admission, batching, predictors, health, rollout,
+                (AutoscalingSpec) null);
     }
 
     /** A spec of model {@code modelName} with every other setting at its default. */
@@ -82,23 +101,26 @@ public record DeploymentSpec(
                 RolloutSpec.DEFAULTS);
     }
 
+    /** With model {@code next}; a glob keeps (or takes the default) multiplexing settings, a model name drops them. */
     public DeploymentSpec withModel(ModelReference next) {
+        MultiplexSpec settings = !MultiplexSpec.isGlob(next.name()) ? null
+                : multiplex != null ? multiplex : MultiplexSpec.DEFAULTS;
         return next.equals(model) ? this
                 : new DeploymentSpec(name, next, version, numReplicas, admission, batching, predictors, health,
-                        rollout, autoscaling);
+                        rollout, autoscaling, settings);
     }
 
     public DeploymentSpec withVersion(String next) {
         return next.equals(version) ? this
                 : new DeploymentSpec(name, model, next, numReplicas, admission, batching, predictors, health,
-                        rollout, autoscaling);
+                        rollout, autoscaling, multiplex);
     }
 
     /** A fixed count of {@code next} replicas: autoscaling, if any, is off. */
     public DeploymentSpec withNumReplicas(int next) {
         return next == numReplicas && autoscaling == null ? this
                 : new DeploymentSpec(name, model, version, next, admission, batching, predictors, health, rollout,
-                        null);
+                        null, multiplex);
     }
 
     /**
@@ -108,37 +130,37 @@ public record DeploymentSpec(
     public DeploymentSpec withAutoscaling(AutoscalingSpec next) {
         return java.util.Objects.equals(next, autoscaling) ? this
                 : new DeploymentSpec(name, model, version, next == null ? numReplicas : next.initial(), admission,
-                        batching, predictors, health, rollout, next);
+                        batching, predictors, health, rollout, next, multiplex);
     }
 
     public DeploymentSpec withAdmission(AdmissionSpec next) {
         return next.equals(admission) ? this
                 : new DeploymentSpec(name, model, version, numReplicas, next, batching, predictors, health, rollout,
-                        autoscaling);
+                        autoscaling, multiplex);
     }
 
     public DeploymentSpec withBatching(BatchingSpec next) {
         return next.equals(batching) ? this
                 : new DeploymentSpec(name, model, version, numReplicas, admission, next, predictors, health, rollout,
-                        autoscaling);
+                        autoscaling, multiplex);
     }
 
     public DeploymentSpec withPredictors(PredictorSpec next) {
         return next.equals(predictors) ? this
                 : new DeploymentSpec(name, model, version, numReplicas, admission, batching, next, health, rollout,
-                        autoscaling);
+                        autoscaling, multiplex);
     }
 
     public DeploymentSpec withHealth(HealthSpec next) {
         return next.equals(health) ? this
                 : new DeploymentSpec(name, model, version, numReplicas, admission, batching, predictors, next,
-                        rollout, autoscaling);
+                        rollout, autoscaling, multiplex);
     }
 
     public DeploymentSpec withRollout(RolloutSpec next) {
         return next.equals(rollout) ? this
                 : new DeploymentSpec(name, model, version, numReplicas, admission, batching, predictors, health,
-                        next, autoscaling);
+                        next, autoscaling, multiplex);
     }
 
     /**
@@ -166,6 +188,18 @@ public record DeploymentSpec(
     /** Replicas a rolling update of {@code desired} replicas starts at a time: its fraction of them, at least 1. */
     public int rollingUpdateBatch(int desired) {
         return Math.max(1, (int) Math.ceil(rollout.rollingUpdateFraction() * desired));
+    }
+
+    /** With multiplexing settings {@code next} (for a deployment whose model is a glob; else null). */
+    public DeploymentSpec withMultiplex(MultiplexSpec next) {
+        return java.util.Objects.equals(next, multiplex) ? this
+                : new DeploymentSpec(name, model, version, numReplicas, admission, batching, predictors, health,
+                        rollout, autoscaling, next);
+    }
+
+    /** Whether the deployment serves every repository model its glob matches ({@link #multiplex()} is set). */
+    public boolean isMultiplexed() {
+        return multiplex != null;
     }
 
     /** Whether the replica count follows the load ({@link #autoscaling()} is set). */

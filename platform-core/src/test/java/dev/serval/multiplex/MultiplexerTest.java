@@ -1,0 +1,308 @@
+package dev.serval.multiplex;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.serval.error.NotReady;
+import dev.serval.error.Overloaded;
+import dev.serval.multiplex.Multiplexer.Candidate;
+import dev.serval.multiplex.Multiplexer.Entry;
+import dev.serval.spec.MultiplexSpec;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The multiplexer over a fake hosting: single-flight loads under concurrent first requests (real threads), the LRU
+ * order, the in-flight guard, the memory bound, and what a repository change does. The refresher's period is an
+ * hour: tests run {@link Multiplexer#refresh} themselves.
+ */
+class MultiplexerTest {
+
+    /** What serves one model, as the fake hosting drives it. */
+    static final class Model {
+        final String name;
+        volatile String version;
+        final AtomicInteger ongoing = new AtomicInteger();
+        final AtomicInteger loads = new AtomicInteger();
+        volatile boolean loaded;
+        volatile boolean failed;
+        volatile boolean closed;
+
+        Model(String name, String version) {
+            this.name = name;
+            this.version = version;
+        }
+    }
+
+    final class FakeHosting implements Multiplexer.Hosting<Model> {
+        final Map<String, Model> created = new ConcurrentHashMap<>();
+        final AtomicInteger creations = new AtomicInteger();
+        final List<String> unloads = new CopyOnWriteArrayList<>();
+
+        @Override
+        public Model create(String model, String version) {
+            creations.incrementAndGet();
+            Model created = new Model(model, version);
+            this.created.put(model, created);
+            return created;
+        }
+
+        @Override
+        public CompletableFuture<Void> load(Model handle) {
+            handle.loads.incrementAndGet();
+            handle.loaded = true;
+            return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public void unload(Model handle) {
+            unloads.add(handle.name);
+            handle.loaded = false;
+        }
+
+        @Override
+        public void update(Model handle, String version) {
+            handle.version = version;
+        }
+
+        @Override
+        public int ongoing(Model handle) {
+            return handle.ongoing.get();
+        }
+
+        @Override
+        public boolean failed(Model handle) {
+            return handle.failed;
+        }
+
+        @Override
+        public void close(Model handle) {
+            handle.closed = true;
+        }
+    }
+
+    private final AtomicLong clock = new AtomicLong();
+    private final FakeHosting hosting = new FakeHosting();
+    private final Map<String, Candidate> repository = new ConcurrentHashMap<>(Map.of(
+            "t-a", new Candidate("1", 100), "t-b", new Candidate("1", 100), "t-c", new Candidate("2", 100),
+            "t-huge", new Candidate("1", 10_000)));
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final List<Multiplexer<Model>> opened = new ArrayList<>();
+
+    private Multiplexer<Model> multiplexer(int replicas, int perReplica, long memory) {
+        Multiplexer<Model> multiplexer = new Multiplexer<>("tenants", replicas, new MultiplexSpec(perReplica, memory),
+                hosting, () -> Map.copyOf(repository), Duration.ofHours(1), clock::incrementAndGet, registry);
+        opened.add(multiplexer);
+        return multiplexer;
+    }
+
+    @AfterEach
+    void close() {
+        opened.forEach(Multiplexer::close);
+    }
+
+    /** One request to {@code model}: acquired and released at once. */
+    private static void use(Multiplexer<Model> multiplexer, String model) {
+        multiplexer.acquire(model).release();
+    }
+
+    private static List<String> loaded(Multiplexer<Model> multiplexer) {
+        return multiplexer.replicaModels().stream().flatMap(r -> r.models().stream()).sorted().toList();
+    }
+
+    @Test
+    void concurrentFirstRequestsLoadTheModelOnce() throws Exception {
+        Multiplexer<Model> multiplexer = multiplexer(2, 2, 0);
+        int threads = 8;
+        CyclicBarrier start = new CyclicBarrier(threads);
+        List<Entry<Model>> entries = new CopyOnWriteArrayList<>();
+        List<Thread> started = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            started.add(Thread.ofPlatform().start(() -> {
+                try {
+                    start.await(10, TimeUnit.SECONDS);
+                    entries.add(multiplexer.acquire("t-a"));
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            }));
+        }
+        for (Thread thread : started) {
+            thread.join(TimeUnit.SECONDS.toMillis(10));
+        }
+        assertEquals(threads, entries.size());
+        entries.forEach(entry -> assertSame(entries.getFirst(), entry, "one entry for every request"));
+        assertEquals(1, hosting.creations.get(), "one handle");
+        assertEquals(1, hosting.created.get("t-a").loads.get(), "one load");
+        assertEquals(1.0, registry.get("serval.multiplex.loads").counter().count());
+        assertEquals(1, multiplexer.loadedCount());
+        entries.forEach(Entry::release);
+    }
+
+    @Test
+    void aFullReplicaUnloadsItsLeastRecentlyUsedModel() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 2, 0);
+        use(multiplexer, "t-a");
+        use(multiplexer, "t-b");
+        use(multiplexer, "t-a"); // t-b is now the least recently used
+        use(multiplexer, "t-c");
+        assertEquals(List.of("t-b"), hosting.unloads);
+        assertEquals(List.of("t-a", "t-c"), loaded(multiplexer));
+        assertEquals(List.of("t-c", "t-a"), multiplexer.replicaModels().getFirst().models(), "most recent first");
+        assertEquals(1.0, registry.get("serval.multiplex.evictions").counter().count());
+        assertEquals(2.0, registry.get("serval.multiplex.models.loaded").gauge().value());
+
+        use(multiplexer, "t-b"); // loads again, in place of t-a now
+        assertEquals(List.of("t-b", "t-a"), hosting.unloads);
+        assertEquals(2, hosting.created.get("t-b").loads.get());
+        assertEquals(3, hosting.creations.get(), "an unloaded model keeps its handle");
+    }
+
+    @Test
+    void aModelARequestHoldsIsNeverUnloaded() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 2, 0);
+        Entry<Model> held = multiplexer.acquire("t-a"); // the oldest, but in use
+        use(multiplexer, "t-b");
+        use(multiplexer, "t-c");
+        assertEquals(List.of("t-b"), hosting.unloads);
+        Entry<Model> c = multiplexer.acquire("t-c");
+        // both t-a and t-c are held now: nothing can make room for t-b
+        Overloaded refused = assertThrows(Overloaded.class, () -> multiplexer.acquire("t-b"));
+        assertTrue(refused.getMessage().contains("cannot load model 't-b'"), refused.getMessage());
+        held.release();
+        c.release();
+        use(multiplexer, "t-b");
+        assertEquals(List.of("t-b", "t-a"), hosting.unloads, "t-a, released, was the least recently used");
+    }
+
+    @Test
+    void aModelWithRequestsRunningOrQueuedIsNeverUnloaded() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 1, 0);
+        use(multiplexer, "t-a");
+        hosting.created.get("t-a").ongoing.set(1); // its client went away, its inference still runs
+        assertThrows(Overloaded.class, () -> multiplexer.acquire("t-b"));
+        hosting.created.get("t-a").ongoing.set(0);
+        use(multiplexer, "t-b");
+        assertEquals(List.of("t-a"), hosting.unloads);
+    }
+
+    @Test
+    void aPinAndAnUnloadExcludeEachOther() {
+        Entry<Model> entry = new Entry<>("t-a", new Model("t-a", "1"), new Candidate("1", 1));
+        assertTrue(entry.pin());
+        assertFalse(entry.retire(), "a held model cannot be retired");
+        entry.release();
+        assertTrue(entry.retire());
+        assertFalse(entry.pin(), "a retiring model cannot be held");
+        entry.reinstate();
+        assertTrue(entry.pin());
+    }
+
+    @Test
+    void theMemoryBoundUnloadsAndRefusesAModelThatCanNeverFit() {
+        Multiplexer<Model> multiplexer = multiplexer(2, 4, 250);
+        use(multiplexer, "t-a");
+        use(multiplexer, "t-b");
+        use(multiplexer, "t-c");
+        assertEquals(List.of("t-a"), hosting.unloads, "300 bytes would pass 250");
+        NotReady refused = assertThrows(NotReady.class, () -> multiplexer.acquire("t-huge"));
+        assertTrue(refused.getMessage().contains("max_model_memory (250 bytes)"), refused.getMessage());
+        assertEquals(List.of("t-b", "t-c"), loaded(multiplexer), "a refused load unloads nothing");
+    }
+
+    @Test
+    void aNameTheRepositoryDoesNotHoldIsUnknownWithoutALoad() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 2, 0);
+        assertNull(multiplexer.acquire("t-z"));
+        assertEquals(0, hosting.creations.get());
+        repository.put("t-z", new Candidate("1", 1));
+        assertNull(multiplexer.acquire("t-z"), "until the next scan sees it");
+        multiplexer.refresh();
+        use(multiplexer, "t-z");
+        assertEquals(1, hosting.created.get("t-z").loads.get());
+    }
+
+    @Test
+    void aNewVersionRollsOnlyThatModel() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 2, 0);
+        use(multiplexer, "t-a");
+        use(multiplexer, "t-b");
+        repository.put("t-a", new Candidate("2", 100));
+        multiplexer.refresh();
+        assertEquals("2", hosting.created.get("t-a").version);
+        assertEquals("1", hosting.created.get("t-b").version);
+        assertEquals(List.of(), hosting.unloads, "rolled, not unloaded");
+    }
+
+    @Test
+    void aModelThatLeftTheRepositoryClosesOnceItsRequestsEnded() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 2, 0);
+        Entry<Model> held = multiplexer.acquire("t-a");
+        repository.remove("t-a");
+        multiplexer.refresh();
+        assertFalse(hosting.created.get("t-a").closed, "a request still holds it");
+        held.release();
+        multiplexer.refresh();
+        assertTrue(hosting.created.get("t-a").closed);
+        assertNull(multiplexer.acquire("t-a"), "unknown from now on");
+        assertEquals(0, multiplexer.loadedCount());
+    }
+
+    @Test
+    void aFailedLoadIsUnloadedSoThatTheNextRequestLoadsAgain() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 2, 0);
+        use(multiplexer, "t-a");
+        hosting.created.get("t-a").failed = true;
+        multiplexer.refresh();
+        assertEquals(List.of("t-a"), hosting.unloads);
+        hosting.created.get("t-a").failed = false;
+        use(multiplexer, "t-a");
+        assertEquals(2, hosting.created.get("t-a").loads.get());
+    }
+
+    @Test
+    void fewerReplicasUnloadTheIdleModelsOfTheReplicasThatWent() {
+        Multiplexer<Model> multiplexer = multiplexer(2, 1, 0);
+        use(multiplexer, "t-a");
+        Entry<Model> held = multiplexer.acquire("t-b");
+        assertEquals(2, multiplexer.replicaModels().size());
+        int replicaOfB = multiplexer.replicaModels().get(0).models().contains("t-b") ? 0 : 1;
+        multiplexer.configure(1, new MultiplexSpec(1, 0));
+        if (replicaOfB == 1) {
+            assertEquals(List.of(), hosting.unloads, "t-b, busy on the replica that went, stays until idle");
+            held.release();
+            multiplexer.refresh();
+            assertEquals(List.of("t-b"), hosting.unloads);
+        } else {
+            assertEquals(List.of("t-a"), hosting.unloads);
+            held.release();
+        }
+        assertEquals(1, multiplexer.loadedCount());
+    }
+
+    @Test
+    void closingClosesEveryModelAndRemovesTheMeters() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 2, 0);
+        use(multiplexer, "t-a");
+        multiplexer.close();
+        assertTrue(hosting.created.get("t-a").closed);
+        assertTrue(registry.find("serval.multiplex.loads").counters().isEmpty());
+        assertThrows(NotReady.class, () -> multiplexer.acquire("t-b"));
+    }
+}
