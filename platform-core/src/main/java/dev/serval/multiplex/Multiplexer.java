@@ -211,6 +211,17 @@ public final class Multiplexer<H> implements AutoCloseable {
         return entry;
     }
 
+    /**
+     * Gives back the pin a request took on {@code model} with {@link #acquire} (as {@link Entry#release} does): a
+     * pinned entry is never removed, so the name finds it.
+     */
+    public void releasePin(String model) {
+        Entry<H> entry = models.get().get(model);
+        if (entry != null) {
+            entry.release();
+        }
+    }
+
     /** Under the lock: chooses a replica for {@code entry}, unloads what makes room, and starts its load. */
     private void place(Entry<H> entry) {
         if (closed) {
@@ -423,10 +434,21 @@ public final class Multiplexer<H> implements AutoCloseable {
         return view;
     }
 
+    /** The handles of every model asked for so far (loaded or not), for changes that apply to all of them. */
+    public List<H> handles() {
+        return models.get().values().stream().map(entry -> entry.handle).toList();
+    }
+
     /** The handle of {@code model} if it was ever asked for (loaded or not), without pinning or loading it. */
     public H find(String model) {
         Entry<H> entry = models.get().get(model);
         return entry == null ? null : entry.handle;
+    }
+
+    /** The replica that holds {@code model} now, or -1 (not loaded, or never asked for). */
+    public int replicaOf(String model) {
+        Entry<H> entry = models.get().get(model);
+        return entry == null ? -1 : entry.replica;
     }
 
     /** Whether the last scan saw {@code model} among the repository's matching models. */

@@ -11,6 +11,7 @@ import dev.serval.api.config.DeploymentFields.Values;
 import dev.serval.spec.AutoscalingSpec;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.InvalidSpec;
+import dev.serval.spec.MultiplexSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -181,6 +182,20 @@ public final class ConfigParser {
         for (Field<?> field : DeploymentFields.ALL) {
             readField(field, node.get(field.key()), base, values, source, name);
         }
+        boolean multiplexed = MultiplexSpec.isGlob(values.get(DeploymentFields.MODEL));
+        for (Field<?> field : DeploymentFields.MULTIPLEX) {
+            if (!multiplexed && node.has(field.key())) {
+                throw new InvalidConfig(source, name, field.key(), "applies to a multiplexed deployment, whose model"
+                        + " is a glob over the repository's model names such as 't-*'; '"
+                        + values.get(DeploymentFields.MODEL) + "' names one model");
+            }
+            readField(field, node.get(field.key()), base != null && base.isMultiplexed() ? base : null, values,
+                    source, name);
+        }
+        if (multiplexed && node.has(DeploymentFields.VERSION.key())) {
+            throw new InvalidConfig(source, name, DeploymentFields.VERSION.key(), "a multiplexed deployment serves "
+                    + "each model's newest version (a new version folder rolls that model); remove 'version'");
+        }
         AutoscalingSpec autoscaling = autoscaling(node, base, source, name);
         DeploymentSpec spec;
         try {
@@ -231,6 +246,7 @@ public final class ConfigParser {
         names.add("name");
         names.add(AutoscalingFields.KEY);
         DeploymentFields.ALL.forEach(field -> names.add(field.key()));
+        DeploymentFields.MULTIPLEX.forEach(field -> names.add(field.key()));
         return Set.copyOf(names);
     }
 

@@ -15,6 +15,7 @@ import dev.serval.spec.HealthSpec;
 import dev.serval.spec.IntRange;
 import dev.serval.spec.LongInputPolicy;
 import dev.serval.spec.ModelReference;
+import dev.serval.spec.MultiplexSpec;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.spec.RolloutSpec;
 import io.quarkus.runtime.configuration.DurationConverter;
@@ -96,6 +97,20 @@ final class DeploymentFields {
             HEALTH_CHECK_FAILURE_THRESHOLD, GRACEFUL_SHUTDOWN_TIMEOUT, REQUEST_TIMEOUT, BATCH_INVARIANCE,
             MAX_BATCH_SIZE, BATCH_WAIT_TIMEOUT, ROLLING_UPDATE_FRACTION);
 
+    /**
+     * The fields of a multiplexed deployment only (its {@code model} is a glob): given for another, they are refused;
+     * written only for one.
+     */
+    static final Field<Integer> MAX_MODELS_PER_REPLICA = field(MultiplexSpec.MAX_MODELS_PER_REPLICA,
+            s -> multiplex(s).maxModelsPerReplica());
+    static final Field<Long> MAX_MODEL_MEMORY = field("max_model_memory", Kind.SIZE,
+            s -> multiplex(s).maxModelMemory());
+    static final List<Field<?>> MULTIPLEX = List.of(MAX_MODELS_PER_REPLICA, MAX_MODEL_MEMORY);
+
+    private static MultiplexSpec multiplex(DeploymentSpec spec) {
+        return spec.multiplex() != null ? spec.multiplex() : MultiplexSpec.DEFAULTS;
+    }
+
     private static final Map<String, Field<?>> BY_KEY = byKey();
 
     private DeploymentFields() {
@@ -121,7 +136,10 @@ final class DeploymentFields {
                         values.get(LEND_IDLE_CORES)),
                 new HealthSpec(values.get(HEALTH_CHECK_PERIOD), values.get(HEALTH_CHECK_FAILURE_THRESHOLD),
                         values.get(MIN_READY_REPLICAS)),
-                new RolloutSpec(values.get(ROLLING_UPDATE_FRACTION), values.get(GRACEFUL_SHUTDOWN_TIMEOUT)));
+                new RolloutSpec(values.get(ROLLING_UPDATE_FRACTION), values.get(GRACEFUL_SHUTDOWN_TIMEOUT)),
+                null,
+                MultiplexSpec.isGlob(values.get(MODEL))
+                        ? new MultiplexSpec(values.get(MAX_MODELS_PER_REPLICA), values.get(MAX_MODEL_MEMORY)) : null);
     }
 
     /** The default of every field but the model, as the config file writes it (docs/configuration.md's table). */
@@ -146,6 +164,10 @@ final class DeploymentFields {
                 map.put(field.key(), field.write(spec));
             }
         }
+        if (spec.isMultiplexed()) {
+            map.remove(VERSION.key()); // each model's newest version
+            MULTIPLEX.forEach(field -> map.put(field.key(), field.write(spec)));
+        }
         return map;
     }
 
@@ -169,6 +191,7 @@ final class DeploymentFields {
     private static Map<String, Field<?>> byKey() {
         Map<String, Field<?>> byKey = new LinkedHashMap<>();
         ALL.forEach(field -> byKey.put(field.key(), field));
+        MULTIPLEX.forEach(field -> byKey.put(field.key(), field));
         return byKey;
     }
 
@@ -261,6 +284,54 @@ final class DeploymentFields {
                 return TextNode.valueOf(text);
             }
         }
+
+        /**
+         * A size in bytes: a whole number, or text with a unit, {@code 512Mi} or {@code 2G} (as Kubernetes writes
+         * quantities: {@code k M G T} powers of 1000, {@code Ki Mi Gi Ti} powers of 1024, an optional trailing
+         * {@code B}). Written back as a whole number of bytes.
+         */
+        Kind<Long> SIZE = new Kind<>() {
+            private static final java.util.regex.Pattern QUANTITY =
+                    java.util.regex.Pattern.compile("(\\d{1,15})\\s*([kKMGT]i?)?B?");
+
+            @Override
+            public Long read(JsonNode node) {
+                if (node != null && node.isIntegralNumber() && node.canConvertToLong() && node.longValue() >= 0) {
+                    return node.longValue();
+                }
+                java.util.regex.Matcher matcher = node != null && node.isTextual()
+                        ? QUANTITY.matcher(node.textValue().trim()) : null;
+                if (matcher == null || !matcher.matches()) {
+                    throw new Refused("must be a size in bytes, such as 536870912, 512Mi or 2G, not " + node);
+                }
+                long number = Long.parseLong(matcher.group(1));
+                String unit = matcher.group(2) == null ? "" : matcher.group(2).toUpperCase(Locale.ROOT);
+                long factor = switch (unit) {
+                    case "" -> 1L;
+                    case "K" -> 1_000L;
+                    case "KI" -> 1L << 10;
+                    case "M" -> 1_000_000L;
+                    case "MI" -> 1L << 20;
+                    case "G" -> 1_000_000_000L;
+                    case "GI" -> 1L << 30;
+                    case "T" -> 1_000_000_000_000L;
+                    default -> 1L << 40; // TI
+                };
+                if (number > Long.MAX_VALUE / factor) {
+                    throw new Refused("is too large: " + node.textValue());
+                }
+                return number * factor;
+            }
+
+            @Override
+            public JsonNode fromText(String text) {
+                try {
+                    return LongNode.valueOf(Long.parseLong(text.trim()));
+                } catch (NumberFormatException e) {
+                    return TextNode.valueOf(text);
+                }
+            }
+        };
 
         /** A number in (0, 1]; the range itself is the record's to check. */
         Kind<Double> FRACTION = new Kind<>() {

@@ -104,6 +104,20 @@ public interface ServalConfig {
         Duration period();
     }
 
+    Multiplex multiplex();
+
+    /** Multiplexed deployments (docs/multiplexing.md). */
+    interface Multiplex {
+
+        /**
+         * How often each multiplexed deployment rescans the repository for the models its glob matches (new models,
+         * new versions, removed models); 100ms to 1h.
+         */
+        @WithName("refresh-period")
+        @WithDefault("5s")
+        Duration refreshPeriod();
+    }
+
     /** Console logs as one JSON object per line (with the MDC, so the request id), instead of text. */
     @WithName("log.json")
     @WithDefault("false")

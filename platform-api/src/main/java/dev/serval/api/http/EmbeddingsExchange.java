@@ -24,7 +24,7 @@ final class EmbeddingsExchange extends InferenceExchange<EmbeddingsRequest, List
         }
         RequestBodies.checkContentType(context.request().getHeader(HttpHeaders.CONTENT_TYPE), false);
         EmbeddingsRequest request = routes.embeddings().decode(body);
-        served = routes.deployments().get(request.model());
+        served = routeOrUnknown(request.model());
         served.embeddings(); // refuses models of other kinds
         return request;
     }

@@ -124,6 +124,29 @@ abstract class InferenceExchange<R, A> {
     /** The HTTP answer for {@code request}, given the deployment's answer. */
     abstract Answer encode(R request, A answer);
 
+    /**
+     * The deployment {@code name} names for this request ({@code DeploymentRegistry.route}), or null when nothing
+     * serves it. A multiplexed model comes pinned: its pin is given back when the exchange ends (answered, failed, or
+     * its connection closed), so that its model is never unloaded under the request.
+     */
+    final ServedDeployment route(String name) {
+        ServedDeployment found = routes.deployments().route(name,
+                context.request().getHeader(dev.serval.api.serving.DeploymentRegistry.MODEL_ID_HEADER));
+        if (found != null && found.owner() != null) {
+            context.addEndHandler(ignored -> found.release());
+        }
+        return found;
+    }
+
+    /** {@link #route}, or {@code UnknownDeployment} (404) naming {@code name}. */
+    final ServedDeployment routeOrUnknown(String name) {
+        ServedDeployment found = route(name);
+        if (found == null) {
+            throw new dev.serval.error.UnknownDeployment(name);
+        }
+        return found;
+    }
+
     // --- the pipeline ----------------------------------------------------------------------------------------------
 
     /** Why the request is refused before its body is read, or null. */

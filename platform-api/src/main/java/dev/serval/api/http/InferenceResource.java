@@ -1,6 +1,13 @@
 package dev.serval.api.http;
 
 import dev.serval.api.serving.DeploymentRegistry;
+import dev.serval.api.serving.MultiplexedModels;
+import dev.serval.api.serving.ServedDeployment;
+import dev.serval.error.UnknownDeployment;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import dev.serval.deployment.Deployment;
 import dev.serval.error.NotReady;
 import dev.serval.model.ModelSignature;
@@ -63,9 +70,55 @@ public class InferenceResource {
 
     @GET
     @Path("/models/{name}")
-    @Operation(summary = "Model metadata: inputs, outputs, versions, platform")
-    public Map<String, Object> model(@PathParam("name") String name) {
-        Deployment<?, ?> deployment = deployments.get(name).deployment();
+    @Operation(summary = "Model metadata: inputs, outputs, versions, platform. A multiplexed model that no replica "
+            + "holds is loaded first (within its request timeout)")
+    public CompletionStage<Map<String, Object>> model(@PathParam("name") String name) {
+        ServedDeployment served = deployments.find(name).orElse(null);
+        if (served != null && served.multiplexed() != null) {
+            return CompletableFuture.completedFuture(multiplexed(served.multiplexed()));
+        }
+        if (served != null) {
+            return CompletableFuture.completedFuture(metadata(name, served.deployment()));
+        }
+        MultiplexedModels models = deployments.multiplexing(name);
+        ServedDeployment model = models == null ? null : deployments.route(name, null);
+        if (model == null) {
+            throw new UnknownDeployment(name);
+        }
+        // Pinned: not unloaded before its metadata is read.
+        CompletableFuture<Map<String, Object>> answer = new CompletableFuture<>();
+        // A copy: the timeout must not complete the deployment's own future.
+        model.deployment().serving().copy().orTimeout(model.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                .whenComplete((ignored, failure) -> {
+                    try {
+                        if (failure != null && ErrorResponses.unwrap(failure) instanceof TimeoutException) {
+                            answer.completeExceptionally(new NotReady("model '" + name + "' is still loading after "
+                                    + model.requestTimeout().toMillis() + " ms; retry"));
+                        } else if (failure != null) {
+                            answer.completeExceptionally(ErrorResponses.unwrap(failure));
+                        } else {
+                            answer.complete(metadata(name, model.deployment()));
+                        }
+                    } catch (RuntimeException e) {
+                        answer.completeExceptionally(e);
+                    } finally {
+                        model.release();
+                    }
+                });
+        return answer;
+    }
+
+    /** A multiplexed deployment's own metadata: the models it serves (the repository's, as of its last scan). */
+    private static Map<String, Object> multiplexed(MultiplexedModels models) {
+        Map<String, Object> metadata = new LinkedHashMap<>();
+        metadata.put("name", models.name());
+        metadata.put("platform", "serval-multiplexed");
+        metadata.put("model", models.config().model().name());
+        metadata.put("models", models.multiplexer().candidates().keySet().stream().sorted().toList());
+        return metadata;
+    }
+
+    private static Map<String, Object> metadata(String name, Deployment<?, ?> deployment) {
         ModelSignature signature = deployment.signature()
                 .orElseThrow(() -> new NotReady("model '" + name + "' is " + stateText(deployment)));
         Map<String, Object> metadata = new LinkedHashMap<>();
@@ -82,7 +135,13 @@ public class InferenceResource {
     @Path("/models/{name}/ready")
     @Operation(summary = "Model readiness: 200 when loaded and warmed up, 503 otherwise, 404 if unknown")
     public Response modelReady(@PathParam("name") String name) {
-        boolean ready = deployments.get(name).ready();
+        ServedDeployment served = deployments.find(name).orElse(null);
+        MultiplexedModels models = served == null ? deployments.multiplexing(name) : null;
+        if (served == null && (models == null || !models.multiplexer().matches(name))) {
+            throw new UnknownDeployment(name);
+        }
+        // A multiplexed model is ready while its deployment is: it loads on its first request.
+        boolean ready = served == null || served.ready();
         return Response.status(ready ? 200 : 503).entity(Map.of("name", name, "ready", ready)).build();
     }
 

@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.serval.api.config.ConfigParser;
 import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.Deployments;
+import dev.serval.api.serving.MultiplexedModels;
 import dev.serval.api.serving.ServedDeployment;
+import dev.serval.multiplex.Multiplexer;
 import dev.serval.autoscaling.AutoscalingDecision;
 import dev.serval.autoscaling.AutoscalingStatus;
 import dev.serval.controller.DeploymentStatus;
@@ -127,6 +129,9 @@ public class ManagementResource {
 
     /** Config and status of one deployment. */
     static Map<String, Object> describe(ServedDeployment served) {
+        if (served.multiplexed() != null) {
+            return describe(served.multiplexed());
+        }
         Deployment<?, ?> deployment = served.deployment();
         DeploymentStatus status = deployment.status();
         Map<String, Object> view = new LinkedHashMap<>();
@@ -139,6 +144,49 @@ public class ManagementResource {
         deployment.autoscaling().ifPresent(autoscaling -> view.put("autoscaling", autoscaling(autoscaling)));
         view.put("last_error", status.lastError());
         view.put("config", ConfigParser.toMap(served.config()));
+        return view;
+    }
+
+    /**
+     * Config and status of a multiplexed deployment: its replicas with the models each holds (most recently used
+     * first), and every model asked for so far with its state.
+     */
+    static Map<String, Object> describe(MultiplexedModels models) {
+        Map<String, Object> view = new LinkedHashMap<>();
+        view.put("name", models.name());
+        view.put("kind", "multiplexed");
+        view.put("state", "READY");
+        view.put("ready", true);
+        view.put("multiplex", multiplex(models));
+        view.put("config", ConfigParser.toMap(models.config()));
+        return view;
+    }
+
+    /**
+     * {@code models_matching} (the repository's, as of the last scan), {@code models_loaded}, {@code replicas} (each
+     * with its {@code models}), and {@code models}: each model asked for so far with its {@code version},
+     * {@code kind}, {@code state}, {@code replica} (-1 when not loaded) and {@code last_error}.
+     */
+    static Map<String, Object> multiplex(MultiplexedModels models) {
+        Multiplexer<ServedDeployment> multiplexer = models.multiplexer();
+        Map<String, Object> view = new LinkedHashMap<>();
+        view.put("models_matching", multiplexer.candidates().size());
+        view.put("models_loaded", multiplexer.loadedCount());
+        view.put("replicas", multiplexer.replicaModels().stream().map(replica -> Map.of("replica", replica.replica(),
+                "models", replica.models())).toList());
+        List<Map<String, Object>> each = new java.util.ArrayList<>();
+        for (ServedDeployment model : multiplexer.handles()) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("name", model.name());
+            entry.put("version", model.config().version());
+            entry.put("kind", model.kind().id());
+            entry.put("state", model.deployment().state().name());
+            entry.put("replica", multiplexer.replicaOf(model.name()));
+            entry.put("last_error", model.deployment().failure().orElse(null));
+            each.add(entry);
+        }
+        each.sort(java.util.Comparator.comparing(entry -> (String) entry.get("name")));
+        view.put("models", each);
         return view;
     }
 

@@ -24,13 +24,13 @@ final class OipExchange extends InferenceExchange<OipRequest, Inference> {
 
     @Override
     ServedDeployment findOnHeaders() {
-        return routes.deployments().find(name).orElse(null);
+        return route(name);
     }
 
     @Override
     OipRequest decode(byte[] body, RuntimeException refusal) {
         if (served == null) {
-            served = routes.deployments().get(name); // created since the headers came, or 404
+            served = routeOrUnknown(name); // created since the headers came, or 404
         }
         if (refusal != null) {
             throw refusal;
@@ -62,6 +62,6 @@ final class OipExchange extends InferenceExchange<OipRequest, Inference> {
 
     @Override
     Answer encode(OipRequest request, Inference answer) {
-        return routes.oipEncoder().encode(name, request, answer);
+        return routes.oipEncoder().encode(served.name(), request, answer); // a multiplexed model's own name
     }
 }

@@ -7,6 +7,7 @@ import dev.serval.api.repository.ModelRepository;
 import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.Deployments;
 import dev.serval.api.serving.RepositoryModelSource;
+import dev.serval.api.serving.MultiplexedModels;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.controller.DeploymentState;
 import io.smallrye.common.annotation.Blocking;
@@ -59,6 +60,11 @@ public class RepositoryResource {
         List<Map<String, Object>> index = new ArrayList<>();
         repository.repository().models().forEach((name, versions) -> {
             ServedDeployment served = deployments.find(name).orElse(null);
+            MultiplexedModels models = served == null ? deployments.multiplexing(name) : null;
+            if (models != null) {
+                index.addAll(multiplexedEntries(name, versions, models));
+                return;
+            }
             for (String version : versions) {
                 Map<String, Object> entry = new LinkedHashMap<>();
                 entry.put("name", name);
@@ -73,6 +79,30 @@ public class RepositoryResource {
             }
         });
         return index;
+    }
+
+    /**
+     * The index entries of a model a multiplexed deployment serves: its served version READY while a replica holds
+     * it, else UNAVAILABLE (it loads on its first request); its other versions UNAVAILABLE.
+     */
+    private static List<Map<String, Object>> multiplexedEntries(String name, List<String> versions,
+            MultiplexedModels models) {
+        ServedDeployment model = models.multiplexer().find(name);
+        boolean loaded = model != null && models.multiplexer().replicaOf(name) >= 0;
+        String served = model != null ? model.config().version() : null;
+        List<Map<String, Object>> entries = new ArrayList<>();
+        for (String version : versions) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("name", name);
+            entry.put("version", version);
+            boolean current = loaded && version.equals(served);
+            entry.put("state", !current ? "UNAVAILABLE" : model.ready() ? "READY" : "LOADING");
+            entry.put("reason", current ? model.deployment().failure().orElse("")
+                    : "multiplexed by deployment '" + models.name() + "': "
+                    + (loaded ? "it serves version " + served : "loaded on its first request"));
+            entries.add(entry);
+        }
+        return entries;
     }
 
     @POST

@@ -39,6 +39,18 @@ public class StatusResource {
     public Map<String, Object> status() {
         List<Map<String, Object>> all = new ArrayList<>();
         for (ServedDeployment served : deployments.all()) {
+            if (served.multiplexed() != null) {
+                Map<String, Object> entry = new LinkedHashMap<>();
+                entry.put("name", served.name());
+                entry.put("model", served.config().model().name());
+                entry.put("kind", "multiplexed");
+                entry.put("state", "READY");
+                entry.put("ready", true);
+                entry.put("multiplex", ManagementResource.multiplex(served.multiplexed()));
+                entry.put("ongoingRequests", served.multiplexed().multiplexer().ongoingRequests());
+                all.add(entry);
+                continue;
+            }
             Deployment<?, ?> deployment = served.deployment();
             DeploymentStatus status = deployment.status();
             Map<String, Object> entry = new LinkedHashMap<>();

@@ -20,12 +20,69 @@ import java.util.Optional;
 @Singleton
 public class DeploymentRegistry {
 
+    /** The header with which a request to a multiplexed deployment's own path names its model (Ray Serve's way). */
+    public static final String MODEL_ID_HEADER = "serval-model-id";
+
     private volatile Map<String, ServedDeployment> byName = Map.of();
+    /** The multiplexed deployments among {@link #byName}, in order: published with it. */
+    private volatile MultiplexedModels[] multiplexed = new MultiplexedModels[0];
     private volatile FailureMonitor monitor;
 
     /** {@link Deployments} only, under its lock: the deployments from now on, in the order given. */
     void publish(Map<String, ServedDeployment> deployments) {
         byName = Collections.unmodifiableMap(new LinkedHashMap<>(deployments));
+        multiplexed = deployments.values().stream().map(ServedDeployment::multiplexed)
+                .filter(java.util.Objects::nonNull).toArray(MultiplexedModels[]::new);
+    }
+
+    /**
+     * The deployment that serves a request for model {@code name}: the deployment of that name, or, for a model a
+     * multiplexed deployment's glob matches, that model's deployment, pinned (its load started if no replica holds
+     * it): the caller must {@link ServedDeployment#release()} it once the request ended. A request to a multiplexed
+     * deployment's own name names its model with {@code modelId} (the {@value #MODEL_ID_HEADER} header).
+     *
+     * @param modelId the {@value #MODEL_ID_HEADER} header, or null
+     * @return null when nothing serves {@code name}
+     * @throws dev.serval.error.InvalidInput when {@code name} is a multiplexed deployment and no model is named
+     * @throws dev.serval.error.Overloaded   when the model must load and every model that could make room is busy
+     * @throws dev.serval.error.NotReady     when the model can never load (larger than the memory bound)
+     */
+    public ServedDeployment route(String name, String modelId) {
+        ServedDeployment served = byName.get(name);
+        if (served != null) {
+            MultiplexedModels models = served.multiplexed();
+            if (models == null) {
+                return served;
+            }
+            if (modelId == null || modelId.isEmpty()) {
+                throw new dev.serval.error.InvalidInput(MODEL_ID_HEADER, "deployment '" + name + "' is multiplexed: "
+                        + "name one of its models in the path (/v2/models/<model>/infer, \"model\": \"<model>\") or "
+                        + "in the " + MODEL_ID_HEADER + " header");
+            }
+            ServedDeployment model = models.acquire(modelId);
+            if (model == null) {
+                throw new UnknownDeployment(modelId);
+            }
+            return model;
+        }
+        // Only names the glob matches are in a multiplexed deployment's models: two map lookups, no matching.
+        for (MultiplexedModels models : multiplexed) {
+            ServedDeployment model = models.acquire(name);
+            if (model != null) {
+                return model;
+            }
+        }
+        return null;
+    }
+
+    /** The multiplexed deployment whose glob matches model {@code name}, or null. */
+    public MultiplexedModels multiplexing(String name) {
+        for (MultiplexedModels models : multiplexed) {
+            if (models.globMatches(name)) {
+                return models;
+            }
+        }
+        return null;
     }
 
     /** {@link Deployments} only, once at startup: the engine's failure monitor. */
@@ -84,7 +141,7 @@ public class DeploymentRegistry {
             return false;
         }
         for (ServedDeployment served : all) {
-            if (!served.deployment().hasServed()) {
+            if (served.multiplexed() == null && !served.deployment().hasServed()) {
                 return false;
             }
         }

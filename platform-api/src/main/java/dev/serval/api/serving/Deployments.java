@@ -10,6 +10,7 @@ import dev.serval.error.UnknownDeployment;
 import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.MultiplexSpec;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -65,6 +66,7 @@ public class Deployments {
         List<DeploymentSpec> initial = StartupConfigs.of(config, applied).load();
         initial.forEach(this::check);
         checkServerLimits(initial, "the initial deployments");
+        checkAddresses(initial, "the initial deployments");
         if (initial.isEmpty()) {
             LOG.warn("no deployments configured: Serval serves nothing until the management API adds some");
         }
@@ -83,6 +85,16 @@ public class Deployments {
         Duration period = config.autoscaling().period();
         if (period.compareTo(Duration.ofMillis(10)) < 0 || period.compareTo(Duration.ofSeconds(10)) > 0) {
             throw new InvalidConfig("serval.autoscaling.period", null, null, "must be between 10ms and 10s, not "
+                    + period);
+        }
+        return period;
+    }
+
+    /** {@code serval.multiplex.refresh-period}, checked. */
+    private Duration multiplexRefreshPeriod() {
+        Duration period = config.multiplex().refreshPeriod();
+        if (period.compareTo(Duration.ofMillis(100)) < 0 || period.compareTo(Duration.ofHours(1)) > 0) {
+            throw new InvalidConfig("serval.multiplex.refresh-period", null, null, "must be between 100ms and 1h, not "
                     + period);
         }
         return period;
@@ -118,6 +130,7 @@ public class Deployments {
         byName.forEach((name, served) -> after.put(name, served.config()));
         after.put(next.name(), next);
         checkServerLimits(after.values(), source);
+        checkAddresses(after.values(), source);
         ServedDeployment current = byName.get(next.name());
         Map<String, ServedDeployment> changed = new LinkedHashMap<>(byName);
         if (current == null) {
@@ -137,6 +150,7 @@ public class Deployments {
     public synchronized void apply(List<DeploymentSpec> configs, String source) {
         configs.forEach(c -> checkWith(c, source));
         checkServerLimits(configs, source);
+        checkAddresses(configs, source);
         Map<String, ServedDeployment> byName = deployments.byName();
         Map<String, ServedDeployment> changed = new LinkedHashMap<>();
         for (DeploymentSpec next : configs) {
@@ -172,7 +186,11 @@ public class Deployments {
 
     private void close(ServedDeployment served) {
         LOG.infof("deployment '%s': deleting (draining admitted requests)", served.name());
-        served.deployment().close();
+        if (served.multiplexed() != null) {
+            served.multiplexed().close();
+        } else {
+            served.deployment().close();
+        }
     }
 
     private void check(DeploymentSpec next) {
@@ -187,26 +205,91 @@ public class Deployments {
         long threads = 0;
         DeploymentSpec largest = null;
         for (DeploymentSpec each : all) {
-            long own = (long) each.maxReplicas() * each.predictors().predictorThreads();
+            long own = predictorThreads(each);
             threads += own;
-            if (largest == null || own > (long) largest.maxReplicas() * largest.predictors().predictorThreads()) {
+            if (largest == null || own > predictorThreads(largest)) {
                 largest = each;
             }
         }
         int limit = config.limits().maxPredictorThreads();
         if (threads > limit) {
             String replicas = largest.isAutoscaled() ? "autoscaling.max_replicas" : "num_replicas";
+            String models = largest.isMultiplexed() ? " x max_models_per_replica" : "";
             throw new InvalidConfig(source, largest.name(), replicas, "the deployments would run " + threads
-                    + " predictor threads (" + replicas + " x predictor_threads, this one " + largest.maxReplicas()
-                    + " x " + largest.predictors().predictorThreads() + "); the server allows " + limit
+                    + " predictor threads (" + replicas + models + " x predictor_threads, this one "
+                    + largest.maxReplicas() + (largest.isMultiplexed() ? " x "
+                    + largest.multiplex().maxModelsPerReplica() : "") + " x "
+                    + largest.predictors().predictorThreads() + "); the server allows " + limit
                     + " (serval.limits.max-predictor-threads)");
         }
     }
 
+    /** The most predictor threads a deployment runs: each model a multiplexed replica holds has its own. */
+    private static long predictorThreads(DeploymentSpec spec) {
+        long models = spec.isMultiplexed() ? spec.multiplex().maxModelsPerReplica() : 1;
+        return (long) spec.maxReplicas() * models * spec.predictors().predictorThreads();
+    }
+
+    /**
+     * Refuses a set of deployments in which one name would have two addresses: a deployment whose name a multiplexed
+     * deployment's glob matches, or a repository model that two multiplexed deployments' globs match.
+     */
+    private void checkAddresses(Collection<DeploymentSpec> all, String source) {
+        List<DeploymentSpec> globs = all.stream().filter(DeploymentSpec::isMultiplexed).toList();
+        if (globs.isEmpty()) {
+            return;
+        }
+        Collection<String> models = repository().repository().models().keySet();
+        for (int i = 0; i < globs.size(); i++) {
+            DeploymentSpec glob = globs.get(i);
+            java.util.regex.Pattern pattern = MultiplexSpec.glob(glob.model().name());
+            for (DeploymentSpec other : all) {
+                if (other != glob && pattern.matcher(other.name()).matches()) {
+                    throw new InvalidConfig(source, glob.name(), "model", "the glob '" + glob.model().name()
+                            + "' matches the name of deployment '" + other.name() + "': requests for '" + other.name()
+                            + "' would have two deployments; rename it or narrow the glob");
+                }
+            }
+            for (DeploymentSpec later : globs.subList(i + 1, globs.size())) {
+                java.util.regex.Pattern second = MultiplexSpec.glob(later.model().name());
+                for (String model : models) {
+                    if (pattern.matcher(model).matches() && second.matcher(model).matches()) {
+                        throw new InvalidConfig(source, later.name(), "model", "repository model '" + model
+                                + "' matches both '" + glob.model().name() + "' (deployment '" + glob.name()
+                                + "') and '" + later.model().name() + "'; a model is served by one deployment");
+                    }
+                }
+            }
+        }
+    }
+
+    /** The model repository's source (multiplexed deployments serve its models). */
+    private RepositoryModelSource repository() {
+        for (ModelSource candidate : sources) {
+            if (candidate instanceof RepositoryModelSource repository) {
+                return repository;
+            }
+        }
+        throw new IllegalStateException("no model repository");
+    }
+
     /** Everything that could make {@code next} fail to apply, checked before anything changes. */
     private void checkWith(DeploymentSpec next, String source) {
-        ModelKind kind = kindOf(next, source);
         ServedDeployment current = deployments.byName().get(next.name());
+        if (current != null && next.isMultiplexed() != (current.multiplexed() != null)) {
+            throw new InvalidConfig(source, next.name(), "model", "deployment '" + next.name() + "' serves "
+                    + (current.multiplexed() != null ? "the models matching '" + current.config().model().name() + "'"
+                    : "one model") + "; delete it and create it again to change between one model and a glob");
+        }
+        if (next.isMultiplexed()) {
+            if (current != null && !current.config().model().name().equals(next.model().name())) {
+                throw new InvalidConfig(source, next.name(), "model", "the glob of a multiplexed deployment stays "
+                        + "what it was created with ('" + current.config().model().name() + "'); delete the "
+                        + "deployment and create it again to change it");
+            }
+            return; // its models are checked when they load; its names in checkAddresses
+        }
+        ModelKind kind = kindOf(next, source);
         if (current != null && current.kind() != kind) {
             throw new InvalidConfig(source, next.name(), "model", "'" + next.model().name() + "' is a " + kind.id()
                     + " model but the deployment serves a " + current.kind().id() + " model; delete the deployment "
@@ -233,6 +316,16 @@ public class Deployments {
     }
 
     private ServedDeployment create(DeploymentSpec initial) {
+        if (initial.isMultiplexed()) {
+            RepositoryModelSource repository = repository();
+            MultiplexedModels models = new MultiplexedModels(initial, engine, registry, repository.repository(),
+                    repository, multiplexRefreshPeriod());
+            LOG.infof("deployment '%s': serving the repository models matching '%s' (%d now), on %d replica(s) of "
+                    + "at most %d models each", initial.name(), initial.model().name(),
+                    models.multiplexer().candidates().size(), initial.numReplicas(),
+                    initial.multiplex().maxModelsPerReplica());
+            return new ServedDeployment(models);
+        }
         ModelSource source = sourceFor(initial, "serval");
         ModelKind kind = source.kind(initial);
         DeploymentSpec spec = initial;
@@ -262,6 +355,13 @@ public class Deployments {
     }
 
     private static void update(ServedDeployment served, DeploymentSpec next) {
+        if (served.multiplexed() != null) {
+            served.config(next);
+            served.multiplexed().update(next);
+            LOG.infof("deployment '%s': changed in place (%d replica(s) of at most %d models)", next.name(),
+                    next.numReplicas(), next.multiplex().maxModelsPerReplica());
+            return;
+        }
         DeploymentSpec before = served.deployment().spec();
         DeploymentSpec after = next;
         served.config(next);

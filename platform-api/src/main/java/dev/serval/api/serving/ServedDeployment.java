@@ -11,12 +11,20 @@ import java.time.Duration;
 /**
  * A running deployment with what the edge needs beside it: its meters, its kind and its current config (replaced
  * in place when the config changes). Found with one map lookup per request.
+ *
+ * <p>Three sorts: a deployment of one model; a multiplexed deployment ({@link #multiplexed()}, whose {@code model} is
+ * a glob), which serves no request itself but holds the models it matches; and one of those models, served by a
+ * deployment of its own ({@link #owner()}), which a request pins while it runs ({@link #release()}).
  */
 public final class ServedDeployment {
 
     private final Deployment<?, ?> deployment;
     private final RequestMeters meters;
     private final ModelKind kind;
+    /** For a model of a multiplexed deployment: that deployment's models; else null. */
+    private final MultiplexedModels owner;
+    /** For a multiplexed deployment: its models; else null. */
+    private final MultiplexedModels multiplexed;
     /**
      * The current config, for the edge (request timeout, readiness, the management API's view); written by
      * {@link Deployments} under its lock, read by request threads. The model loader never reads it: it loads the spec
@@ -25,18 +33,61 @@ public final class ServedDeployment {
     private volatile DeploymentSpec config;
 
     ServedDeployment(Deployment<?, ?> deployment, RequestMeters meters, ModelKind kind, DeploymentSpec initial) {
+        this(deployment, meters, kind, initial, null);
+    }
+
+    /** A model of a multiplexed deployment, served by {@code deployment}. */
+    ServedDeployment(Deployment<?, ?> deployment, RequestMeters meters, ModelKind kind, DeploymentSpec initial,
+            MultiplexedModels owner) {
         this.deployment = deployment;
         this.meters = meters;
         this.kind = kind;
         this.config = initial;
+        this.owner = owner;
+        this.multiplexed = null;
+    }
+
+    /** A multiplexed deployment. */
+    ServedDeployment(MultiplexedModels multiplexed) {
+        this.deployment = null;
+        this.meters = null;
+        this.kind = null;
+        this.config = multiplexed.config();
+        this.owner = null;
+        this.multiplexed = multiplexed;
     }
 
     public String name() {
-        return deployment.name();
+        return config.name();
     }
 
+    /**
+     * The deployment that serves requests.
+     *
+     * @throws IllegalStateException for a multiplexed deployment, which serves through its models' deployments
+     */
     public Deployment<?, ?> deployment() {
+        if (deployment == null) {
+            throw new IllegalStateException("deployment '" + name() + "' is multiplexed: its models serve requests");
+        }
         return deployment;
+    }
+
+    /** The models of a multiplexed deployment, or null for a deployment of one model. */
+    public MultiplexedModels multiplexed() {
+        return multiplexed;
+    }
+
+    /** The multiplexed deployment this model belongs to, or null. */
+    public MultiplexedModels owner() {
+        return owner;
+    }
+
+    /** Gives back the pin a request took on a multiplexed model ({@link DeploymentRegistry#route}); else nothing. */
+    public void release() {
+        if (owner != null) {
+            owner.release(name());
+        }
     }
 
     public RequestMeters meters() {
@@ -80,6 +131,9 @@ public final class ServedDeployment {
      */
     public boolean ready() {
         DeploymentSpec current = config;
+        if (multiplexed != null) {
+            return true; // its models load on demand
+        }
         int needed = current.isAutoscaled()
                 ? Math.max(1, Math.min(current.health().minReadyReplicas(), current.autoscaling().minReplicas()))
                 : current.health().minReadyReplicas();
@@ -92,7 +146,7 @@ public final class ServedDeployment {
      * replica for a request: the server is what will serve that request, so it must stay in its Service.
      */
     public boolean readyForServer() {
-        if (ready()) {
+        if (multiplexed != null || ready()) {
             return true;
         }
         DeploymentSpec current = config;

@@ -1,0 +1,246 @@
+package dev.serval.api.serving;
+
+import dev.serval.api.repository.ModelRepository;
+import dev.serval.controller.DeploymentState;
+import dev.serval.deployment.Deployment;
+import dev.serval.deployment.ServingEngine;
+import dev.serval.error.NotReady;
+import dev.serval.model.ModelKind;
+import dev.serval.multiplex.Multiplexer;
+import dev.serval.multiplex.Multiplexer.Candidate;
+import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.ModelReference;
+import dev.serval.spec.MultiplexSpec;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.jboss.logging.Logger;
+
+/**
+ * A multiplexed deployment as Serval runs it: the repository models its glob matches, each served, while loaded, by
+ * a deployment of that model under the model's own name with one replica, created on the model's first request with
+ * none and given its replica when the {@link Multiplexer} places it. So a multiplexed model is served exactly like
+ * any deployment (router, admission, batching, health, rolling updates, meters under its own name), and requests that
+ * arrive while it loads wait in its queue.
+ *
+ * <p>Threads: {@link #scan} runs on the multiplexer's refresher thread (and once at creation); the hosting methods
+ * run under the multiplexer's lock on request threads (never blocking: creating a deployment and changing its replica
+ * count only hand work to the controller) except {@link #close(ServedDeployment)}, on the refresher or the closing
+ * thread. {@link #config} is written by {@link Deployments} under its lock and read by any thread.
+ */
+public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeployment>, Multiplexer.Catalog {
+
+    private static final Logger LOG = Logger.getLogger(MultiplexedModels.class);
+    /** What a deployment name may be ({@code DeploymentSpec}): a repository model with another name is not served. */
+    private static final Pattern DEPLOYMENT_NAME = Pattern.compile("[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?");
+
+    private final String name;
+    private final Pattern glob;
+    private final ServingEngine engine;
+    private final MeterRegistry registry;
+    private final ModelRepository repository;
+    private final ModelSource source;
+    private final Multiplexer<ServedDeployment> multiplexer;
+    /** The kind of each model of the last scan (read under the multiplexer's lock to create its deployment). */
+    private volatile Map<String, ModelKind> kinds = Map.of();
+    /** Problems already logged, so that a broken model is logged once, not at every scan. */
+    private final Set<String> reported = ConcurrentHashMap.newKeySet();
+    private volatile DeploymentSpec config;
+
+    MultiplexedModels(DeploymentSpec config, ServingEngine engine, MeterRegistry registry, ModelRepository repository,
+            ModelSource source, Duration refreshPeriod) {
+        this.name = config.name();
+        this.config = config;
+        this.glob = MultiplexSpec.glob(config.model().name());
+        this.engine = engine;
+        this.registry = registry;
+        this.repository = repository;
+        this.source = source;
+        this.multiplexer = new Multiplexer<>(name, config.numReplicas(), config.multiplex(), this, this, refreshPeriod,
+                System::nanoTime, registry);
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public DeploymentSpec config() {
+        return config;
+    }
+
+    public Multiplexer<ServedDeployment> multiplexer() {
+        return multiplexer;
+    }
+
+    /** Whether the deployment's glob matches {@code model} (whether or not the repository holds it). */
+    public boolean globMatches(String model) {
+        return glob.matcher(model).matches();
+    }
+
+    /**
+     * The deployment serving {@code model}, pinned for one request (the caller releases it once the request ended:
+     * {@link ServedDeployment#release()}), its load started if no replica holds it; null when the repository holds no
+     * model of that name that the glob matches.
+     */
+    ServedDeployment acquire(String model) {
+        Multiplexer.Entry<ServedDeployment> entry = multiplexer.acquire(model);
+        return entry == null ? null : entry.handle();
+    }
+
+    /** Gives back a request's pin on {@code model} (its entry outlives every pin). */
+    void release(String model) {
+        multiplexer.releasePin(model);
+    }
+
+    /** {@link Deployments} only, under its lock: takes a changed config (the glob stays, see Deployments). */
+    void update(DeploymentSpec next) {
+        config = next;
+        multiplexer.configure(next.numReplicas(), next.multiplex());
+        for (ServedDeployment model : multiplexer.handles()) {
+            DeploymentSpec current = model.config();
+            DeploymentSpec changed = modelSpec(next, model.name(), current.version(), current.numReplicas());
+            model.config(changed);
+            model.deployment().update(changed);
+        }
+    }
+
+    /** Closes every model's deployment (each drains its requests) and the multiplexer. */
+    void close() {
+        multiplexer.close();
+    }
+
+    // --- Multiplexer.Catalog ---------------------------------------------------------------------------------------
+
+    @Override
+    public Map<String, Candidate> scan() {
+        Map<String, Candidate> found = new HashMap<>();
+        Map<String, ModelKind> foundKinds = new HashMap<>();
+        repository.models().forEach((model, versions) -> {
+            if (!glob.matcher(model).matches() || versions.isEmpty()) {
+                return;
+            }
+            if (!DEPLOYMENT_NAME.matcher(model).matches()) {
+                report(model, "its name is not a deployment name (1-63 lower-case letters, digits, '.', '_' or '-')");
+                return;
+            }
+            String newest = newestVersion(versions);
+            try {
+                ModelRepository.ModelVersion version = repository.resolve(model, newest);
+                found.put(model, new Candidate(newest, size(version.directory())));
+                foundKinds.put(model, version.descriptor().kind());
+            } catch (RuntimeException e) {
+                report(model, e.getMessage());
+            }
+        });
+        kinds = Map.copyOf(foundKinds);
+        return found;
+    }
+
+    private void report(String model, String problem) {
+        if (reported.add(model + ": " + problem)) {
+            LOG.warnf("deployment '%s': repository model '%s' matches '%s' but is not served: %s", name, model,
+                    config.model().name(), problem);
+        }
+    }
+
+    /** The highest version: numeric versions by number, above any other, which sort by name. */
+    static String newestVersion(List<String> versions) {
+        return versions.stream().max(Comparator.comparing((String v) -> v.matches("\\d{1,18}") ? Long.parseLong(v) : -1)
+                .thenComparing(Comparator.naturalOrder())).orElseThrow();
+    }
+
+    /** The bytes of the files of a version folder: the estimate of the memory its model takes once loaded. */
+    private static long size(Path directory) {
+        try (Stream<Path> files = Files.walk(directory, 4)) {
+            return files.mapToLong(file -> {
+                try {
+                    BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
+                    return attributes.isRegularFile() ? attributes.size() : 0;
+                } catch (IOException e) {
+                    return 0;
+                }
+            }).sum();
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
+    }
+
+    // --- Multiplexer.Hosting ---------------------------------------------------------------------------------------
+
+    @Override
+    public ServedDeployment create(String model, String version) {
+        ModelKind kind = kinds.get(model);
+        if (kind == null) {
+            throw new NotReady("model '" + model + "' is being rescanned; retry");
+        }
+        DeploymentSpec spec = modelSpec(config, model, version, 0);
+        Deployment<Object, Object> deployment;
+        try {
+            deployment = engine.deployOnDemand(spec, Deployments.loader(source), kind.inputsBeforeLoad());
+        } catch (IllegalArgumentException e) {
+            throw new NotReady("model '" + model + "' is still being unloaded after it left the repository; retry");
+        }
+        return new ServedDeployment(deployment, new RequestMeters(deployment, registry), kind, spec, this);
+    }
+
+    @Override
+    public CompletableFuture<Void> load(ServedDeployment model) {
+        return replicas(model, 1).serving();
+    }
+
+    @Override
+    public void unload(ServedDeployment model) {
+        replicas(model, 0);
+    }
+
+    private Deployment<?, ?> replicas(ServedDeployment model, int replicas) {
+        DeploymentSpec next = model.config().withNumReplicas(replicas);
+        model.config(next);
+        model.deployment().update(next);
+        return model.deployment();
+    }
+
+    @Override
+    public void update(ServedDeployment model, String version) {
+        DeploymentSpec next = model.config().withVersion(version);
+        model.config(next);
+        model.deployment().update(next);
+    }
+
+    @Override
+    public int ongoing(ServedDeployment model) {
+        return model.deployment().ongoingRequests();
+    }
+
+    @Override
+    public boolean failed(ServedDeployment model) {
+        return model.deployment().state() == DeploymentState.FAILED;
+    }
+
+    @Override
+    public void close(ServedDeployment model) {
+        model.deployment().close();
+    }
+
+    /** The spec of one model's deployment: the multiplexed deployment's settings, for that model and version. */
+    static DeploymentSpec modelSpec(DeploymentSpec multiplexed, String model, String version, int replicas) {
+        ModelReference options = multiplexed.model();
+        return new DeploymentSpec(model, new ModelReference(model, options.maxLength(), options.longInputs(),
+                options.chunkOverlap(), options.chunkReduction(), options.maxChunksPerInput()), version, replicas,
+                multiplexed.admission(), multiplexed.batching(), multiplexed.predictors(),
+                multiplexed.health().withMinReadyReplicas(Math.min(1, multiplexed.health().minReadyReplicas())),
+                multiplexed.rollout(), null, null);
+    }
+}
