@@ -36,6 +36,25 @@ final class TestRepository {
         return installEncoder();
     }
 
+    /**
+     * Installs copies of {@code tiny-encoder/1} under each of {@code names} (version 1): text-embedding models for
+     * multiplexed deployments.
+     */
+    static synchronized void encoders(String... names) {
+        Path encoder = installEncoder().resolve("tiny-encoder").resolve("1");
+        for (String name : names) {
+            Path dir = PATH.resolve(name).resolve("1");
+            try {
+                Files.createDirectories(dir);
+                for (String file : new String[] {"model.onnx", "tokenizer.json", "model.yaml"}) {
+                    Files.copy(encoder.resolve(file), dir.resolve(file), StandardCopyOption.REPLACE_EXISTING);
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
     private static void tensorModel(String name, String version) {
         Path dir = PATH.resolve(name).resolve(version);
         try {

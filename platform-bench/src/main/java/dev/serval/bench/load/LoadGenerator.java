@@ -143,7 +143,8 @@ public final class LoadGenerator implements AutoCloseable {
 
         private final HttpClient client;
         private final Workload workload;
-        private final RequestOptions options;
+        /** One per path of the workload, in its order: request {@code i} uses {@code options[i mod length]}. */
+        private final RequestOptions[] options;
         private final LatencyRecorder recorder;
         private final long measureFromNanos;
         private final long endNanos;
@@ -182,9 +183,11 @@ public final class LoadGenerator implements AutoCloseable {
                     })
                     .build();
             this.workload = workload;
-            this.options = new RequestOptions().setMethod(HttpMethod.POST).setURI(workload.path())
-                    .setIdleTimeout(REQUEST_IDLE_TIMEOUT_MILLIS)
-                    .putHeader(HttpHeaders.CONTENT_TYPE, HttpHeaders.createOptimized("application/json"));
+            java.util.Map<String, RequestOptions> byPath = new java.util.HashMap<>();
+            this.options = workload.paths().stream().map(path -> byPath.computeIfAbsent(path, uri -> new RequestOptions()
+                    .setMethod(HttpMethod.POST).setURI(uri).setIdleTimeout(REQUEST_IDLE_TIMEOUT_MILLIS)
+                    .putHeader(HttpHeaders.CONTENT_TYPE, HttpHeaders.createOptimized("application/json"))))
+                    .toArray(RequestOptions[]::new);
             this.measureFromNanos = measureFromNanos;
             this.connections = connections;
             this.endNanos = measureFromNanos + measure.toNanos();
@@ -247,7 +250,7 @@ public final class LoadGenerator implements AutoCloseable {
 
         private void exchange(long intendedNanos, long index, Runnable then) {
             waiting++;
-            client.request(options)
+            client.request(options[(int) (index % options.length)])
                     .andThen(connection -> waiting--)
                     .compose(request -> {
                         recorder.connected(intendedNanos, System.nanoTime());

@@ -7,23 +7,40 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What a run sends: {@code POST path} with one of {@code bodies} (request {@code i} sends body
- * {@code i mod size}), each an Open Inference Protocol v2 JSON request. Every body carries one item (one tensor or
- * one text), so requests/s is also items/s. Immutable; the buffers are only ever read.
+ * What a run sends: {@code POST} to one of {@code paths} with one of {@code bodies} (request {@code i} goes to path
+ * {@code i mod paths} with body {@code i mod bodies}), each an Open Inference Protocol v2 JSON request. Every body
+ * carries one item (one tensor or one text), so requests/s is also items/s. Immutable; the buffers are only ever read.
  *
  * @param name   the workload's name in the report ({@code noop}, {@code minilm-short}, {@code minilm-mixed})
- * @param path   the request path
+ * @param paths  the request paths, at least one: one for a workload of one model, a sequence of models' paths for
+ *               one spread over several ({@link #spread})
  * @param bodies the request bodies, at least one
  */
-public record Workload(String name, String path, List<Buffer> bodies) {
+public record Workload(String name, List<String> paths, List<Buffer> bodies) {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
     public Workload {
         bodies = List.copyOf(bodies);
-        if (bodies.isEmpty()) {
-            throw new IllegalArgumentException("workload " + name + " has no request body");
+        paths = List.copyOf(paths);
+        if (bodies.isEmpty() || paths.isEmpty()) {
+            throw new IllegalArgumentException("workload " + name + " has no request body or no path");
         }
+    }
+
+    /** A workload of one path. */
+    public Workload(String name, String path, List<Buffer> bodies) {
+        this(name, List.of(path), bodies);
+    }
+
+    /** The first path (the only one of a workload of one model). */
+    public String path() {
+        return paths.getFirst();
+    }
+
+    /** The same bodies, request {@code i} sent to {@code paths.get(i mod paths.size())}. */
+    public Workload spread(String spreadName, List<String> spreadPaths) {
+        return new Workload(spreadName, spreadPaths, bodies);
     }
 
     /** The no-op model: one small FP32 tensor, which the {@code noop} model answers unchanged. */
@@ -46,6 +63,11 @@ public record Workload(String name, String path, List<Buffer> bodies) {
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** The path of request {@code index}. */
+    String path(long index) {
+        return paths.get((int) (index % paths.size()));
     }
 
     /** The body of request {@code index}. */
