@@ -1,7 +1,6 @@
 package dev.serval.multiplex;
 
 import dev.serval.error.NotReady;
-import dev.serval.error.Overloaded;
 import dev.serval.spec.MultiplexSpec;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -117,6 +116,16 @@ public final class Multiplexer<H> implements AutoCloseable {
     private final MeterRegistry registry;
     /** The last scan: written by the refresher thread, read by requests for names not yet in {@link #models}. */
     private volatile Map<String, Candidate> candidates;
+    /**
+     * Models asked for while no room could be made for them (every model that could have gone had requests), in the
+     * order they were asked for; their requests wait in their own queues. Guarded by the lock.
+     */
+    private final java.util.LinkedHashSet<Entry<H>> waiting = new java.util.LinkedHashSet<>();
+    /**
+     * {@code waiting.size()}, written under the lock and read without it by every {@link Entry#release}: a release
+     * takes the lock to retry the waiting models only while some wait (a flag that gates a rare check).
+     */
+    private volatile int waitingCount;
     /** Written under the lock ({@link #configure}), read under it. */
     private int replicas;
     private MultiplexSpec settings;
@@ -157,10 +166,11 @@ public final class Multiplexer<H> implements AutoCloseable {
     /**
      * The entry of {@code model}, pinned (the caller must {@link Entry#release} it once its request ended), its load
      * started if no replica holds it; null when the deployment's glob matches no repository model of that name (as
-     * of the last scan). Never blocks on a load.
+     * of the last scan). Never blocks on a load. When no room can be made for the model now (every model that could
+     * be unloaded has requests), it waits for room: its requests wait in its queue (bounded, within their
+     * deadlines) and it loads as soon as a release leaves a model idle.
      *
-     * @throws Overloaded when the model must be loaded and every model that could make room has requests in flight
-     * @throws NotReady   when the model alone is larger than {@code max_model_memory}, or the deployment is closed
+     * @throws NotReady when the model alone is larger than {@code max_model_memory}, or the deployment is closed
      */
     public Entry<H> acquire(String model) {
         Entry<H> entry = models.get().get(model);
@@ -185,7 +195,7 @@ public final class Multiplexer<H> implements AutoCloseable {
             if (candidate == null) {
                 return null;
             }
-            entry = new Entry<>(model, hosting.create(model, candidate.version()), candidate);
+            entry = new Entry<>(this, model, hosting.create(model, candidate.version()), candidate);
             Map<String, Entry<H>> next = new HashMap<>(models.get());
             next.put(model, entry);
             models.set(Map.copyOf(next));
@@ -222,11 +232,26 @@ public final class Multiplexer<H> implements AutoCloseable {
         }
     }
 
-    /** Under the lock: chooses a replica for {@code entry}, unloads what makes room, and starts its load. */
+    /**
+     * Under the lock: chooses a replica for {@code entry}, unloads what makes room, and starts its load; or, when
+     * every model that could make room is busy, adds it to the models waiting for room.
+     */
     private void place(Entry<H> entry) {
         if (closed) {
             throw new NotReady("deployment '" + deployment + "' is shutting down");
         }
+        if (!tryPlace(entry)) {
+            waiting.add(entry);
+            waitingCount = waiting.size();
+        }
+    }
+
+    /**
+     * Under the lock: places {@code entry} and starts its load; false when every model that could make room is busy.
+     *
+     * @throws NotReady when the model alone is larger than {@code max_model_memory}
+     */
+    private boolean tryPlace(Entry<H> entry) {
         for (int attempt = 0; ; attempt++) {
             List<Placement.Held> held = new ArrayList<>();
             Map<Placement.Held, Entry<H>> byHeld = new HashMap<>();
@@ -243,8 +268,7 @@ public final class Multiplexer<H> implements AutoCloseable {
                 if (refusal.tooLarge()) {
                     throw new NotReady(refusal.reason());
                 }
-                throw new Overloaded("deployment '" + deployment + "' cannot load model '" + entry.model + "' now: "
-                        + refusal.reason(), Duration.ofSeconds(1));
+                return false;
             }
             Placement.Decision decision = (Placement.Decision) result;
             List<Entry<H>> victims = new ArrayList<>();
@@ -263,8 +287,7 @@ public final class Multiplexer<H> implements AutoCloseable {
                 if (attempt < 3) {
                     continue;
                 }
-                throw new Overloaded("deployment '" + deployment + "' cannot load model '" + entry.model + "' now: "
-                        + "the models that would make room keep getting requests", Duration.ofSeconds(1));
+                return false; // the models that would make room keep getting requests
             }
             for (Entry<H> victim : victims) {
                 unloadRetired(victim);
@@ -277,8 +300,36 @@ public final class Multiplexer<H> implements AutoCloseable {
                     loadTime.record(nanoTime.getAsLong() - started, TimeUnit.NANOSECONDS);
                 }
             });
-            return;
+            return true;
         }
+    }
+
+    /**
+     * Places the models waiting for room, in the order they were asked for, while room can be made; drops those whose
+     * requests all ended (nothing waits for them any more). After a release while some wait, and at each refresh.
+     */
+    private synchronized void retryWaiting() {
+        for (java.util.Iterator<Entry<H>> each = waiting.iterator(); each.hasNext(); ) {
+            Entry<H> entry = each.next();
+            if (entry.replica >= 0 || (entry.pins.get() <= 0 && hosting.ongoing(entry.handle) == 0)
+                    || !models.get().containsKey(entry.model)) {
+                each.remove();
+                continue;
+            }
+            boolean placed;
+            try {
+                placed = !closed && tryPlace(entry);
+            } catch (RuntimeException e) {
+                placed = true; // cannot ever fit (the bound shrank): its requests wait out their deadlines
+                LOG.log(System.Logger.Level.WARNING, "deployment ''{0}'': model ''{1}'' cannot load: {2}", deployment,
+                        entry.model, e.getMessage());
+            }
+            if (!placed) {
+                break; // no room for the first: none for the later ones either, but for smaller ones; keep the order
+            }
+            each.remove();
+        }
+        waitingCount = waiting.size();
     }
 
     /** Under the lock, with {@code victim} retired by the caller: takes its replica away, then lets requests pin it. */
@@ -343,6 +394,7 @@ public final class Multiplexer<H> implements AutoCloseable {
                     models.set(Map.copyOf(next));
                 }
                 trim();
+                retryWaiting();
             }
             for (Entry<H> entry : gone) {
                 LOG.log(System.Logger.Level.INFO, "deployment ''{0}'': model ''{1}'' left the repository; closing it",
@@ -486,6 +538,7 @@ public final class Multiplexer<H> implements AutoCloseable {
         /** {@link #pins} while an unload is deciding about it: no request may pin it then. */
         static final int RETIRING = -1;
 
+        private final Multiplexer<H> owner;
         final String model;
         final H handle;
         final AtomicInteger pins = new AtomicInteger();
@@ -495,7 +548,8 @@ public final class Multiplexer<H> implements AutoCloseable {
         volatile int replica = -1;
         volatile long lastUsed;
 
-        Entry(String model, H handle, Candidate candidate) {
+        Entry(Multiplexer<H> owner, String model, H handle, Candidate candidate) {
+            this.owner = owner;
             this.model = model;
             this.handle = handle;
             this.version = candidate.version();
@@ -523,9 +577,15 @@ public final class Multiplexer<H> implements AutoCloseable {
             }
         }
 
-        /** Gives back the pin {@link Multiplexer#acquire} took; exactly once per acquire. */
+        /**
+         * Gives back the pin {@link Multiplexer#acquire} took; exactly once per acquire. While models wait for room,
+         * it retries them (the model released may now be idle).
+         */
         public void release() {
             pins.decrementAndGet();
+            if (owner != null && owner.waitingCount > 0) {
+                owner.retryWaiting();
+            }
         }
 
         /** From no pin to {@link #RETIRING}; false when a request holds it. */

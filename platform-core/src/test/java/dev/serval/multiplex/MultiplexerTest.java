@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.serval.error.NotReady;
-import dev.serval.error.Overloaded;
 import dev.serval.multiplex.Multiplexer.Candidate;
 import dev.serval.multiplex.Multiplexer.Entry;
 import dev.serval.spec.MultiplexSpec;
@@ -182,13 +181,27 @@ class MultiplexerTest {
         use(multiplexer, "t-c");
         assertEquals(List.of("t-b"), hosting.unloads);
         Entry<Model> c = multiplexer.acquire("t-c");
-        // both t-a and t-c are held now: nothing can make room for t-b
-        Overloaded refused = assertThrows(Overloaded.class, () -> multiplexer.acquire("t-b"));
-        assertTrue(refused.getMessage().contains("cannot load model 't-b'"), refused.getMessage());
-        held.release();
+        // both t-a and t-c are held now: nothing can make room for t-b, which waits (its requests in its queue)
+        Entry<Model> b = multiplexer.acquire("t-b");
+        assertEquals(-1, multiplexer.replicaOf("t-b"));
+        assertEquals(1, hosting.created.get("t-b").loads.get(), "only its first load so far");
+        held.release(); // t-a is idle now: t-b takes its place at once
+        assertEquals(List.of("t-b", "t-a"), hosting.unloads);
+        assertEquals(0, multiplexer.replicaOf("t-b"));
+        assertEquals(2, hosting.created.get("t-b").loads.get());
+        b.release();
         c.release();
-        use(multiplexer, "t-b");
-        assertEquals(List.of("t-b", "t-a"), hosting.unloads, "t-a, released, was the least recently used");
+    }
+
+    @Test
+    void aModelWaitingForRoomIsForgottenOnceNothingWaitsForIt() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 1, 0);
+        Entry<Model> a = multiplexer.acquire("t-a");
+        Entry<Model> b = multiplexer.acquire("t-b"); // waits for room
+        b.release(); // its request gave up (deadline, client gone)
+        a.release();
+        assertEquals(List.of(), hosting.unloads, "t-a is not unloaded for a model nobody waits for");
+        assertEquals(0, hosting.created.get("t-b").loads.get());
     }
 
     @Test
@@ -196,15 +209,19 @@ class MultiplexerTest {
         Multiplexer<Model> multiplexer = multiplexer(1, 1, 0);
         use(multiplexer, "t-a");
         hosting.created.get("t-a").ongoing.set(1); // its client went away, its inference still runs
-        assertThrows(Overloaded.class, () -> multiplexer.acquire("t-b"));
+        Entry<Model> b = multiplexer.acquire("t-b");
+        assertEquals(-1, multiplexer.replicaOf("t-b"), "t-b waits for room");
+        assertEquals(List.of(), hosting.unloads);
         hosting.created.get("t-a").ongoing.set(0);
-        use(multiplexer, "t-b");
+        multiplexer.refresh(); // no release came: the refresher retries
         assertEquals(List.of("t-a"), hosting.unloads);
+        assertEquals(0, multiplexer.replicaOf("t-b"));
+        b.release();
     }
 
     @Test
     void aPinAndAnUnloadExcludeEachOther() {
-        Entry<Model> entry = new Entry<>("t-a", new Model("t-a", "1"), new Candidate("1", 1));
+        Entry<Model> entry = new Entry<>(null, "t-a", new Model("t-a", "1"), new Candidate("1", 1));
         assertTrue(entry.pin());
         assertFalse(entry.retire(), "a held model cannot be retired");
         entry.release();

@@ -25,22 +25,22 @@ import java.util.Set;
 
 /**
  * Model multiplexing under load (issue 18): Zipf-distributed traffic over N copies of MiniLM, served by one
- * multiplexed deployment that holds fewer of them than N (so the tail loads and unloads), against the same traffic
- * to N deployments of one model each, all loaded; and the latency of a request whose model no replica holds (a cold
- * load).
+ * multiplexed deployment that holds all of them, and by one that holds fewer (so the tail loads and unloads), against
+ * the same traffic to N deployments of one model each, all loaded; and the latency of a request whose model no
+ * replica holds (a cold load).
  *
  * <p>The repository ({@code OUT/repository}) holds {@code t-00} ... {@code t-NN}, each the bundled quantised MiniLM
  * (hard links to one copy of its files). Both servers run every model with one predictor thread of one intra-op
- * thread, {@code lend_idle_cores} off; the multiplexed one as deployment {@code tenants} with {@code model: t-*},
- * one replica of {@code --per-replica} models. The traffic: one short chat-like text per OIP request to
+ * thread, {@code lend_idle_cores} off; the multiplexed ones as deployment {@code tenants} with {@code model: t-*},
+ * one replica of N models, then of {@code --per-replica} models. The traffic: one short chat-like text per OIP request to
  * {@code /v2/models/t-XX/infer}, the model drawn from a Zipf law of exponent {@code --zipf} (seeded: both servers get
  * the same sequence). For each server: an unrecorded closed-loop warm-up, a closed loop of 8 connections (saturation
  * throughput and latency), and an open loop at half of the separate deployments' saturation (the p99 a platform
- * sees below saturation). Then, on the multiplexed server, {@code --cold} requests each to a model no replica holds
+ * sees below saturation). Then, on the server that holds fewer, {@code --cold} requests each to a model no replica holds
  * (one at a time), timed from the client, with the server's own {@code serval_multiplex_load_seconds}.
  *
  * <p>Output in {@code platform-bench/target/multiplex/} (or {@code --out DIR}): {@code summary.md} and
- * {@code report.json}. About 4 minutes; from the repository root:
+ * {@code report.json}. About 5 minutes; from the repository root:
  * <pre>{@code
  * bin/loadbench --multiplex [--models 8] [--per-replica 4] [--zipf 1.1] [--cold 5] [--out DIR]
  * }</pre>
@@ -131,7 +131,6 @@ public final class MultiplexBenchmark {
         }
         List<String> multiplexed = new ArrayList<>(common);
         multiplexed.addAll(modelSettings("-Dserval.deployments." + DEPLOYMENT + ".", "t-*"));
-        multiplexed.add("-Dserval.deployments." + DEPLOYMENT + ".max-models-per-replica=" + perReplica);
 
         Map<String, Object> runs = new LinkedHashMap<>();
         Map<String, Object> multiplexMetrics = new LinkedHashMap<>();
@@ -154,48 +153,56 @@ public final class MultiplexBenchmark {
                 print("separate, closed", separateClosed);
                 print("separate, open", separateOpen);
             }
-            try (ServalProcess serval = ServalProcess.start(multiplexed, out.resolve("serval-multiplexed.log"))) {
-                System.out.printf("Multiplexed deployment ready on port %d%n", serval.port());
-                generator.closedLoop(LoadBenchmark.SERVAL, serval.port(), serval.pid(), workload, CONNECTIONS,
-                        Duration.ZERO, WARM_UP, DRAIN);
-                Map<String, Double> before = multiplexSeries(http, serval.port());
-                RunResult closed = generator.closedLoop(LoadBenchmark.SERVAL, serval.port(), serval.pid(), workload,
-                        CONNECTIONS, Duration.ofSeconds(1), measure, DRAIN);
-                RunResult open = generator.openLoop(LoadBenchmark.SERVAL, serval.port(), serval.pid(), workload, rate,
-                        256, Duration.ofSeconds(1), measure, DRAIN);
-                Map<String, Double> after = multiplexSeries(http, serval.port());
-                runs.put("multiplexed-closed", closed);
-                runs.put("multiplexed-open", open);
-                print("multiplexed, closed", closed);
-                print("multiplexed, open", open);
-                for (String name : List.of("serval_multiplex_loads_total", "serval_multiplex_evictions_total")) {
-                    String key = name + "{deployment=\"" + DEPLOYMENT + "\"}";
-                    multiplexMetrics.put(name + " during the measured runs",
-                            after.getOrDefault(key, 0.0) - before.getOrDefault(key, 0.0));
-                }
-                for (int i = 0; i < cold; i++) {
-                    String unloaded = unloadedModel(http, serval.port(), models);
-                    long begin = System.nanoTime();
-                    HttpResponse<String> answer = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                            + serval.port() + "/v2/models/" + unloaded + "/infer"))
-                            .header("content-type", "application/json")
-                            .POST(HttpRequest.BodyPublishers.ofString(Workload.oipText("a cold start"))).build(),
-                            HttpResponse.BodyHandlers.ofString());
-                    double millis = (System.nanoTime() - begin) / 1e6;
-                    if (answer.statusCode() != 200) {
-                        throw new IllegalStateException("cold request to " + unloaded + ": HTTP "
-                                + answer.statusCode() + " " + answer.body());
+            for (int held : perReplica == models ? List.of(models) : List.of(models, perReplica)) {
+                String label = held == models ? "multiplexed-all" : "multiplexed-" + held;
+                List<String> settings = new ArrayList<>(multiplexed);
+                settings.add("-Dserval.deployments." + DEPLOYMENT + ".max-models-per-replica=" + held);
+                try (ServalProcess serval = ServalProcess.start(settings, out.resolve("serval-" + label + ".log"))) {
+                    System.out.printf("Multiplexed deployment, %d models per replica, ready on port %d%n", held,
+                            serval.port());
+                    generator.closedLoop(LoadBenchmark.SERVAL, serval.port(), serval.pid(), workload, CONNECTIONS,
+                            Duration.ZERO, WARM_UP, DRAIN);
+                    Map<String, Double> before = multiplexSeries(http, serval.port());
+                    RunResult closed = generator.closedLoop(LoadBenchmark.SERVAL, serval.port(), serval.pid(),
+                            workload, CONNECTIONS, Duration.ofSeconds(1), measure, DRAIN);
+                    RunResult open = generator.openLoop(LoadBenchmark.SERVAL, serval.port(), serval.pid(), workload,
+                            rate, 256, Duration.ofSeconds(1), measure, DRAIN);
+                    Map<String, Double> after = multiplexSeries(http, serval.port());
+                    runs.put(label + "-closed", closed);
+                    runs.put(label + "-open", open);
+                    print(label + ", closed", closed);
+                    print(label + ", open", open);
+                    String tag = "{deployment=\"" + DEPLOYMENT + "\"}";
+                    for (String name : List.of("serval_multiplex_loads_total", "serval_multiplex_evictions_total")) {
+                        multiplexMetrics.put(label + ": " + name + " during the measured runs",
+                                after.getOrDefault(name + tag, 0.0) - before.getOrDefault(name + tag, 0.0));
                     }
-                    coldMillis.add(millis);
-                    System.out.printf("  cold request to %s: %.1f ms%n", unloaded, millis);
+                    if (held == models) {
+                        continue; // every model stays loaded: no cold request to make
+                    }
+                    for (int i = 0; i < cold; i++) {
+                        String unloaded = unloadedModel(http, serval.port(), models);
+                        long begin = System.nanoTime();
+                        HttpResponse<String> answer = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                                + serval.port() + "/v2/models/" + unloaded + "/infer"))
+                                .header("content-type", "application/json")
+                                .POST(HttpRequest.BodyPublishers.ofString(Workload.oipText("a cold start"))).build(),
+                                HttpResponse.BodyHandlers.ofString());
+                        double millis = (System.nanoTime() - begin) / 1e6;
+                        if (answer.statusCode() != 200) {
+                            throw new IllegalStateException("cold request to " + unloaded + ": HTTP "
+                                    + answer.statusCode() + " " + answer.body());
+                        }
+                        coldMillis.add(millis);
+                        System.out.printf("  cold request to %s: %.1f ms%n", unloaded, millis);
+                    }
+                    Map<String, Double> last = multiplexSeries(http, serval.port());
+                    multiplexMetrics.put(label + ": serval_multiplex_load_seconds mean (all loads of the run), ms",
+                            1000 * last.getOrDefault("serval_multiplex_load_seconds_sum" + tag, 0.0)
+                                    / Math.max(1, last.getOrDefault("serval_multiplex_load_seconds_count" + tag, 0.0)));
+                    multiplexMetrics.put(label + ": serval_multiplex_load_seconds max, ms",
+                            1000 * last.getOrDefault("serval_multiplex_load_seconds_max" + tag, 0.0));
                 }
-                Map<String, Double> last = multiplexSeries(http, serval.port());
-                String tag = "{deployment=\"" + DEPLOYMENT + "\"}";
-                multiplexMetrics.put("serval_multiplex_load_seconds mean (all loads of the run), ms",
-                        1000 * last.getOrDefault("serval_multiplex_load_seconds_sum" + tag, 0.0)
-                                / Math.max(1, last.getOrDefault("serval_multiplex_load_seconds_count" + tag, 0.0)));
-                multiplexMetrics.put("serval_multiplex_load_seconds max, ms",
-                        1000 * last.getOrDefault("serval_multiplex_load_seconds_max" + tag, 0.0));
             }
         }
         Map<String, Object> report = new LinkedHashMap<>();
@@ -299,7 +306,8 @@ public final class MultiplexBenchmark {
         md.append(String.format(Locale.ROOT, "%d copies of the quantised MiniLM (`t-00` ... `t-%02d`), request shares "
                 + "from a Zipf law of exponent %.2f (most popular %.1f %%, least %.2f %%). Every model runs 1 predictor "
                 + "thread x 1 intra-op thread. **Separate**: %d deployments, all loaded. **Multiplexed**: one "
-                + "deployment `model: t-*`, 1 replica of at most %d models. Closed loop: %d connections, %d s; "
+                + "deployment `model: t-*` of 1 replica holding all of them (`multiplexed-all`), or at most %d "
+                + "(the tail loads and unloads). Closed loop: %d connections, %d s; "
                 + "open loop: %.1f texts/s (half the separate deployments' saturation), %d s.%n%n", models, models - 1,
                 zipf, 100.0 * share[0] / length, 100.0 * share[models - 1] / length, models, perReplica, CONNECTIONS,
                 measure.toSeconds(), rate, measure.toSeconds()));
@@ -310,12 +318,20 @@ public final class MultiplexBenchmark {
                     run.p50(), run.p99(), run.errors().values().stream().mapToLong(Long::longValue).sum()));
         });
         RunResult separate = (RunResult) runs.get("separate-closed");
-        RunResult multiplexed = (RunResult) runs.get("multiplexed-closed");
         RunResult separateOpen = (RunResult) runs.get("separate-open");
-        RunResult multiplexedOpen = (RunResult) runs.get("multiplexed-open");
-        md.append(String.format(Locale.ROOT, "%nMultiplexed / separate: saturation throughput **%.2f**, open-loop p99 "
-                + "**%.2f** (%.2f ms vs %.2f ms).%n%n", multiplexed.throughput() / separate.throughput(),
-                multiplexedOpen.p99() / separateOpen.p99(), multiplexedOpen.p99(), separateOpen.p99()));
+        md.append("\n");
+        for (String label : runs.keySet()) {
+            if (!label.startsWith("multiplexed") || !label.endsWith("-closed")) {
+                continue;
+            }
+            String config = label.substring(0, label.length() - "-closed".length());
+            RunResult closed = (RunResult) runs.get(label);
+            RunResult open = (RunResult) runs.get(config + "-open");
+            md.append(String.format(Locale.ROOT, "- %s / separate: saturation throughput **%.2f**, open-loop p99 "
+                    + "**%.2f** (%.2f ms vs %.2f ms)%n", config, closed.throughput() / separate.throughput(),
+                    open.p99() / separateOpen.p99(), open.p99(), separateOpen.p99()));
+        }
+        md.append("\n");
         md.append("Multiplexing meters:\n\n");
         metrics.forEach((name, value) -> md.append(String.format(Locale.ROOT, "- %s: %.1f%n", name,
                 ((Number) value).doubleValue())));
