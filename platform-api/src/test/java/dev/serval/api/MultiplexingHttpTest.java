@@ -64,7 +64,7 @@ class MultiplexingHttpTest {
                 .body("multiplex.models_matching", equalTo(3))
                 .body("multiplex.models_loaded", equalTo(2))
                 .body("multiplex.replicas[0].models", equalTo(List.of("tenant-c", "tenant-a")))
-                .body("multiplex.models.find { it.name == 'tenant-b' }.replica", equalTo(-1))
+                .body("multiplex.models.find { it.name == 'tenant-b' }.replicas", equalTo(List.of()))
                 .body("config.model", equalTo("tenant-*"))
                 .body("config.max_models_per_replica", equalTo(2))
                 .body("config", not(org.hamcrest.Matchers.hasKey("version")));
@@ -139,6 +139,38 @@ class MultiplexingHttpTest {
         given().get("/api/deployments/rolling").then().body("multiplex.models_matching", equalTo(0))
                 .body("multiplex.models", hasSize(0));
         given().delete("/api/deployments/rolling").then().statusCode(200);
+    }
+
+    @Test
+    void anAutoscaledMultiplexedDeploymentGoesToZeroWhenIdleAndTheNextRequestBringsItsModelBack()
+            throws InterruptedException {
+        TestRepository.encoders("auto-a");
+        given().contentType("application/json")
+                .body("{\"model\":\"auto-*\",\"predictor_threads\":1,\"autoscaling\":{\"min_replicas\":0,"
+                        + "\"max_replicas\":2,\"upscale_delay\":\"0s\",\"downscale_delay\":\"500ms\","
+                        + "\"look_back_period\":\"200ms\"}}")
+                .put("/api/deployments/auto").then().statusCode(201)
+                .body("multiplex.num_replicas", equalTo(1));
+        infer("/v2/models/auto-a/infer").then().statusCode(200);
+        awaitDeployment("auto", r -> r.jsonPath().getInt("multiplex.num_replicas") == 0
+                && r.jsonPath().getInt("multiplex.models_loaded") == 0);
+        given().get("/api/deployments/auto").then().body("autoscaling.last_decision.to", equalTo(0));
+
+        infer("/v2/models/auto-a/infer").then().statusCode(200); // waits for the replica the autoscaler starts
+        given().get("/api/deployments/auto").then().body("multiplex.num_replicas", equalTo(1))
+                .body("multiplex.models_loaded", equalTo(1));
+        given().delete("/api/deployments/auto").then().statusCode(200);
+    }
+
+    private static void awaitDeployment(String name, Predicate<Response> done) throws InterruptedException {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        Response last;
+        while (!done.test(last = given().get("/api/deployments/" + name))) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("deployment " + name + " not as expected within 30 s: " + last.asString());
+            }
+            Thread.sleep(100); // polling the autoscaler's effect: nothing to wait on but time
+        }
     }
 
     @Test

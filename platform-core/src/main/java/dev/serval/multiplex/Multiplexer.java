@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -25,7 +26,7 @@ import java.util.function.LongSupplier;
  * The models of one multiplexed deployment: which of the repository's matching models are loaded, on which replica,
  * loaded on their first request and unloaded least recently used first (Ray Serve's model multiplexing). What
  * serves one model is a handle {@code H} that {@link Hosting} creates and drives (in Serval, a deployment of that
- * model with one replica while it is loaded and none while it is not).
+ * model with as many replicas as replicas of the multiplexed deployment hold it, none while it is not loaded).
  *
  * <p>Design. {@link #models} is an immutable map from model name to {@link Entry}, replaced whole under this object's
  * lock when a model is first asked for or leaves the repository; request threads read it once per request. An
@@ -36,8 +37,9 @@ import java.util.function.LongSupplier;
  *       {@link Entry#release}. An unload moves it from 0 to {@link Entry#RETIRING} by CAS and back once the entry is
  *       marked unloaded, so it never unloads a model a request holds, and a request never holds a model while it is
  *       being unloaded;</li>
- *   <li>{@code replica}: the replica that holds it, or -1; written under the lock, read by requests after they pinned
- *       the entry (a pinned entry that shows a replica keeps it until released);</li>
+ *   <li>{@code held}: the replicas that hold it (an immutable array, empty while it is not loaded); written under the
+ *       lock, read by requests after they pinned the entry (a pinned entry that shows a replica keeps at least one
+ *       until released);</li>
  *   <li>{@code lastUsed}: written by every request that pins it, read when choosing what to unload: best-effort (the
  *       order of two requests of the same nanosecond is either).</li>
  * </ul>
@@ -45,6 +47,13 @@ import java.util.function.LongSupplier;
  * A request for a model that no replica holds takes the lock: the first one places the model ({@link Placement}) and
  * starts its load; the ones that come while it loads find it placed and wait in its handle's queue, so a model
  * loads once however many requests ask for it at once (single flight). Loads never block the caller.
+ *
+ * <p>Hot models spread ({@link #balance}, every {@link #BALANCE_PERIOD} on the refresher thread): a model whose
+ * replicas are all full (requests wait in its queue) is loaded on one more replica that has room, as Ray Serve routes
+ * a model's overflow to replicas that then load it; a model whose load has fallen to what one replica fewer serves at
+ * half its capacity, for {@link #CALM_PERIOD}, gives a replica back. So the deployment's replica count (fixed, or the
+ * autoscaler's, on the sum of its models' requests) bounds both how many models it holds and how far a hot one
+ * spreads.
  *
  * <p>The refresher thread rescans the repository every {@code refreshPeriod} ({@link Catalog}): a model whose
  * newest version changed rolls to it ({@link Hosting#update}); a model that left the repository is closed once no
@@ -56,6 +65,11 @@ import java.util.function.LongSupplier;
 public final class Multiplexer<H> implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(Multiplexer.class.getName());
+    /** How often hot models spread and cooled ones give replicas back. */
+    static final Duration BALANCE_PERIOD = Duration.ofMillis(200);
+    /** How long a spread model's load must stay low before it gives a replica back. */
+    static final Duration CALM_PERIOD = Duration.ofSeconds(5);
+    private static final int[] NONE = new int[0];
 
     /** How the multiplexer drives what serves one model. */
     public interface Hosting<H> {
@@ -64,21 +78,27 @@ public final class Multiplexer<H> implements AutoCloseable {
         H create(String model, String version);
 
         /**
-         * Gives the model its replica: its load begins, and requests waiting in its queue are served once it serves.
-         * Never blocks.
+         * Gives the model {@code count} replicas (0 unloads it: its replicas stop once their requests finished, and
+         * its memory is freed); requests waiting in its queue are served once one serves. Never blocks.
          *
          * @return completed when it serves, exceptionally when its load fails
          */
-        CompletableFuture<Void> load(H handle);
-
-        /** Takes the model's replica away: it stops once its requests finished, and its memory is freed. Never blocks. */
-        void unload(H handle);
+        CompletableFuture<Void> replicas(H handle, int count);
 
         /** Rolls the model to {@code version} (a rolling update: it keeps serving). Never blocks. */
         void update(H handle, String version);
 
-        /** Requests running on the model's replica or waiting in its queue now. */
+        /** Requests running on the model's replicas or waiting in its queue now. */
         int ongoing(H handle);
+
+        /** Requests waiting in the model's queue because every replica of it is full. */
+        int queued(H handle);
+
+        /** Replicas of the model that serve now (started and warmed up). */
+        int serving(H handle);
+
+        /** Requests one replica of the model takes at once ({@code max_ongoing_requests}). */
+        int capacity(H handle);
 
         /** Whether the model's load failed (it serves nothing and refuses requests with the reason). */
         boolean failed(H handle);
@@ -126,8 +146,13 @@ public final class Multiplexer<H> implements AutoCloseable {
      * takes the lock to retry the waiting models only while some wait (a flag that gates a rare check).
      */
     private volatile int waitingCount;
+    /**
+     * Whether a request arrived since the autoscaler last looked ({@link #takeArrived}): best-effort, as the router's.
+     */
+    private volatile boolean arrived;
+    /** The replica count; written under the lock ({@link #configure}), read by status without it. */
+    private volatile int replicas;
     /** Written under the lock ({@link #configure}), read under it. */
-    private int replicas;
     private MultiplexSpec settings;
     private volatile boolean closed;
 
@@ -142,15 +167,17 @@ public final class Multiplexer<H> implements AutoCloseable {
         this.hosting = hosting;
         this.catalog = catalog;
         this.nanoTime = nanoTime;
-        this.replicas = Math.max(1, replicas);
+        this.replicas = Math.max(0, replicas);
         this.settings = settings;
         this.registry = registry;
         this.candidates = Map.copyOf(catalog.scan());
         this.loads = Counter.builder("serval.multiplex.loads").tag("deployment", deployment)
-                .description("Models a multiplexed deployment loaded on demand").register(registry);
+                .description("Models a multiplexed deployment loaded onto a replica: on demand, or to spread a hot "
+                        + "model").register(registry);
         this.evictions = Counter.builder("serval.multiplex.evictions").tag("deployment", deployment)
-                .description("Models a multiplexed deployment unloaded to make room, or because they left the "
-                        + "repository").register(registry);
+                .description("Models a multiplexed deployment unloaded from a replica: to make room, after a failed "
+                        + "load, once a spread model cooled down, or because they left the repository")
+                .register(registry);
         this.loadTime = Timer.builder("serval.multiplex.load").tag("deployment", deployment)
                 .description("From the request that asked for an unloaded model to its model serving")
                 .register(registry);
@@ -161,6 +188,8 @@ public final class Multiplexer<H> implements AutoCloseable {
                 Thread.ofPlatform().name("serval-multiplex-" + deployment).daemon(true).factory());
         long every = refreshPeriod.toNanos();
         refresher.scheduleWithFixedDelay(this::refresh, every, every, TimeUnit.NANOSECONDS);
+        long balance = BALANCE_PERIOD.toNanos();
+        refresher.scheduleWithFixedDelay(this::balanceSafely, balance, balance, TimeUnit.NANOSECONDS);
     }
 
     /**
@@ -173,10 +202,13 @@ public final class Multiplexer<H> implements AutoCloseable {
      * @throws NotReady when the model alone is larger than {@code max_model_memory}, or the deployment is closed
      */
     public Entry<H> acquire(String model) {
+        if (!arrived) {
+            arrived = true;
+        }
         Entry<H> entry = models.get().get(model);
         if (entry != null && entry.pin()) {
             entry.lastUsed = nanoTime.getAsLong();
-            if (entry.replica >= 0) {
+            if (entry.held.length > 0) {
                 return entry;
             }
             return placed(entry);
@@ -209,11 +241,18 @@ public final class Multiplexer<H> implements AutoCloseable {
 
     /** A pinned entry that no replica held when it was pinned: placed (loaded) unless another request did it. */
     private synchronized Entry<H> placed(Entry<H> entry) {
-        if (entry.replica >= 0) {
+        if (entry.held.length > 0) {
             return entry;
         }
+        if (closed) {
+            entry.release();
+            throw new NotReady("deployment '" + deployment + "' is shutting down");
+        }
         try {
-            place(entry);
+            if (!tryPlace(entry, entry.bytes)) {
+                waiting.add(entry);
+                waitingCount = waiting.size();
+            }
         } catch (RuntimeException e) {
             entry.release();
             throw e;
@@ -232,38 +271,47 @@ public final class Multiplexer<H> implements AutoCloseable {
         }
     }
 
-    /**
-     * Under the lock: chooses a replica for {@code entry}, unloads what makes room, and starts its load; or, when
-     * every model that could make room is busy, adds it to the models waiting for room.
-     */
-    private void place(Entry<H> entry) {
-        if (closed) {
-            throw new NotReady("deployment '" + deployment + "' is shutting down");
+    /** Under the lock: every model on every replica, as {@link Placement} sees them, with their entries. */
+    private Map<Placement.Held, Entry<H>> rows() {
+        Map<Placement.Held, Entry<H>> rows = new java.util.LinkedHashMap<>();
+        for (Entry<H> entry : models.get().values()) {
+            int[] held = entry.held;
+            if (held.length == 0) {
+                continue;
+            }
+            int ongoing = hosting.ongoing(entry.handle);
+            boolean busy = held.length == 1 && (entry.pins.get() != 0 || ongoing > 0);
+            for (int replica : held) {
+                rows.put(new Placement.Held(entry.model, replica, held.length == 1 ? entry.bytes : 0, entry.lastUsed,
+                        ongoing / held.length, busy), entry);
+            }
         }
-        if (!tryPlace(entry)) {
-            waiting.add(entry);
-            waitingCount = waiting.size();
+        return rows;
+    }
+
+    /** Under the lock: what the loaded models take, each counted once. */
+    private long loadedBytes() {
+        long total = 0;
+        for (Entry<H> entry : models.get().values()) {
+            if (entry.held.length > 0) {
+                total += entry.bytes;
+            }
         }
+        return total;
     }
 
     /**
-     * Under the lock: places {@code entry} and starts its load; false when every model that could make room is busy.
+     * Under the lock: loads {@code entry} onto one more replica (its first, or one more of a hot model), unloading
+     * what makes room; false when every model that could make room is busy.
      *
+     * @param bytes what it adds: its size for its first replica, 0 for one more (its weights are shared)
      * @throws NotReady when the model alone is larger than {@code max_model_memory}
      */
-    private boolean tryPlace(Entry<H> entry) {
+    private boolean tryPlace(Entry<H> entry, long bytes) {
         for (int attempt = 0; ; attempt++) {
-            List<Placement.Held> held = new ArrayList<>();
-            Map<Placement.Held, Entry<H>> byHeld = new HashMap<>();
-            for (Entry<H> other : models.get().values()) {
-                if (other.replica >= 0) {
-                    Placement.Held h = other.held(hosting);
-                    held.add(h);
-                    byHeld.put(h, other);
-                }
-            }
-            Placement.Result result = Placement.place(entry.model, entry.bytes, held, replicas,
-                    settings.maxModelsPerReplica(), settings.maxModelMemory());
+            Map<Placement.Held, Entry<H>> rows = rows();
+            Placement.Result result = Placement.place(entry.model, bytes, List.copyOf(rows.keySet()), loadedBytes(),
+                    replicas, settings.maxModelsPerReplica(), settings.maxModelMemory(), entry.held);
             if (result instanceof Placement.Refusal refusal) {
                 if (refusal.tooLarge()) {
                     throw new NotReady(refusal.reason());
@@ -271,37 +319,72 @@ public final class Multiplexer<H> implements AutoCloseable {
                 return false;
             }
             Placement.Decision decision = (Placement.Decision) result;
-            List<Entry<H>> victims = new ArrayList<>();
+            // A model's last replica goes only if no request pinned it since it was read: retire those first.
+            List<Entry<H>> retired = new ArrayList<>();
             boolean allRetired = true;
-            for (Placement.Held h : decision.evict()) {
-                Entry<H> victim = byHeld.get(h);
-                if (victim.retire()) {
-                    victims.add(victim);
-                } else {
-                    allRetired = false; // a request pinned it since it was read: it is busy after all
-                    break;
+            for (Placement.Held row : decision.evict()) {
+                Entry<H> victim = rows.get(row);
+                if (victim.held.length == 1) {
+                    if (!victim.retire()) {
+                        allRetired = false; // a request pinned it since it was read: it is busy after all
+                        break;
+                    }
+                    retired.add(victim);
                 }
             }
             if (!allRetired) {
-                victims.forEach(Entry::reinstate);
+                retired.forEach(Entry::reinstate);
                 if (attempt < 3) {
                     continue;
                 }
                 return false; // the models that would make room keep getting requests
             }
-            for (Entry<H> victim : victims) {
-                unloadRetired(victim);
+            for (Placement.Held row : decision.evict()) {
+                Entry<H> victim = rows.get(row);
+                unloadFrom(victim, row.replica());
+                if (retired.contains(victim)) {
+                    victim.reinstate();
+                }
             }
-            entry.replica = decision.replica();
+            boolean first = entry.held.length == 0;
+            entry.held = with(entry.held, decision.replica());
             long started = nanoTime.getAsLong();
             loads.increment();
-            hosting.load(entry.handle).whenComplete((served, failure) -> {
-                if (failure == null) {
-                    loadTime.record(nanoTime.getAsLong() - started, TimeUnit.NANOSECONDS);
-                }
-            });
+            CompletableFuture<Void> serving = hosting.replicas(entry.handle, entry.held.length);
+            if (first) {
+                serving.whenComplete((served, failure) -> {
+                    if (failure == null) {
+                        loadTime.record(nanoTime.getAsLong() - started, TimeUnit.NANOSECONDS);
+                    }
+                });
+            }
             return true;
         }
+    }
+
+    /**
+     * Under the lock: takes {@code entry} off {@code replica}. Its last replica only with the entry retired by the
+     * caller (no request holds it), and only if idle when called otherwise ({@link #unloadIfIdle}).
+     */
+    private void unloadFrom(Entry<H> entry, int replica) {
+        LOG.log(System.Logger.Level.INFO, "deployment ''{0}'': unloading model ''{1}'' from replica {2}", deployment,
+                entry.model, replica);
+        entry.held = without(entry.held, replica);
+        entry.calmSince = 0;
+        hosting.replicas(entry.handle, entry.held.length);
+        evictions.increment();
+    }
+
+    /** Under the lock: unloads {@code entry} from its last replica if no request holds it; whether it did. */
+    private boolean unloadIfIdle(Entry<H> entry) {
+        if (entry.held.length == 0 || hosting.ongoing(entry.handle) > 0 || !entry.retire()) {
+            return false;
+        }
+        for (int replica : entry.held) {
+            unloadFrom(entry, replica);
+        }
+        entry.reinstate();
+        return true;
     }
 
     /**
@@ -311,54 +394,86 @@ public final class Multiplexer<H> implements AutoCloseable {
     private synchronized void retryWaiting() {
         for (java.util.Iterator<Entry<H>> each = waiting.iterator(); each.hasNext(); ) {
             Entry<H> entry = each.next();
-            if (entry.replica >= 0 || (entry.pins.get() <= 0 && hosting.ongoing(entry.handle) == 0)
+            if (entry.held.length > 0 || (entry.pins.get() <= 0 && hosting.ongoing(entry.handle) == 0)
                     || !models.get().containsKey(entry.model)) {
                 each.remove();
                 continue;
             }
             boolean placed;
             try {
-                placed = !closed && tryPlace(entry);
+                placed = !closed && tryPlace(entry, entry.bytes);
             } catch (RuntimeException e) {
                 placed = true; // cannot ever fit (the bound shrank): its requests wait out their deadlines
                 LOG.log(System.Logger.Level.WARNING, "deployment ''{0}'': model ''{1}'' cannot load: {2}", deployment,
                         entry.model, e.getMessage());
             }
             if (!placed) {
-                break; // no room for the first: none for the later ones either, but for smaller ones; keep the order
+                break; // no room for the first: the order is kept
             }
             each.remove();
         }
         waitingCount = waiting.size();
     }
 
-    /** Under the lock, with {@code victim} retired by the caller: takes its replica away, then lets requests pin it. */
-    private void unloadRetired(Entry<H> victim) {
-        LOG.log(System.Logger.Level.INFO, "deployment ''{0}'': unloading model ''{1}'' from replica {2}", deployment,
-                victim.model, victim.replica);
-        victim.replica = -1;
-        hosting.unload(victim.handle);
-        evictions.increment();
-        victim.reinstate();
+    /**
+     * Takes new settings and a new replica count (the autoscaler's, or a config change): they bound the next loads
+     * at once, and models over them are unloaded as they become idle (by the refresher). At zero replicas (an
+     * autoscaled deployment gone idle) every model unloads once idle, and a request's model waits for the replica
+     * the autoscaler then starts.
+     */
+    public synchronized void configure(int replicas, MultiplexSpec settings) {
+        this.replicas = Math.max(0, replicas);
+        this.settings = settings;
+        trim();
+        retryWaiting();
     }
 
-    /** Under the lock: unloads {@code entry} if no request holds it; whether it did. */
-    private boolean unloadIfIdle(Entry<H> entry) {
-        if (entry.replica < 0 || hosting.ongoing(entry.handle) > 0 || !entry.retire()) {
-            return false;
+    /** The replica count now. */
+    public int replicas() {
+        return replicas;
+    }
+
+    /** Refresher thread: {@link #balance}, logged instead of thrown (a throw would end the schedule). */
+    private void balanceSafely() {
+        try {
+            balance();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.ERROR, "deployment '" + deployment + "': balancing the models failed", e);
         }
-        unloadRetired(entry);
-        return true;
     }
 
     /**
-     * Takes new settings and a new replica count: they bound the next loads at once, and models over them are
-     * unloaded as they become idle (by the refresher).
+     * Spreads hot models and takes replicas back from cooled ones (see the class comment). Refresher thread, every
+     * {@link #BALANCE_PERIOD}; under the lock.
      */
-    public synchronized void configure(int replicas, MultiplexSpec settings) {
-        this.replicas = Math.max(1, replicas);
-        this.settings = settings;
-        trim();
+    synchronized void balance() {
+        if (closed) {
+            return;
+        }
+        long now = nanoTime.getAsLong();
+        for (Entry<H> entry : models.get().values()) {
+            int[] held = entry.held;
+            int count = held.length;
+            if (count == 0) {
+                continue;
+            }
+            H handle = entry.handle;
+            if (hosting.queued(handle) > 0 && hosting.serving(handle) >= count && count < replicas) {
+                entry.calmSince = 0;
+                if (tryPlace(entry, 0)) {
+                    LOG.log(System.Logger.Level.INFO, "deployment ''{0}'': model ''{1}'' is busy on {2} replica(s); "
+                            + "loading it on one more", deployment, entry.model, count);
+                }
+            } else if (count > 1 && hosting.ongoing(handle) * 2L <= (long) (count - 1) * hosting.capacity(handle)) {
+                if (entry.calmSince == 0) {
+                    entry.calmSince = now;
+                } else if (now - entry.calmSince >= CALM_PERIOD.toNanos()) {
+                    unloadFrom(entry, held[count - 1]); // its other replicas take its requests
+                }
+            } else {
+                entry.calmSince = 0;
+            }
+        }
     }
 
     /** Refresher thread: rescans the catalog and applies what changed (see the class comment). Never throws. */
@@ -376,7 +491,10 @@ public final class Multiplexer<H> implements AutoCloseable {
                     Candidate candidate = scanned.get(entry.model);
                     if (candidate == null) {
                         if (entry.retire()) {
-                            entry.replica = -1;
+                            if (entry.held.length > 0) {
+                                evictions.increment();
+                            }
+                            entry.held = NONE;
                             next.remove(entry.model);
                             gone.add(entry); // stays RETIRING: no request pins it again
                         }
@@ -386,7 +504,7 @@ public final class Multiplexer<H> implements AutoCloseable {
                         entry.version = candidate.version();
                         entry.bytes = candidate.bytes();
                         hosting.update(entry.handle, candidate.version());
-                    } else if (entry.replica >= 0 && hosting.failed(entry.handle)) {
+                    } else if (entry.held.length > 0 && hosting.failed(entry.handle)) {
                         unloadIfIdle(entry); // the next request loads it again
                     }
                 }
@@ -408,37 +526,52 @@ public final class Multiplexer<H> implements AutoCloseable {
     }
 
     /**
-     * Under the lock: unloads idle models that the bounds no longer allow (a replica beyond the count, more models on
-     * a replica than {@code max_models_per_replica}, more bytes than {@code max_model_memory}), least recently used
-     * first. Busy ones stay until a later refresh finds them idle.
+     * Under the lock: unloads what the bounds no longer allow, least recently used first: a model's replicas beyond
+     * the replica count (its extra replicas at once, its last one when idle), models over {@code
+     * max_models_per_replica} on a replica and over {@code max_model_memory} (extra replicas at once, last ones when
+     * idle). Busy ones stay until a later refresh finds them idle.
      */
     private void trim() {
         List<Entry<H>> loaded = new ArrayList<>();
         for (Entry<H> entry : models.get().values()) {
-            if (entry.replica >= 0) {
+            if (entry.held.length > 0) {
                 loaded.add(entry);
             }
         }
         loaded.sort(Comparator.comparingLong(e -> e.lastUsed));
         int[] count = new int[replicas];
-        long bytes = 0;
         for (Entry<H> entry : loaded) {
-            if (entry.replica < replicas) {
-                count[entry.replica]++;
+            for (int replica : entry.held) {
+                if (replica < replicas) {
+                    count[replica]++;
+                }
             }
-            bytes += entry.bytes;
         }
-        long limit = settings.maxModelMemory();
         for (Entry<H> entry : loaded) {
-            int replica = entry.replica;
-            boolean outside = replica >= replicas;
-            boolean crowded = !outside && count[replica] > settings.maxModelsPerReplica();
-            boolean heavy = limit > 0 && bytes > limit;
-            if ((outside || crowded || heavy) && unloadIfIdle(entry)) {
+            for (int replica : entry.held) {
+                boolean outside = replica >= replicas;
+                boolean crowded = !outside && count[replica] > settings.maxModelsPerReplica();
+                if (!outside && !crowded) {
+                    continue;
+                }
+                if (entry.held.length > 1) {
+                    unloadFrom(entry, replica);
+                } else if (!unloadIfIdle(entry)) {
+                    continue;
+                }
                 if (!outside) {
                     count[replica]--;
                 }
-                bytes -= entry.bytes;
+            }
+        }
+        long limit = settings.maxModelMemory();
+        long bytes = loadedBytes();
+        for (Entry<H> entry : loaded) {
+            if (limit > 0 && bytes > limit && entry.held.length > 0) {
+                long size = entry.bytes;
+                if (unloadIfIdle(entry)) {
+                    bytes -= size;
+                }
             }
         }
     }
@@ -447,9 +580,7 @@ public final class Multiplexer<H> implements AutoCloseable {
     public int loadedCount() {
         int loaded = 0;
         for (Entry<H> entry : models.get().values()) {
-            if (entry.replica >= 0) {
-                loaded++;
-            }
+            loaded += entry.held.length;
         }
         return loaded;
     }
@@ -463,25 +594,33 @@ public final class Multiplexer<H> implements AutoCloseable {
         return ongoing;
     }
 
+    /** Whether a request arrived since the previous call (the autoscaler's, as {@code Router.takeArrived}). */
+    public boolean takeArrived() {
+        if (!arrived) {
+            return false;
+        }
+        arrived = false;
+        return true;
+    }
+
     /** What each replica holds, most recently used first; every replica listed, empty ones too. */
     public synchronized List<ReplicaModels> replicaModels() {
-        List<List<Entry<H>>> held = new ArrayList<>();
+        List<List<Entry<H>>> byReplica = new ArrayList<>();
         for (int r = 0; r < replicas; r++) {
-            held.add(new ArrayList<>());
+            byReplica.add(new ArrayList<>());
         }
         for (Entry<H> entry : models.get().values()) {
-            int replica = entry.replica;
-            if (replica >= 0) {
-                while (held.size() <= replica) {
-                    held.add(new ArrayList<>()); // a replica beyond the count, still holding a busy model
+            for (int replica : entry.held) {
+                while (byReplica.size() <= replica) {
+                    byReplica.add(new ArrayList<>()); // a replica beyond the count, still holding a busy model
                 }
-                held.get(replica).add(entry);
+                byReplica.get(replica).add(entry);
             }
         }
         List<ReplicaModels> view = new ArrayList<>();
-        for (int r = 0; r < held.size(); r++) {
-            held.get(r).sort(Comparator.comparingLong((Entry<H> e) -> e.lastUsed).reversed());
-            view.add(new ReplicaModels(r, held.get(r).stream().map(e -> e.model).toList()));
+        for (int r = 0; r < byReplica.size(); r++) {
+            byReplica.get(r).sort(Comparator.comparingLong((Entry<H> e) -> e.lastUsed).reversed());
+            view.add(new ReplicaModels(r, byReplica.get(r).stream().map(e -> e.model).toList()));
         }
         return view;
     }
@@ -497,10 +636,10 @@ public final class Multiplexer<H> implements AutoCloseable {
         return entry == null ? null : entry.handle;
     }
 
-    /** The replica that holds {@code model} now, or -1 (not loaded, or never asked for). */
-    public int replicaOf(String model) {
+    /** The replicas that hold {@code model} now, in the order it was loaded onto them; empty when none does. */
+    public List<Integer> replicasOf(String model) {
         Entry<H> entry = models.get().get(model);
-        return entry == null ? -1 : entry.replica;
+        return entry == null ? List.of() : Arrays.stream(entry.held).boxed().toList();
     }
 
     /** Whether the last scan saw {@code model} among the repository's matching models. */
@@ -532,6 +671,16 @@ public final class Multiplexer<H> implements AutoCloseable {
         }
     }
 
+    private static int[] with(int[] replicas, int replica) {
+        int[] next = Arrays.copyOf(replicas, replicas.length + 1);
+        next[replicas.length] = replica;
+        return next;
+    }
+
+    private static int[] without(int[] replicas, int replica) {
+        return Arrays.stream(replicas).filter(r -> r != replica).toArray();
+    }
+
     /** One model of the deployment, loaded or not, with the requests that hold it. */
     public static final class Entry<H> {
 
@@ -544,9 +693,11 @@ public final class Multiplexer<H> implements AutoCloseable {
         final AtomicInteger pins = new AtomicInteger();
         volatile String version;
         volatile long bytes;
-        /** The replica that holds it, or -1. */
-        volatile int replica = -1;
+        /** The replicas that hold it, in the order it was loaded onto them; empty while not loaded. Immutable. */
+        volatile int[] held = NONE;
         volatile long lastUsed;
+        /** Since when a spread model's load has been low ({@code nanoTime}), or 0; under the lock. */
+        long calmSince;
 
         Entry(Multiplexer<H> owner, String model, H handle, Candidate candidate) {
             this.owner = owner;
@@ -596,12 +747,6 @@ public final class Multiplexer<H> implements AutoCloseable {
         /** Back from {@link #RETIRING} to no pin. */
         void reinstate() {
             pins.compareAndSet(RETIRING, 0);
-        }
-
-        /** As {@link Placement} sees it: busy while requests hold it, run on it or wait for it, or it loads. */
-        Placement.Held held(Hosting<H> hosting) {
-            int ongoing = hosting.ongoing(handle);
-            return new Placement.Held(model, replica, bytes, lastUsed, ongoing, pins.get() != 0 || ongoing > 0);
         }
     }
 }

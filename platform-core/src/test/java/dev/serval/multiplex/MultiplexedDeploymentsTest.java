@@ -64,14 +64,24 @@ class MultiplexedDeploymentsTest {
         }
 
         @Override
-        public CompletableFuture<Void> load(Deployment<String, String> handle) {
-            handle.update(handle.spec().withNumReplicas(1));
+        public CompletableFuture<Void> replicas(Deployment<String, String> handle, int count) {
+            handle.update(handle.spec().withNumReplicas(count));
             return handle.serving();
         }
 
         @Override
-        public void unload(Deployment<String, String> handle) {
-            handle.update(handle.spec().withNumReplicas(0));
+        public int queued(Deployment<String, String> handle) {
+            return handle.queuedRequests();
+        }
+
+        @Override
+        public int serving(Deployment<String, String> handle) {
+            return handle.routableReplicas();
+        }
+
+        @Override
+        public int capacity(Deployment<String, String> handle) {
+            return handle.spec().admission().maxOngoingRequests();
         }
 
         @Override

@@ -39,7 +39,8 @@ class MultiplexerTest {
         volatile String version;
         final AtomicInteger ongoing = new AtomicInteger();
         final AtomicInteger loads = new AtomicInteger();
-        volatile boolean loaded;
+        final AtomicInteger queued = new AtomicInteger();
+        volatile int replicas;
         volatile boolean failed;
         volatile boolean closed;
 
@@ -63,16 +64,30 @@ class MultiplexerTest {
         }
 
         @Override
-        public CompletableFuture<Void> load(Model handle) {
-            handle.loads.incrementAndGet();
-            handle.loaded = true;
+        public CompletableFuture<Void> replicas(Model handle, int count) {
+            int before = handle.replicas;
+            handle.replicas = count;
+            if (count > before && before == 0) {
+                handle.loads.incrementAndGet();
+            } else if (count < before) {
+                unloads.add(handle.name);
+            }
             return CompletableFuture.completedFuture(null);
         }
 
         @Override
-        public void unload(Model handle) {
-            unloads.add(handle.name);
-            handle.loaded = false;
+        public int queued(Model handle) {
+            return handle.queued.get();
+        }
+
+        @Override
+        public int serving(Model handle) {
+            return handle.replicas;
+        }
+
+        @Override
+        public int capacity(Model handle) {
+            return 2;
         }
 
         @Override
@@ -183,11 +198,11 @@ class MultiplexerTest {
         Entry<Model> c = multiplexer.acquire("t-c");
         // both t-a and t-c are held now: nothing can make room for t-b, which waits (its requests in its queue)
         Entry<Model> b = multiplexer.acquire("t-b");
-        assertEquals(-1, multiplexer.replicaOf("t-b"));
+        assertEquals(List.of(), multiplexer.replicasOf("t-b"));
         assertEquals(1, hosting.created.get("t-b").loads.get(), "only its first load so far");
         held.release(); // t-a is idle now: t-b takes its place at once
         assertEquals(List.of("t-b", "t-a"), hosting.unloads);
-        assertEquals(0, multiplexer.replicaOf("t-b"));
+        assertEquals(List.of(0), multiplexer.replicasOf("t-b"));
         assertEquals(2, hosting.created.get("t-b").loads.get());
         b.release();
         c.release();
@@ -210,12 +225,12 @@ class MultiplexerTest {
         use(multiplexer, "t-a");
         hosting.created.get("t-a").ongoing.set(1); // its client went away, its inference still runs
         Entry<Model> b = multiplexer.acquire("t-b");
-        assertEquals(-1, multiplexer.replicaOf("t-b"), "t-b waits for room");
+        assertEquals(List.of(), multiplexer.replicasOf("t-b"), "t-b waits for room");
         assertEquals(List.of(), hosting.unloads);
         hosting.created.get("t-a").ongoing.set(0);
         multiplexer.refresh(); // no release came: the refresher retries
         assertEquals(List.of("t-a"), hosting.unloads);
-        assertEquals(0, multiplexer.replicaOf("t-b"));
+        assertEquals(List.of(0), multiplexer.replicasOf("t-b"));
         b.release();
     }
 
@@ -311,6 +326,59 @@ class MultiplexerTest {
             held.release();
         }
         assertEquals(1, multiplexer.loadedCount());
+    }
+
+    @Test
+    void aHotModelSpreadsToAReplicaWithRoomAndGivesItBackOnceItCooled() {
+        Multiplexer<Model> multiplexer = multiplexer(2, 2, 0);
+        use(multiplexer, "t-a");
+        Model a = hosting.created.get("t-a");
+        multiplexer.balance();
+        assertEquals(1, multiplexer.replicasOf("t-a").size(), "not busy: one replica");
+
+        a.queued.set(3); // its replica is full: requests wait in its queue
+        a.ongoing.set(5);
+        multiplexer.balance();
+        assertEquals(List.of(0, 1), multiplexer.replicasOf("t-a").stream().sorted().toList());
+        assertEquals(2, a.replicas);
+        assertEquals(2.0, registry.get("serval.multiplex.loads").counter().count(), "a spread counts as a load");
+        assertEquals(2.0, registry.get("serval.multiplex.models.loaded").gauge().value(), "summed over replicas");
+        multiplexer.balance();
+        assertEquals(2, a.replicas, "no third replica: there are two");
+
+        a.queued.set(0);
+        a.ongoing.set(1); // one replica fewer (capacity 2) serves it at half its capacity
+        multiplexer.balance();
+        assertEquals(2, a.replicas, "calm only just began");
+        clock.addAndGet(Multiplexer.CALM_PERIOD.toNanos());
+        multiplexer.balance();
+        assertEquals(1, a.replicas);
+        assertEquals(List.of("t-a"), hosting.unloads);
+    }
+
+    @Test
+    void aSpreadModelsExtraReplicaMakesRoomEvenWhileTheModelIsBusy() {
+        Multiplexer<Model> multiplexer = multiplexer(2, 1, 0);
+        Entry<Model> a = multiplexer.acquire("t-a");
+        hosting.created.get("t-a").queued.set(1);
+        multiplexer.balance();
+        assertEquals(2, hosting.created.get("t-a").replicas);
+        hosting.created.get("t-a").queued.set(0);
+
+        use(multiplexer, "t-b"); // both replicas full: t-a, busy, gives up its extra replica, not its last
+        assertEquals(1, hosting.created.get("t-a").replicas);
+        assertEquals(1, hosting.created.get("t-b").replicas);
+        assertEquals(2, multiplexer.loadedCount());
+        a.release();
+    }
+
+    @Test
+    void aModelDoesNotSpreadBeyondTheReplicaCount() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 2, 0);
+        use(multiplexer, "t-a");
+        hosting.created.get("t-a").queued.set(4);
+        multiplexer.balance();
+        assertEquals(1, hosting.created.get("t-a").replicas);
     }
 
     @Test

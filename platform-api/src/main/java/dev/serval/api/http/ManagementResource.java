@@ -158,18 +158,22 @@ public class ManagementResource {
         view.put("state", "READY");
         view.put("ready", true);
         view.put("multiplex", multiplex(models));
+        models.autoscaling().ifPresent(autoscaling -> view.put("autoscaling", autoscaling(autoscaling)));
         view.put("config", ConfigParser.toMap(models.config()));
         return view;
     }
 
     /**
-     * {@code models_matching} (the repository's, as of the last scan), {@code models_loaded}, {@code replicas} (each
+     * {@code num_replicas} (now: the autoscaler's when autoscaled), {@code models_matching} (the repository's, as of
+     * the last scan), {@code models_loaded} (summed over replicas), {@code replicas} (each
      * with its {@code models}), and {@code models}: each model asked for so far with its {@code version},
-     * {@code kind}, {@code state}, {@code replica} (-1 when not loaded) and {@code last_error}.
+     * {@code kind}, {@code state}, {@code replicas} (those that hold it; empty when not loaded) and
+     * {@code last_error}.
      */
     static Map<String, Object> multiplex(MultiplexedModels models) {
         Multiplexer<ServedDeployment> multiplexer = models.multiplexer();
         Map<String, Object> view = new LinkedHashMap<>();
+        view.put("num_replicas", multiplexer.replicas());
         view.put("models_matching", multiplexer.candidates().size());
         view.put("models_loaded", multiplexer.loadedCount());
         view.put("replicas", multiplexer.replicaModels().stream().map(replica -> Map.of("replica", replica.replica(),
@@ -181,7 +185,7 @@ public class ManagementResource {
             entry.put("version", model.config().version());
             entry.put("kind", model.kind().id());
             entry.put("state", model.deployment().state().name());
-            entry.put("replica", multiplexer.replicaOf(model.name()));
+            entry.put("replicas", multiplexer.replicasOf(model.name()));
             entry.put("last_error", model.deployment().failure().orElse(null));
             each.add(entry);
         }

@@ -88,7 +88,7 @@ public class RepositoryResource {
     private static List<Map<String, Object>> multiplexedEntries(String name, List<String> versions,
             MultiplexedModels models) {
         ServedDeployment model = models.multiplexer().find(name);
-        boolean loaded = model != null && models.multiplexer().replicaOf(name) >= 0;
+        boolean loaded = model != null && !models.multiplexer().replicasOf(name).isEmpty();
         String served = model != null ? model.config().version() : null;
         List<Map<String, Object>> entries = new ArrayList<>();
         for (String version : versions) {

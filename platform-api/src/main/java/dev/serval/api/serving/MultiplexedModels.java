@@ -1,6 +1,8 @@
 package dev.serval.api.serving;
 
 import dev.serval.api.repository.ModelRepository;
+import dev.serval.autoscaling.AutoscalingStatus;
+import dev.serval.autoscaling.ScalingTarget;
 import dev.serval.controller.DeploymentState;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
@@ -58,6 +60,9 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
     /** Problems already logged, so that a broken model is logged once, not at every scan. */
     private final Set<String> reported = ConcurrentHashMap.newKeySet();
     private volatile DeploymentSpec config;
+    /** The autoscaler's latest view, or null (not autoscaled, or before its first decision). */
+    private volatile AutoscalingStatus autoscaling;
+    private final ScalingTarget scaling = new Scaling();
 
     MultiplexedModels(DeploymentSpec config, ServingEngine engine, MeterRegistry registry, ModelRepository repository,
             ModelSource source, Duration refreshPeriod) {
@@ -70,6 +75,51 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
         this.source = source;
         this.multiplexer = new Multiplexer<>(name, config.numReplicas(), config.multiplex(), this, this, refreshPeriod,
                 System::nanoTime, registry);
+        engine.autoscaler().register(scaling);
+    }
+
+    /**
+     * The deployment as the engine's autoscaler drives it (it acts only while the config is autoscaled): its load is
+     * the sum over its models of their requests running and queued, and its replica count bounds how many models it
+     * holds and how far a hot one spreads ({@link Multiplexer}).
+     */
+    private final class Scaling implements ScalingTarget {
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        @Override
+        public DeploymentSpec spec() {
+            return config;
+        }
+
+        @Override
+        public int ongoingRequests() {
+            int ongoing = multiplexer.ongoingRequests();
+            return multiplexer.takeArrived() ? Math.max(1, ongoing) : ongoing;
+        }
+
+        @Override
+        public int desiredReplicas() {
+            return multiplexer.replicas();
+        }
+
+        @Override
+        public void scale(int replicas) {
+            multiplexer.configure(replicas, config.multiplex());
+        }
+
+        @Override
+        public void autoscaled(AutoscalingStatus status, boolean changed, boolean budgetRefused) {
+            autoscaling = status;
+        }
+    }
+
+    /** The autoscaler's latest view; empty while not autoscaled or before its first decision. */
+    public java.util.Optional<AutoscalingStatus> autoscaling() {
+        return config.isAutoscaled() ? java.util.Optional.ofNullable(autoscaling) : java.util.Optional.empty();
     }
 
     public String name() {
@@ -106,8 +156,12 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
 
     /** {@link Deployments} only, under its lock: takes a changed config (the glob stays, see Deployments). */
     void update(DeploymentSpec next) {
+        DeploymentSpec before = config;
         config = next;
-        multiplexer.configure(next.numReplicas(), next.multiplex());
+        // An autoscaled deployment keeps the autoscaler's count (clamped to its new bounds); a fixed one takes its own.
+        int replicas = !next.isAutoscaled() ? next.numReplicas()
+                : before.isAutoscaled() ? next.autoscaling().clamp(multiplexer.replicas()) : next.numReplicas();
+        multiplexer.configure(replicas, next.multiplex());
         for (ServedDeployment model : multiplexer.handles()) {
             DeploymentSpec current = model.config();
             DeploymentSpec changed = modelSpec(next, model.name(), current.version(), current.numReplicas());
@@ -118,6 +172,7 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
 
     /** Closes every model's deployment (each drains its requests) and the multiplexer. */
     void close() {
+        engine.autoscaler().unregister(scaling);
         multiplexer.close();
     }
 
@@ -196,20 +251,11 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
     }
 
     @Override
-    public CompletableFuture<Void> load(ServedDeployment model) {
-        return replicas(model, 1).serving();
-    }
-
-    @Override
-    public void unload(ServedDeployment model) {
-        replicas(model, 0);
-    }
-
-    private Deployment<?, ?> replicas(ServedDeployment model, int replicas) {
-        DeploymentSpec next = model.config().withNumReplicas(replicas);
+    public CompletableFuture<Void> replicas(ServedDeployment model, int count) {
+        DeploymentSpec next = model.config().withNumReplicas(count);
         model.config(next);
         model.deployment().update(next);
-        return model.deployment();
+        return model.deployment().serving();
     }
 
     @Override
@@ -222,6 +268,21 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
     @Override
     public int ongoing(ServedDeployment model) {
         return model.deployment().ongoingRequests();
+    }
+
+    @Override
+    public int queued(ServedDeployment model) {
+        return model.deployment().queuedRequests();
+    }
+
+    @Override
+    public int serving(ServedDeployment model) {
+        return model.deployment().routableReplicas();
+    }
+
+    @Override
+    public int capacity(ServedDeployment model) {
+        return model.config().admission().maxOngoingRequests();
     }
 
     @Override
