@@ -32,7 +32,7 @@ import java.util.Set;
  * <p>The repository ({@code OUT/repository}) holds {@code t-00} ... {@code t-NN}, each the bundled quantised MiniLM
  * (hard links to one copy of its files). Both servers run every model with one predictor thread of one intra-op
  * thread, {@code lend_idle_cores} off; the multiplexed ones as deployment {@code tenants} with {@code model: t-*},
- * one replica of N models, then of {@code --per-replica} models. The traffic: one short chat-like text per OIP request to
+ * one replica of at most K models for each K of {@code --per-replica} (default N, 3N/4, N/2). The traffic: one short chat-like text per OIP request to
  * {@code /v2/models/t-XX/infer}, the model drawn from a Zipf law of exponent {@code --zipf} (seeded: both servers get
  * the same sequence). For each server: an unrecorded closed-loop warm-up, a closed loop of 8 connections (saturation
  * throughput and latency), and an open loop at half of the separate deployments' saturation (the p99 a platform
@@ -42,12 +42,12 @@ import java.util.Set;
  * <p>Output in {@code platform-bench/target/multiplex/} (or {@code --out DIR}): {@code summary.md} and
  * {@code report.json}. About 5 minutes; from the repository root:
  * <pre>{@code
- * bin/loadbench --multiplex [--models 8] [--per-replica 4] [--zipf 1.1] [--cold 5] [--out DIR]
+ * bin/loadbench --multiplex [--models 8] [--per-replica 8,6,4] [--zipf 1.1] [--cold 5] [--out DIR]
  * }</pre>
  */
 public final class MultiplexBenchmark {
 
-    private static final String USAGE = "usage: bin/loadbench --multiplex [--models N] [--per-replica K] [--zipf S] "
+    private static final String USAGE = "usage: bin/loadbench --multiplex [--models N] [--per-replica K,K...] [--zipf S] "
             + "[--cold N] [--measure 20s] [--out DIR] [--serval-opt -Dkey=value]...";
     private static final Duration WARM_UP = Duration.ofSeconds(15);
     private static final Duration DRAIN = Duration.ofSeconds(5);
@@ -62,12 +62,16 @@ public final class MultiplexBenchmark {
                 "--out", "--serval-opt"));
         List<String> arguments = Arrays.asList(args);
         int models = Integer.parseInt(Options.value(arguments, "--models", "8"));
-        int perReplica = Integer.parseInt(Options.value(arguments, "--per-replica", "4"));
+        String perReplicaText = Options.value(arguments, "--per-replica", models + "," + (3 * models / 4) + ","
+                + (models / 2));
+        List<Integer> perReplica = Arrays.stream(perReplicaText.split(",")).map(String::trim)
+                .map(Integer::parseInt).distinct().toList();
         double zipf = Double.parseDouble(Options.value(arguments, "--zipf", "1.1"));
         int cold = Integer.parseInt(Options.value(arguments, "--cold", "5"));
         Duration measure = Options.duration(arguments, "--measure", Duration.ofSeconds(20));
-        if (models < 2 || models > 64 || perReplica < 1 || perReplica > models || cold < 0 || zipf <= 0) {
-            System.err.println(USAGE + "\n  2 <= models <= 64, 1 <= per-replica <= models, cold >= 0, zipf > 0");
+        if (models < 2 || models > 64 || perReplica.stream().anyMatch(k -> k < 1 || k > models) || cold < 0
+                || zipf <= 0) {
+            System.err.println(USAGE + "\n  2 <= models <= 64, 1 <= each per-replica <= models, cold >= 0, zipf > 0");
             System.exit(2);
         }
         Path out = Path.of(Options.value(arguments, "--out", "platform-bench/target/multiplex"));
@@ -101,7 +105,7 @@ public final class MultiplexBenchmark {
         return sequence;
     }
 
-    private static void run(Path out, int models, int perReplica, double zipf, int cold, Duration measure,
+    private static void run(Path out, int models, List<Integer> perReplica, double zipf, int cold, Duration measure,
             List<String> servalOptions) throws Exception {
         long startedNanos = System.nanoTime();
         Instant started = Instant.now();
@@ -116,7 +120,7 @@ public final class MultiplexBenchmark {
             share[k]++;
         }
         System.out.printf("Serval multiplexing: %d models (Zipf %.2f: the most popular %.1f %%, the least %.2f %%), "
-                + "%d per replica; load average %s%n", models, zipf, 100.0 * share[0] / sequence.length,
+                + "%s per replica; load average %s%n", models, zipf, 100.0 * share[0] / sequence.length,
                 100.0 * share[models - 1] / sequence.length, perReplica, loadBefore);
 
         List<String> common = new ArrayList<>(List.of("-Dserval.api.auth-enabled=false",
@@ -153,7 +157,7 @@ public final class MultiplexBenchmark {
                 print("separate, closed", separateClosed);
                 print("separate, open", separateOpen);
             }
-            for (int held : perReplica == models ? List.of(models) : List.of(models, perReplica)) {
+            for (int held : perReplica) {
                 String label = held == models ? "multiplexed-all" : "multiplexed-" + held;
                 List<String> settings = new ArrayList<>(multiplexed);
                 settings.add("-Dserval.deployments." + DEPLOYMENT + ".max-models-per-replica=" + held);
@@ -177,8 +181,8 @@ public final class MultiplexBenchmark {
                         multiplexMetrics.put(label + ": " + name + " during the measured runs",
                                 after.getOrDefault(name + tag, 0.0) - before.getOrDefault(name + tag, 0.0));
                     }
-                    if (held == models) {
-                        continue; // every model stays loaded: no cold request to make
+                    if (held == models || held != perReplica.stream().mapToInt(Integer::intValue).min().orElse(held)) {
+                        continue; // cold requests on the server that holds the fewest (every model may be loaded)
                     }
                     for (int i = 0; i < cold; i++) {
                         String unloaded = unloadedModel(http, serval.port(), models);
@@ -299,15 +303,15 @@ public final class MultiplexBenchmark {
                 run.p50(), run.p99(), run.errors());
     }
 
-    private static String summary(int models, int perReplica, double zipf, long[] share, int length, double rate,
+    private static String summary(int models, List<Integer> perReplica, double zipf, long[] share, int length, double rate,
             Map<String, Object> runs, Map<String, Object> metrics, List<Double> cold, Duration measure) {
         StringBuilder md = new StringBuilder();
         md.append("# Model multiplexing under Zipf traffic\n\n");
         md.append(String.format(Locale.ROOT, "%d copies of the quantised MiniLM (`t-00` ... `t-%02d`), request shares "
                 + "from a Zipf law of exponent %.2f (most popular %.1f %%, least %.2f %%). Every model runs 1 predictor "
                 + "thread x 1 intra-op thread. **Separate**: %d deployments, all loaded. **Multiplexed**: one "
-                + "deployment `model: t-*` of 1 replica holding all of them (`multiplexed-all`), or at most %d "
-                + "(the tail loads and unloads). Closed loop: %d connections, %d s; "
+                + "deployment `model: t-*` of 1 replica holding all of them (`multiplexed-all`), or at most K of them "
+                + "(`multiplexed-K`, K in %s: the tail loads and unloads). Closed loop: %d connections, %d s; "
                 + "open loop: %.1f texts/s (half the separate deployments' saturation), %d s.%n%n", models, models - 1,
                 zipf, 100.0 * share[0] / length, 100.0 * share[models - 1] / length, models, perReplica, CONNECTIONS,
                 measure.toSeconds(), rate, measure.toSeconds()));
