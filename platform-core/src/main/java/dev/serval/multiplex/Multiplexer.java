@@ -48,6 +48,11 @@ import java.util.function.LongSupplier;
  * starts its load; the ones that come while it loads find it placed and wait in its handle's queue, so a model
  * loads once however many requests ask for it at once (single flight). Loads never block the caller.
  *
+ * <p>A model stays on its replica at least its residency once loaded ({@link Tuning#residencyFactor} times the
+ * measured load time, at least {@link Tuning#minResidency}): when the models asked for do not fit, a replica changes models at most
+ * once per residency, so loading cannot take the CPU away from inference (an LRU of loaded models otherwise thrashes:
+ * a load of MiniLM costs dozens of inferences). Requests for a model that waits for room wait in its queue meanwhile.
+ *
  * <p>Hot models spread ({@link #balance}, every {@link #BALANCE_PERIOD} on the refresher thread): a model whose
  * replicas are all full (requests wait in its queue) is loaded on one more replica that has room, as Ray Serve routes
  * a model's overflow to replicas that then load it; a model whose load has fallen to what one replica fewer serves at
@@ -70,6 +75,32 @@ public final class Multiplexer<H> implements AutoCloseable {
     /** How long a spread model's load must stay low before it gives a replica back. */
     static final Duration CALM_PERIOD = Duration.ofSeconds(5);
     private static final int[] NONE = new int[0];
+    /** The longest residency, whatever a load measured. */
+    static final Duration MAX_RESIDENCY = Duration.ofMinutes(1);
+
+    /**
+     * How the multiplexer paces itself.
+     *
+     * @param refreshPeriod   how often the repository is rescanned
+     * @param minResidency    the shortest residency of a loaded model
+     * @param residencyFactor a model stays on its replica at least this many times as long as a load takes (the
+     *                        mean measured), at least {@code minResidency}, at most {@link #MAX_RESIDENCY}: so that a
+     *                        replica changes models at most once per residency and loading takes at most about
+     *                        1/factor of a slot's time, however the requests spread; 0 with a zero
+     *                        {@code minResidency}: a plain LRU
+     */
+    public record Tuning(Duration refreshPeriod, Duration minResidency, int residencyFactor) {
+
+        public static final Tuning DEFAULTS = new Tuning(Duration.ofSeconds(5), Duration.ofSeconds(1), 10);
+
+        public Tuning {
+            if (refreshPeriod.isNegative() || refreshPeriod.isZero() || minResidency.isNegative()
+                    || residencyFactor < 0) {
+                throw new IllegalArgumentException("refresh period above 0, residency and factor at least 0: "
+                        + refreshPeriod + ", " + minResidency + ", " + residencyFactor);
+            }
+        }
+    }
 
     /** How the multiplexer drives what serves one model. */
     public interface Hosting<H> {
@@ -150,20 +181,25 @@ public final class Multiplexer<H> implements AutoCloseable {
      * Whether a request arrived since the autoscaler last looked ({@link #takeArrived}): best-effort, as the router's.
      */
     private volatile boolean arrived;
+    private final Tuning tuning;
+    /**
+     * How long a model stays on its replica at least once loaded, before it may be unloaded to make room: {@link
+     * Tuning#residencyFactor} times the mean measured load time, within its bounds. Written when a load completes,
+     * read under the lock: best-effort.
+     */
+    private volatile long residencyNanos;
     /** The replica count; written under the lock ({@link #configure}), read by status without it. */
     private volatile int replicas;
     /** Written under the lock ({@link #configure}), read under it. */
     private MultiplexSpec settings;
     private volatile boolean closed;
 
-    /**
-     * Scans the catalog once (so that the first requests find their models) and starts the refresher.
-     *
-     * @param refreshPeriod how often the catalog is rescanned
-     */
+    /** Scans the catalog once (so that the first requests find their models) and starts the refresher. */
     public Multiplexer(String deployment, int replicas, MultiplexSpec settings, Hosting<H> hosting, Catalog catalog,
-            Duration refreshPeriod, LongSupplier nanoTime, MeterRegistry registry) {
+            Tuning tuning, LongSupplier nanoTime, MeterRegistry registry) {
         this.deployment = deployment;
+        this.tuning = tuning;
+        this.residencyNanos = tuning.minResidency().toNanos();
         this.hosting = hosting;
         this.catalog = catalog;
         this.nanoTime = nanoTime;
@@ -186,7 +222,7 @@ public final class Multiplexer<H> implements AutoCloseable {
                         + "summed over its replicas").register(registry);
         this.refresher = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().name("serval-multiplex-" + deployment).daemon(true).factory());
-        long every = refreshPeriod.toNanos();
+        long every = tuning.refreshPeriod().toNanos();
         refresher.scheduleWithFixedDelay(this::refresh, every, every, TimeUnit.NANOSECONDS);
         long balance = BALANCE_PERIOD.toNanos();
         refresher.scheduleWithFixedDelay(this::balanceSafely, balance, balance, TimeUnit.NANOSECONDS);
@@ -271,16 +307,22 @@ public final class Multiplexer<H> implements AutoCloseable {
         }
     }
 
-    /** Under the lock: every model on every replica, as {@link Placement} sees them, with their entries. */
+    /**
+     * Under the lock: every model on every replica, as {@link Placement} sees them, with their entries. A model's last
+     * replica is busy while requests hold it, run on it or wait for it, and for its residency after it loaded.
+     */
     private Map<Placement.Held, Entry<H>> rows() {
         Map<Placement.Held, Entry<H>> rows = new java.util.LinkedHashMap<>();
+        long now = nanoTime.getAsLong();
+        long residency = residencyNanos;
         for (Entry<H> entry : models.get().values()) {
             int[] held = entry.held;
             if (held.length == 0) {
                 continue;
             }
             int ongoing = hosting.ongoing(entry.handle);
-            boolean busy = held.length == 1 && (entry.pins.get() != 0 || ongoing > 0);
+            boolean busy = held.length == 1 && (entry.pins.get() != 0 || ongoing > 0
+                    || now - entry.loadedAt < residency);
             for (int replica : held) {
                 rows.put(new Placement.Held(entry.model, replica, held.length == 1 ? entry.bytes : 0, entry.lastUsed,
                         ongoing / held.length, busy), entry);
@@ -349,12 +391,17 @@ public final class Multiplexer<H> implements AutoCloseable {
             boolean first = entry.held.length == 0;
             entry.held = with(entry.held, decision.replica());
             long started = nanoTime.getAsLong();
+            if (first) {
+                entry.loadedAt = started;
+            }
             loads.increment();
             CompletableFuture<Void> serving = hosting.replicas(entry.handle, entry.held.length);
             if (first) {
                 serving.whenComplete((served, failure) -> {
                     if (failure == null) {
                         loadTime.record(nanoTime.getAsLong() - started, TimeUnit.NANOSECONDS);
+                        residencyNanos = Math.max(tuning.minResidency().toNanos(), Math.min(MAX_RESIDENCY.toNanos(),
+                                (long) (tuning.residencyFactor() * loadTime.mean(TimeUnit.NANOSECONDS))));
                     }
                 });
             }
@@ -473,6 +520,9 @@ public final class Multiplexer<H> implements AutoCloseable {
             } else {
                 entry.calmSince = 0;
             }
+        }
+        if (waitingCount > 0) {
+            retryWaiting(); // a residency may have ended: no release says so
         }
     }
 
@@ -696,6 +746,8 @@ public final class Multiplexer<H> implements AutoCloseable {
         /** The replicas that hold it, in the order it was loaded onto them; empty while not loaded. Immutable. */
         volatile int[] held = NONE;
         volatile long lastUsed;
+        /** When it was last loaded onto its first replica ({@code nanoTime}); under the lock. */
+        long loadedAt;
         /** Since when a spread model's load has been low ({@code nanoTime}), or 0; under the lock. */
         long calmSince;
 

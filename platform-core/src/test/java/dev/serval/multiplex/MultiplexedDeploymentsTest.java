@@ -109,8 +109,9 @@ class MultiplexedDeploymentsTest {
         Map<String, Candidate> repository = Map.of("t-a", new Candidate("1", 1), "t-b", new Candidate("1", 1),
                 "t-c", new Candidate("1", 1));
         Multiplexer<Deployment<String, String>> multiplexer = new Multiplexer<>("tenants", replicas,
-                new MultiplexSpec(perReplica, 0), new EngineHosting(), () -> repository, Duration.ofHours(1),
-                System::nanoTime, new SimpleMeterRegistry());
+                new MultiplexSpec(perReplica, 0), new EngineHosting(), () -> repository,
+                new Multiplexer.Tuning(Duration.ofHours(1), Duration.ofMillis(300), 0), System::nanoTime,
+                new SimpleMeterRegistry());
         opened.add(multiplexer);
         return multiplexer;
     }

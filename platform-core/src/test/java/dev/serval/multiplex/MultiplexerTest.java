@@ -119,9 +119,14 @@ class MultiplexerTest {
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final List<Multiplexer<Model>> opened = new ArrayList<>();
 
+    /** A plain LRU: no residency. */
     private Multiplexer<Model> multiplexer(int replicas, int perReplica, long memory) {
+        return multiplexer(replicas, perReplica, memory, new Multiplexer.Tuning(Duration.ofHours(1), Duration.ZERO, 0));
+    }
+
+    private Multiplexer<Model> multiplexer(int replicas, int perReplica, long memory, Multiplexer.Tuning tuning) {
         Multiplexer<Model> multiplexer = new Multiplexer<>("tenants", replicas, new MultiplexSpec(perReplica, memory),
-                hosting, () -> Map.copyOf(repository), Duration.ofHours(1), clock::incrementAndGet, registry);
+                hosting, () -> Map.copyOf(repository), tuning, clock::incrementAndGet, registry);
         opened.add(multiplexer);
         return multiplexer;
     }
@@ -229,6 +234,23 @@ class MultiplexerTest {
         assertEquals(List.of(), hosting.unloads);
         hosting.created.get("t-a").ongoing.set(0);
         multiplexer.refresh(); // no release came: the refresher retries
+        assertEquals(List.of("t-a"), hosting.unloads);
+        assertEquals(List.of(0), multiplexer.replicasOf("t-b"));
+        b.release();
+    }
+
+    @Test
+    void aModelStaysItsResidencyBeforeItMakesRoomSoThatTooManyModelsDoNotThrash() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 1, 0,
+                new Multiplexer.Tuning(Duration.ofHours(1), Duration.ofSeconds(1), 0));
+        use(multiplexer, "t-a");
+        Entry<Model> b = multiplexer.acquire("t-b"); // t-a is idle but loaded a moment ago
+        assertEquals(List.of(), multiplexer.replicasOf("t-b"), "t-b waits for t-a's residency to end");
+        multiplexer.balance();
+        assertEquals(List.of(), hosting.unloads);
+
+        clock.addAndGet(Duration.ofSeconds(1).toNanos());
+        multiplexer.balance(); // no release comes: the balancer retries
         assertEquals(List.of("t-a"), hosting.unloads);
         assertEquals(List.of(0), multiplexer.replicasOf("t-b"));
         b.release();

@@ -116,6 +116,20 @@ public interface ServalConfig {
         @WithName("refresh-period")
         @WithDefault("5s")
         Duration refreshPeriod();
+
+        /** The shortest time a loaded model stays on its replica before it may be unloaded to make room; 0s to 1m. */
+        @WithName("min-residency")
+        @WithDefault("1s")
+        Duration minResidency();
+
+        /**
+         * A loaded model stays at least this many times as long as a load takes (measured), so that loading takes at
+         * most about 1/factor of the CPU however requests spread over too many models; 0 to 1000 (0 and a zero
+         * min-residency: a plain LRU).
+         */
+        @WithName("residency-factor")
+        @WithDefault("10")
+        int residencyFactor();
     }
 
     /** Console logs as one JSON object per line (with the MDC, so the request id), instead of text. */

@@ -90,14 +90,25 @@ public class Deployments {
         return period;
     }
 
-    /** {@code serval.multiplex.refresh-period}, checked. */
-    private Duration multiplexRefreshPeriod() {
-        Duration period = config.multiplex().refreshPeriod();
+    /** {@code serval.multiplex.*}, checked. */
+    private dev.serval.multiplex.Multiplexer.Tuning multiplexTuning() {
+        ServalConfig.Multiplex settings = config.multiplex();
+        Duration period = settings.refreshPeriod();
         if (period.compareTo(Duration.ofMillis(100)) < 0 || period.compareTo(Duration.ofHours(1)) > 0) {
             throw new InvalidConfig("serval.multiplex.refresh-period", null, null, "must be between 100ms and 1h, not "
                     + period);
         }
-        return period;
+        Duration residency = settings.minResidency();
+        if (residency.isNegative() || residency.compareTo(Duration.ofMinutes(1)) > 0) {
+            throw new InvalidConfig("serval.multiplex.min-residency", null, null, "must be between 0s and 1m, not "
+                    + residency);
+        }
+        int factor = settings.residencyFactor();
+        if (factor < 0 || factor > 1000) {
+            throw new InvalidConfig("serval.multiplex.residency-factor", null, null, "must be between 0 and 1000, not "
+                    + factor);
+        }
+        return new dev.serval.multiplex.Multiplexer.Tuning(period, residency, factor);
     }
 
     /** {@code serval.cpu-budget}, checked: a bad value stops the start naming the property. */
@@ -319,7 +330,7 @@ public class Deployments {
         if (initial.isMultiplexed()) {
             RepositoryModelSource repository = repository();
             MultiplexedModels models = new MultiplexedModels(initial, engine, registry, repository.repository(),
-                    repository, multiplexRefreshPeriod());
+                    repository, multiplexTuning());
             LOG.infof("deployment '%s': serving the repository models matching '%s' (%d now), on %d replica(s) of "
                     + "at most %d models each", initial.name(), initial.model().name(),
                     models.multiplexer().candidates().size(), initial.numReplicas(),

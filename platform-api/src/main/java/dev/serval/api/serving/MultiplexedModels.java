@@ -18,7 +18,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.time.Duration;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -65,7 +64,7 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
     private final ScalingTarget scaling = new Scaling();
 
     MultiplexedModels(DeploymentSpec config, ServingEngine engine, MeterRegistry registry, ModelRepository repository,
-            ModelSource source, Duration refreshPeriod) {
+            ModelSource source, Multiplexer.Tuning tuning) {
         this.name = config.name();
         this.config = config;
         this.glob = MultiplexSpec.glob(config.model().name());
@@ -73,7 +72,7 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
         this.registry = registry;
         this.repository = repository;
         this.source = source;
-        this.multiplexer = new Multiplexer<>(name, config.numReplicas(), config.multiplex(), this, this, refreshPeriod,
+        this.multiplexer = new Multiplexer<>(name, config.numReplicas(), config.multiplex(), this, this, tuning,
                 System::nanoTime, registry);
         engine.autoscaler().register(scaling);
     }

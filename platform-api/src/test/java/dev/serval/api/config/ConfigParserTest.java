@@ -14,6 +14,7 @@ import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.HealthSpec;
 import dev.serval.spec.LongInputPolicy;
 import dev.serval.spec.ModelReference;
+import dev.serval.spec.MultiplexSpec;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.spec.RolloutSpec;
 import java.io.IOException;
@@ -129,6 +130,52 @@ class ConfigParserTest {
 
         assertEquals(configs, parse(yaml), yaml);
         assertEquals(yaml, ConfigParser.toYaml(parse(yaml)), "toYaml is stable");
+    }
+
+    @Test
+    void aGlobModelIsAMultiplexedDeploymentWithItsOwnFieldsAndRoundTrips() {
+        List<DeploymentSpec> configs = parse("""
+                deployments:
+                  - name: tenants
+                    model: "t-*"
+                    max_models_per_replica: 3
+                    max_model_memory: 512Mi
+                    num_replicas: 2
+                  - name: languages
+                    model: "lang-??"
+                """);
+        DeploymentSpec tenants = configs.get(0);
+        assertTrue(tenants.isMultiplexed());
+        assertEquals(new MultiplexSpec(3, 512L << 20), tenants.multiplex());
+        assertEquals(MultiplexSpec.DEFAULTS, configs.get(1).multiplex());
+        String yaml = ConfigParser.toYaml(configs);
+        assertEquals(configs, parse(yaml), yaml);
+        assertFalse(yaml.contains("version"), "a multiplexed deployment has no version: " + yaml);
+        assertFalse(ConfigParser.toMap(NOOP).containsKey("max_models_per_replica"), "only a multiplexed one shows it");
+    }
+
+    @Test
+    void sizesAreBytesOrKubernetesQuantities() {
+        Map<String, Long> sizes = Map.of("1024", 1024L, "2G", 2_000_000_000L, "2Gi", 2L << 30, "3k", 3000L,
+                "5MiB", 5L << 20, "0", 0L);
+        sizes.forEach((text, bytes) -> assertEquals(bytes, parse("deployments:\n  - name: t\n    model: \"t-*\"\n"
+                + "    max_model_memory: " + text + "\n").getFirst().multiplex().maxModelMemory(), text));
+        assertRefused("deployments:\n  - name: t\n    model: \"t-*\"\n    max_model_memory: lots\n",
+                "max_model_memory", SOURCE + ": deployment 't': field 'max_model_memory': ", "such as 536870912, 512Mi");
+        assertRefused("deployments:\n  - name: t\n    model: \"t-*\"\n    max_model_memory: 2048Ti\n",
+                "max_model_memory", SOURCE + ": deployment 't': field 'max_model_memory': ", "between 0 (no bound)");
+    }
+
+    @Test
+    void multiplexingFieldsAndAVersionAreRefusedWhereTheyDoNotApply() {
+        assertRefused("deployments:\n  - name: t\n    model: noop\n    max_models_per_replica: 2\n",
+                "max_models_per_replica", SOURCE + ": deployment 't': field 'max_models_per_replica': ",
+                "applies to a multiplexed deployment");
+        assertRefused("deployments:\n  - name: t\n    model: \"t-*\"\n    version: \"2\"\n", "version",
+                SOURCE + ": deployment 't': field 'version': ", "serves each model's newest version");
+        assertRefused("deployments:\n  - name: t\n    model: \"t-*\"\n    max_models_per_replica: 0\n",
+                "max_models_per_replica", SOURCE + ": deployment 't': field 'max_models_per_replica': ",
+                "between 1 and 1024");
     }
 
     @Test
