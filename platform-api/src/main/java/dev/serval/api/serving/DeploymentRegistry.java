@@ -44,7 +44,6 @@ public class DeploymentRegistry {
      * @param modelId the {@value #MODEL_ID_HEADER} header, or null
      * @return null when nothing serves {@code name}
      * @throws dev.serval.error.InvalidInput when {@code name} is a multiplexed deployment and no model is named
-     * @throws dev.serval.error.Overloaded   when the model must load and every model that could make room is busy
      * @throws dev.serval.error.NotReady     when the model can never load (larger than the memory bound)
      */
     public ServedDeployment route(String name, String modelId) {

@@ -254,6 +254,11 @@ public class Deployments {
         for (int i = 0; i < globs.size(); i++) {
             DeploymentSpec glob = globs.get(i);
             java.util.regex.Pattern pattern = MultiplexSpec.glob(glob.model().name());
+            if (pattern.matcher(glob.name()).matches()) {
+                throw new InvalidConfig(source, glob.name(), "model", "the glob '" + glob.model().name()
+                        + "' matches the deployment's own name: a model of that name could not be called by it; "
+                        + "rename the deployment or narrow the glob");
+            }
             for (DeploymentSpec other : all) {
                 if (other != glob && pattern.matcher(other.name()).matches()) {
                     throw new InvalidConfig(source, glob.name(), "model", "the glob '" + glob.model().name()
