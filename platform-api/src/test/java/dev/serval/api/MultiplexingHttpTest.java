@@ -200,7 +200,7 @@ class MultiplexingHttpTest {
                 .then().statusCode(400).body("error", containsString("between one model and a glob"));
         given().contentType("application/json").body("{\"max_models_per_replica\":0}").patch("/api/deployments/tenants")
                 .then().statusCode(400).body("error", containsString("max_models_per_replica"));
-        given().contentType("application/json").body("{\"model\":\"t*\"}").put("/api/deployments/tx")
+        given().contentType("application/json").body("{\"model\":\"z*\"}").put("/api/deployments/zed")
                 .then().statusCode(400).body("error", containsString("matches the deployment's own name"));
         given().get("/api/config").then().body("deployments.name", hasItem("tenants"));
     }
