@@ -111,11 +111,16 @@ class MultiplexingHttpTest {
         TestRepository.encoders("meta-a");
         given().contentType("application/json").body("{\"model\":\"meta-*\",\"predictor_threads\":1}")
                 .put("/api/deployments/meta").then().statusCode(201).body("kind", equalTo("multiplexed"));
+        given().post("/v2/repository/index").then().statusCode(200)
+                .body("find { it.name == 'meta-a' }.state", equalTo("UNAVAILABLE"))
+                .body("find { it.name == 'meta-a' }.reason", containsString("multiplexed by deployment 'meta': "
+                        + "loaded on its first request"));
         given().get("/v2/models/meta-a").then().statusCode(200)
                 .body("name", equalTo("meta-a"))
                 .body("inputs[0].name", equalTo("text"))
                 .body("outputs[0].name", equalTo("embedding"));
         given().get("/api/deployments/meta").then().body("multiplex.models_loaded", equalTo(1));
+        given().post("/v2/repository/index").then().body("find { it.name == 'meta-a' }.state", equalTo("READY"));
         given().delete("/api/deployments/meta").then().statusCode(200);
         infer("/v2/models/meta-a/infer").then().statusCode(404);
     }

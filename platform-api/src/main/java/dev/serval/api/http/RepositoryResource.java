@@ -19,7 +19,6 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -152,7 +151,6 @@ public class RepositoryResource {
         if (versions == null || versions.isEmpty()) {
             throw new ApiError(404, source + ": model '" + name + "' is not in the repository");
         }
-        return versions.stream().max(Comparator.comparing((String v) -> v.matches("\\d{1,18}") ? Long.parseLong(v) : -1)
-                .thenComparing(Comparator.naturalOrder())).orElseThrow();
+        return ModelRepository.newest(versions);
     }
 }

@@ -104,6 +104,12 @@ public final class ModelRepository {
         return new ModelVersion(name, version, versionDir, descriptor);
     }
 
+    /** The newest of {@code versions} (not empty): numeric versions by number, above any other, which sort by name. */
+    public static String newest(List<String> versions) {
+        return versions.stream().max(java.util.Comparator.comparing((String v) -> v.matches("\\d{1,18}")
+                ? Long.parseLong(v) : -1).thenComparing(java.util.Comparator.naturalOrder())).orElseThrow();
+    }
+
     /** Every model and its versions, sorted by name (the OIP repository index). */
     public Map<String, List<String>> models() {
         Map<String, List<String>> models = new LinkedHashMap<>();

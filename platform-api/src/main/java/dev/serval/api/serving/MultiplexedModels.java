@@ -18,7 +18,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -189,7 +188,7 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
                 report(model, "its name is not a deployment name (1-63 lower-case letters, digits, '.', '_' or '-')");
                 return;
             }
-            String newest = newestVersion(versions);
+            String newest = ModelRepository.newest(versions);
             try {
                 ModelRepository.ModelVersion version = repository.resolve(model, newest);
                 found.put(model, new Candidate(newest, size(version.directory())));
@@ -207,12 +206,6 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
             LOG.warnf("deployment '%s': repository model '%s' matches '%s' but is not served: %s", name, model,
                     config.model().name(), problem);
         }
-    }
-
-    /** The highest version: numeric versions by number, above any other, which sort by name. */
-    static String newestVersion(List<String> versions) {
-        return versions.stream().max(Comparator.comparing((String v) -> v.matches("\\d{1,18}") ? Long.parseLong(v) : -1)
-                .thenComparing(Comparator.naturalOrder())).orElseThrow();
     }
 
     /** The bytes of the files of a version folder: the estimate of the memory its model takes once loaded. */
