@@ -65,6 +65,8 @@ class MultiplexingHttpTest {
                 .body("multiplex.models_loaded", equalTo(2))
                 .body("multiplex.replicas[0].models", equalTo(List.of("tenant-c", "tenant-a")))
                 .body("multiplex.models.find { it.name == 'tenant-b' }.replicas", equalTo(List.of()))
+                .body("multiplex.models.find { it.name == 'tenant-b' }.state", equalTo("UNLOADED"))
+                .body("multiplex.models.find { it.name == 'tenant-c' }.state", equalTo("READY"))
                 .body("config.model", equalTo("tenant-*"))
                 .body("config.max_models_per_replica", equalTo(2))
                 .body("config", not(org.hamcrest.Matchers.hasKey("version")));

@@ -692,6 +692,12 @@ public final class Multiplexer<H> implements AutoCloseable {
         return entry == null ? List.of() : Arrays.stream(entry.held).boxed().toList();
     }
 
+    /** Whether {@code model} waits for room: asked for, no replica holds it, and none could be made free yet. */
+    public synchronized boolean waitsForRoom(String model) {
+        Entry<H> entry = models.get().get(model);
+        return entry != null && waiting.contains(entry);
+    }
+
     /** Whether the last scan saw {@code model} among the repository's matching models. */
     public boolean matches(String model) {
         return candidates.containsKey(model);

@@ -184,8 +184,10 @@ public class ManagementResource {
             entry.put("name", model.name());
             entry.put("version", model.config().version());
             entry.put("kind", model.kind().id());
-            entry.put("state", model.deployment().state().name());
-            entry.put("replicas", multiplexer.replicasOf(model.name()));
+            List<Integer> replicas = multiplexer.replicasOf(model.name());
+            entry.put("state", !replicas.isEmpty() ? model.deployment().state().name()
+                    : multiplexer.waitsForRoom(model.name()) ? "WAITING_FOR_ROOM" : "UNLOADED");
+            entry.put("replicas", replicas);
             entry.put("last_error", model.deployment().failure().orElse(null));
             each.add(entry);
         }
