@@ -284,6 +284,9 @@ public final class Multiplexer<H> implements AutoCloseable {
             entry.release();
             throw new NotReady("deployment '" + deployment + "' is shutting down");
         }
+        if (waiting.contains(entry)) {
+            return entry; // waits for room already: releases and the balancer retry it, not every request
+        }
         try {
             if (!tryPlace(entry, entry.bytes)) {
                 waiting.add(entry);
