@@ -84,4 +84,15 @@ class AutoscalingHttpTest {
                 .statusCode(200).body("config.num_replicas", equalTo(2)).body("config", not(hasKey("autoscaling")));
         given().delete("/api/deployments/scaled").then().statusCode(200);
     }
+
+    @Test
+    void aDeploymentCreatedAtZeroAnswersItsFirstInferenceOnceItLoaded() {
+        given().contentType("application/json")
+                .body("{\"model\":\"noop\",\"predictor_threads\":1,\"autoscaling\":{\"min_replicas\":0,"
+                        + "\"max_replicas\":1,\"initial_replicas\":0}}")
+                .put("/api/deployments/cold").then().statusCode(201).body("replicas.desired", equalTo(0));
+        given().contentType("application/json").body(ECHO_BODY).post("/v2/models/cold/infer").then()
+                .statusCode(200).body("outputs[0].data", equalTo(List.of(1.5f, 2f)));
+        given().delete("/api/deployments/cold").then().statusCode(200);
+    }
 }

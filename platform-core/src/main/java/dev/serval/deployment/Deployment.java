@@ -70,10 +70,12 @@ public final class Deployment<I, O> implements AutoCloseable {
     private volatile boolean everRouted;
     private final DeploymentScaling<I, O> scaling;
     /**
-     * How a request's tensors map to the model's inputs before any model loaded, for a deployment that takes requests
-     * before its first replica serves ({@link ServingEngine#deployOnDemand}); null otherwise.
+     * How a request's tensors map to the model's inputs before any model loaded (the input side of the model's kind),
+     * so that a request to a deployment that has never loaded can wait for its first replica; null when unknown.
      */
     private final TensorIO<I, O> beforeLoad;
+    /** Whether requests wait in the queue while it has no replica at all ({@link ServingEngine#deployOnDemand}). */
+    private final boolean onDemand;
     /**
      * Completed while a replica serves; exceptionally while its starts fail or once the deployment closed; otherwise
      * (loading, at zero) pending, and replaced by a pending one when the deployment stops serving. Written by the
@@ -83,9 +85,11 @@ public final class Deployment<I, O> implements AutoCloseable {
 
     Deployment(DeploymentSpec spec, ModelLoader<I, O> loader, ServingEngine.Threads threads, ControllerLoop loop,
             Controller controller, LongSupplier nanoTime, InstantSource wallClock, DeploymentMetrics metrics,
-            FailureMonitor.Window failures, Consumer<Deployment<?, ?>> onClosed, TensorIO<I, O> beforeLoad) {
+            FailureMonitor.Window failures, Consumer<Deployment<?, ?>> onClosed, TensorIO<I, O> beforeLoad,
+            boolean onDemand) {
         this.spec = spec;
         this.beforeLoad = beforeLoad;
+        this.onDemand = onDemand;
         this.failures = failures;
         this.metrics = metrics;
         this.launcher = new PooledReplicaLauncher<>(loader, threads.launchers(), threads.health(), nanoTime, metrics);
@@ -97,7 +101,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         this.recentErrors = new RecentErrors(wallClock);
         this.gauges = new DeploymentGauges(metrics, router, this::status);
         this.scaling = new DeploymentScaling<>(this, router, launcher, loop, controller, metrics, this::status,
-                beforeLoad != null);
+                onDemand);
         scaling.published(spec);
     }
 
@@ -111,7 +115,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         scaling.published(spec);
         // Nothing serves and nothing is starting (scaled to zero by num_replicas, or backing off after failed starts):
         // requests would wait for nothing, so the router refuses them, queued ones included, with the reason.
-        String reason = NotServing.reason(next, beforeLoad != null);
+        String reason = NotServing.reason(next, onDemand);
         if (reason != null) {
             router.refuse(reason);
         } else {
@@ -318,7 +322,7 @@ public final class Deployment<I, O> implements AutoCloseable {
                 throw notReady(state);
             }
             if ((served == null || served.io() == null) && beforeLoad != null) {
-                io = beforeLoad; // loading on demand: the kind's mapping; outputs are mapped by the model that answers
+                io = beforeLoad; // never loaded: the kind's mapping; outputs are mapped by the model that answers
             } else if (served == null || served.io() == null) {
                 // At zero and never loaded (initial_replicas 0): no model has told how its tensors map yet.
                 scaling.wake();

@@ -126,7 +126,16 @@ public final class ServingEngine implements AutoCloseable {
 
     /** Creates a deployment and starts its replicas in the background; returns at once. */
     public <I, O> Deployment<I, O> deploy(DeploymentSpec spec, ModelLoader<I, O> loader) {
-        return deploy(spec, loader, null);
+        return deploy(spec, loader, null, false);
+    }
+
+    /**
+     * {@link #deploy(DeploymentSpec, ModelLoader)}, knowing how requests' tensors map to the model's inputs before it
+     * loaded ({@code inputs}, the input side of its kind): a deployment created at zero replicas then queues its
+     * first request while the autoscaler starts a replica, instead of refusing it.
+     */
+    public <I, O> Deployment<I, O> deploy(DeploymentSpec spec, ModelLoader<I, O> loader, TensorIO<I, O> inputs) {
+        return deploy(spec, loader, java.util.Objects.requireNonNull(inputs, "inputs"), false);
     }
 
     /**
@@ -136,11 +145,11 @@ public final class ServingEngine implements AutoCloseable {
      * of a multiplexed deployment, created with no replica and given one when their turn to load comes.
      */
     public <I, O> Deployment<I, O> deployOnDemand(DeploymentSpec spec, ModelLoader<I, O> loader, TensorIO<I, O> inputs) {
-        return deploy(spec, loader, java.util.Objects.requireNonNull(inputs, "inputs"));
+        return deploy(spec, loader, java.util.Objects.requireNonNull(inputs, "inputs"), true);
     }
 
     private synchronized <I, O> Deployment<I, O> deploy(DeploymentSpec spec, ModelLoader<I, O> loader,
-            TensorIO<I, O> beforeLoad) {
+            TensorIO<I, O> beforeLoad, boolean onDemand) {
         for (Deployment<?, ?> existing : deployments) {
             if (existing.name().equals(spec.name())) {
                 throw new IllegalArgumentException("deployment '" + spec.name() + "' exists already");
@@ -148,7 +157,7 @@ public final class ServingEngine implements AutoCloseable {
         }
         Deployment<I, O> deployment = new Deployment<>(spec, loader, new Threads(launchers, health), loop, controller,
                 nanoTime, wallClock, DeploymentMetrics.create(registry, spec.name()), monitor.window(spec.name()),
-                this::forget, beforeLoad);
+                this::forget, beforeLoad, onDemand);
         deployments.add(deployment);
         deployment.start();
         autoscaler.register(deployment.scalingTarget());

@@ -232,6 +232,24 @@ class AutoscalingTest {
                 .tensors().getFirst().data())[0]);
     }
 
+    @Test
+    void aDeploymentCreatedAtZeroThatKnowsItsKindQueuesItsFirstRequestUntilItLoads() throws Exception {
+        AutoscalingSpec autoscaling = AutoscalingSpec.DEFAULTS.withMinReplicas(0).withMaxReplicas(1)
+                .withInitialReplicas(0);
+        Deployment<String, String> deployment = engine.deploy(spec(autoscaling, 4), ignored -> {
+            loads.incrementAndGet();
+            return model;
+        }, dev.serval.model.ModelKind.TEXT_CLASSIFICATION.inputsBeforeLoad());
+        awaitState(deployment, DeploymentState.IDLE);
+        Tensors texts = new Tensors(List.of(Tensor.of("text", new String[] {"a"}, 1)));
+
+        CompletableFuture<dev.serval.deployment.Inference> first = deployment.infer(texts, null); // waits, not refused
+
+        assertEquals("A", ((String[]) first.get(WAIT_SECONDS, TimeUnit.SECONDS).outputs().tensors().getFirst()
+                .data())[0]);
+        assertEquals(1, loads.get());
+    }
+
     private static void awaitUninterruptibly(CountDownLatch latch) {
         try {
             latch.await(WAIT_SECONDS, TimeUnit.SECONDS);

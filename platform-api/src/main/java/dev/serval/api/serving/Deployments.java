@@ -347,7 +347,7 @@ public class Deployments {
         DeploymentSpec spec = initial;
         Deployment<Object, Object> deployment;
         try {
-            deployment = engine.deploy(spec, loader(source));
+            deployment = engine.deploy(spec, loader(source), kind.inputsBeforeLoad());
         } catch (IllegalArgumentException e) {
             throw new dev.serval.api.http.ApiError(409, "deployment '" + initial.name()
                     + "' is still shutting down after a delete; try again when it is gone");
