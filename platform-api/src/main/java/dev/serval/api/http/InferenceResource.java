@@ -80,8 +80,7 @@ public class InferenceResource {
         if (served != null) {
             return CompletableFuture.completedFuture(metadata(name, served.deployment()));
         }
-        MultiplexedModels models = deployments.multiplexing(name);
-        ServedDeployment model = models == null ? null : deployments.route(name, null);
+        ServedDeployment model = deployments.route(name, null); // a multiplexed model, or null
         if (model == null) {
             throw new UnknownDeployment(name);
         }

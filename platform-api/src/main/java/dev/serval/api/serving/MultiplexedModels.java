@@ -38,7 +38,8 @@ import org.jboss.logging.Logger;
  * <p>Threads: {@link #scan} runs on the multiplexer's refresher thread (and once at creation); the hosting methods
  * run under the multiplexer's lock on request threads (never blocking: creating a deployment and changing its replica
  * count only hand work to the controller) except {@link #close(ServedDeployment)}, on the refresher or the closing
- * thread. {@link #config} is written by {@link Deployments} under its lock and read by any thread.
+ * thread. {@link #config} is written by {@link Deployments} under its lock and read by any thread; a model's
+ * config ({@code ServedDeployment.config}) is written only under the multiplexer's lock ({@link #update} takes it).
  */
 public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeployment>, Multiplexer.Catalog {
 
@@ -159,12 +160,15 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
         // An autoscaled deployment keeps the autoscaler's count (clamped to its new bounds); a fixed one takes its own.
         int replicas = !next.isAutoscaled() ? next.numReplicas()
                 : before.isAutoscaled() ? next.autoscaling().clamp(multiplexer.replicas()) : next.numReplicas();
-        multiplexer.configure(replicas, next.multiplex());
-        for (ServedDeployment model : multiplexer.handles()) {
-            DeploymentSpec current = model.config();
-            DeploymentSpec changed = modelSpec(next, model.name(), current.version(), current.numReplicas());
-            model.config(changed);
-            model.deployment().update(changed);
+        // Under the multiplexer's lock, which its hosting calls hold too: a model's config is never written by both.
+        synchronized (multiplexer) {
+            multiplexer.configure(replicas, next.multiplex());
+            for (ServedDeployment model : multiplexer.handles()) {
+                DeploymentSpec current = model.config();
+                DeploymentSpec changed = modelSpec(next, model.name(), current.version(), current.numReplicas());
+                model.config(changed);
+                model.deployment().update(changed);
+            }
         }
     }
 
