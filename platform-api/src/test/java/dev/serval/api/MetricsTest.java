@@ -4,6 +4,7 @@ import static dev.serval.api.Serving.INFER;
 import static dev.serval.api.Serving.MODEL;
 import static io.restassured.RestAssured.given;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.quarkus.test.junit.QuarkusTest;
@@ -21,11 +22,20 @@ class MetricsTest {
     }
 
     private static double sample(String metrics, String name, String api, String outcome) {
-        Pattern line = Pattern.compile("^" + name + "\\{api=\"" + api + "\",deployment=\"" + MODEL + "\",outcome=\""
-                + outcome + "\"} ([0-9.E+-]+)$", Pattern.MULTILINE);
-        Matcher matcher = line.matcher(metrics);
+        Matcher matcher = line(name, api, outcome).matcher(metrics);
         assertTrue(matcher.find(), name + " for " + api + "/" + outcome + " missing from /q/metrics");
         return Double.parseDouble(matcher.group(1));
+    }
+
+    /** {@link #sample}, or 0 when the series is not exported (a histogram appears with its first request). */
+    private static double sampleOrZero(String metrics, String name, String api, String outcome) {
+        Matcher matcher = line(name, api, outcome).matcher(metrics);
+        return matcher.find() ? Double.parseDouble(matcher.group(1)) : 0;
+    }
+
+    private static Pattern line(String name, String api, String outcome) {
+        return Pattern.compile("^" + name + "\\{api=\"" + api + "\",deployment=\"" + MODEL + "\",outcome=\""
+                + outcome + "\"} ([0-9.E+-]+)$", Pattern.MULTILINE);
     }
 
     private static String scrape() {
@@ -37,7 +47,7 @@ class MetricsTest {
         String before = scrape();
         double ok = sample(before, "serval_requests_total", "oip", "ok");
         double bad = sample(before, "serval_requests_total", "oip", "bad_request");
-        double okTimed = sample(before, "serval_request_seconds_count", "oip", "ok");
+        double okTimed = sampleOrZero(before, "serval_request_seconds_count", "oip", "ok");
         double openAiOk = sample(before, "serval_requests_total", "openai", "ok");
 
         given().contentType("application/json")
@@ -55,6 +65,7 @@ class MetricsTest {
         assertTrue(after.contains("serval_request_seconds_bucket{api=\"oip\",deployment=\"" + MODEL + "\",outcome=\"ok\",le=\""),
                 "latency histogram buckets are exported");
         assertTrue(after.contains("serval_inputs_total{api=\"openai\",deployment=\"" + MODEL + "\"}"));
+
     }
 
     @Test
@@ -82,5 +93,26 @@ class MetricsTest {
                 Pattern.MULTILINE).matcher(metrics);
         assertTrue(inference.find());
         assertTrue(Double.parseDouble(inference.group(1)) >= 3, "every text's inference is timed");
+    }
+
+    @Test
+    void aLatencyHistogramAppearsWithItsFirstRequestWhileCountersExistFromTheStart() {
+        given().contentType("application/json").body("{\"model\":\"noop\",\"predictor_threads\":1}")
+                .put("/api/deployments/metered").then().statusCode(201);
+        Serving.awaitModelReady("metered");
+        String fresh = scrape();
+        assertTrue(fresh.contains("serval_requests_total{api=\"oip\",deployment=\"metered\",outcome=\"ok\"} 0.0"),
+                "counters from the start");
+        assertFalse(fresh.contains("serval_request_seconds_count{api=\"oip\",deployment=\"metered\""),
+                "no histogram before a request");
+        given().contentType("application/json")
+                .body("{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1],\"data\":[1]}]}")
+                .post("/v2/models/metered/infer").then().statusCode(200);
+        String after = scrape();
+        assertTrue(after.contains("serval_request_seconds_count{api=\"oip\",deployment=\"metered\",outcome=\"ok\"} 1.0"),
+                "the ok histogram once a request was ok");
+        assertFalse(after.contains("serval_request_seconds_count{api=\"oip\",deployment=\"metered\",outcome=\"error\""),
+                "only the outcomes that happened");
+        given().delete("/api/deployments/metered").then().statusCode(200);
     }
 }
