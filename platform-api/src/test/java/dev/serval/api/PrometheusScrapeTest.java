@@ -101,7 +101,8 @@ class PrometheusScrapeTest {
                     "serval_requests_total{" + selector + ",api=\"oip\",outcome=\"bad_request\"}",
                     v -> v == value(after, oipBad));
             assertLabels(bad, base.getPort(), Map.of("deployment", MODEL, "api", "oip", "outcome", "bad_request"));
-            JsonNode openAi = await(prom, log, deadline, "serval_requests_total{api=\"openai\",outcome=\"ok\"}",
+            JsonNode openAi = await(prom, log, deadline,
+                    "serval_requests_total{" + selector + ",api=\"openai\",outcome=\"ok\"}",
                     v -> v == value(after, openAiOk));
             assertLabels(openAi, base.getPort(), Map.of("deployment", MODEL, "api", "openai", "outcome", "ok"));
 
