@@ -130,6 +130,10 @@ abstract class InferenceExchange<R, A> {
      * its connection closed), so that its model is never unloaded under the request.
      */
     final ServedDeployment route(String name) {
+        ServedDeployment plain = routes.deployments().plain(name);
+        if (plain != null) {
+            return plain; // the common case: no header to read
+        }
         ServedDeployment found = routes.deployments().route(name,
                 context.request().getHeader(dev.serval.api.serving.DeploymentRegistry.MODEL_ID_HEADER));
         if (found != null && found.owner() != null) {

@@ -74,6 +74,15 @@ public class DeploymentRegistry {
         return null;
     }
 
+    /**
+     * The deployment of one model named {@code name}, or null (none, or a multiplexed deployment): the request path's
+     * first look, which needs no header.
+     */
+    public ServedDeployment plain(String name) {
+        ServedDeployment served = byName.get(name);
+        return served != null && served.multiplexed() == null ? served : null;
+    }
+
     /** The multiplexed deployment whose glob matches model {@code name}, or null. */
     public MultiplexedModels multiplexing(String name) {
         for (MultiplexedModels models : multiplexed) {
