@@ -9,14 +9,18 @@ import static org.hamcrest.Matchers.not;
 
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
+import io.quarkus.test.common.http.TestHTTPResource;
 import io.restassured.response.Response;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Comparator;
 import java.util.List;
-import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -33,6 +37,9 @@ class MultiplexingHttpTest {
 
     private static final String TEXT = "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],"
             + "\"data\":[\"hello multiplexing\"]}]}";
+
+    @TestHTTPResource("/")
+    URL base;
 
     @BeforeEach
     void ready() {
@@ -103,6 +110,11 @@ class MultiplexingHttpTest {
                 .post("/v2/models/tenants/infer").then().statusCode(404).body("error", containsString("tenant-zzz"));
         infer("/v2/models/tenants/infer").then().statusCode(400)
                 .body("error", containsString("serval-model-id"));
+        // A model id is a name among the last scan's, never a path or a glob: nothing else is looked at.
+        for (String hostile : List.of("../all-minilm-l6-v2", "tenant-*", "tenant-a/../tenant-b", "tenant-a%00")) {
+            given().contentType("application/json").header("serval-model-id", hostile).body(TEXT)
+                    .post("/v2/models/tenants/infer").then().statusCode(404);
+        }
         given().get("/v2/models/tenant-b/ready").then().statusCode(200).body("ready", equalTo(true));
         given().get("/v2/models/tenants").then().statusCode(200)
                 .body("models", equalTo(List.of("tenant-a", "tenant-b", "tenant-c")));
@@ -136,21 +148,20 @@ class MultiplexingHttpTest {
 
         Path versions = TestRepository.PATH.resolve("roll-a");
         copyFolder(versions.resolve("1"), versions.resolve("2"));
-        awaitResponse("/v2/models/roll-a/infer", r -> r.statusCode() == 200
+        Serving.await("version 2 serving", () -> infer("/v2/models/roll-a/infer"), r -> r.statusCode() == 200
                 && "2".equals(r.jsonPath().getString("model_version")));
         given().get("/api/deployments/rolling").then()
                 .body("multiplex.models.find { it.name == 'roll-a' }.version", equalTo("2"));
 
         deleteFolder(versions);
-        awaitResponse("/v2/models/roll-a/infer", r -> r.statusCode() == 404);
+        Serving.await("roll-a gone", () -> infer("/v2/models/roll-a/infer"), r -> r.statusCode() == 404);
         given().get("/api/deployments/rolling").then().body("multiplex.models_matching", equalTo(0))
                 .body("multiplex.models", hasSize(0));
         given().delete("/api/deployments/rolling").then().statusCode(200);
     }
 
     @Test
-    void anAutoscaledMultiplexedDeploymentGoesToZeroWhenIdleAndTheNextRequestBringsItsModelBack()
-            throws InterruptedException {
+    void anAutoscaledMultiplexedDeploymentGoesToZeroWhenIdleAndTheNextRequestBringsItsModelBack() {
         TestRepository.encoders("auto-a");
         given().contentType("application/json")
                 .body("{\"model\":\"auto-*\",\"predictor_threads\":1,\"autoscaling\":{\"min_replicas\":0,"
@@ -159,7 +170,8 @@ class MultiplexingHttpTest {
                 .put("/api/deployments/auto").then().statusCode(201)
                 .body("multiplex.num_replicas", equalTo(1));
         infer("/v2/models/auto-a/infer").then().statusCode(200);
-        awaitDeployment("auto", r -> r.jsonPath().getInt("multiplex.num_replicas") == 0
+        Serving.await("auto at zero", () -> given().get("/api/deployments/auto"),
+                r -> r.jsonPath().getInt("multiplex.num_replicas") == 0
                 && r.jsonPath().getInt("multiplex.models_loaded") == 0);
         given().get("/api/deployments/auto").then().body("autoscaling.last_decision.to", equalTo(0));
 
@@ -169,15 +181,27 @@ class MultiplexingHttpTest {
         given().delete("/api/deployments/auto").then().statusCode(200);
     }
 
-    private static void awaitDeployment(String name, Predicate<Response> done) throws InterruptedException {
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        Response last;
-        while (!done.test(last = given().get("/api/deployments/" + name))) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("deployment " + name + " not as expected within 30 s: " + last.asString());
-            }
-            Thread.sleep(100); // polling the autoscaler's effect: nothing to wait on but time
+    @Test
+    void aClientThatGoesAwayMidBodyDoesNotKeepItsModelPinned() throws IOException {
+        TestRepository.encoders("solo-a", "solo-b");
+        given().contentType("application/json")
+                .body("{\"model\":\"solo-*\",\"predictor_threads\":1,\"max_models_per_replica\":1}")
+                .put("/api/deployments/solo").then().statusCode(201);
+        try (Socket socket = new Socket(base.getHost(), base.getPort())) {
+            OutputStream out = socket.getOutputStream();
+            out.write(("POST /v2/models/solo-a/infer HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 1000\r\n\r\n{\"inputs\":[").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            // The headers pinned solo-a and placed it on the only replica; the body never comes.
+            Serving.await("solo-a placed", () -> given().get("/api/deployments/solo"),
+                    r -> List.of(0).equals(r.jsonPath().getList("multiplex.models.find { it.name == 'solo-a' }.replicas")));
         }
+        // Its pin went with the connection: solo-b takes its place. A leaked pin would leave solo-b waiting for room
+        // until its deadline (504).
+        given().contentType("application/json").header("x-request-timeout-ms", "10000").body(TEXT)
+                .post("/v2/models/solo-b/infer").then().statusCode(200);
+        given().get("/api/deployments/solo").then().body("multiplex.replicas[0].models", equalTo(List.of("solo-b")));
+        given().delete("/api/deployments/solo").then().statusCode(200);
     }
 
     @Test
@@ -210,18 +234,6 @@ class MultiplexingHttpTest {
         given().contentType("application/json").body("{\"model\":\"z*\"}").put("/api/deployments/zed")
                 .then().statusCode(400).body("error", containsString("matches the deployment's own name"));
         given().get("/api/config").then().body("deployments.name", hasItem("tenants"));
-    }
-
-    private static void awaitResponse(String path, Predicate<Response> done) throws InterruptedException {
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        Response last;
-        while (!done.test(last = infer(path))) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("no expected answer from " + path + " within 30 s; last: "
-                        + last.statusCode() + " " + last.asString());
-            }
-            Thread.sleep(100); // polling for a repository rescan: nothing to wait on but time
-        }
     }
 
     private static void copyFolder(Path from, Path to) throws IOException {

@@ -53,9 +53,30 @@ public final class Serving {
         }
     }
 
+    /**
+     * Calls {@code call} until its answer is {@code done} (up to 30 s), for what happens in the background with nothing
+     * to wait on but the server's answers: a rescan of the repository, an autoscaling decision.
+     *
+     * @return the answer that was done
+     */
+    public static io.restassured.response.Response await(String what,
+            java.util.function.Supplier<io.restassured.response.Response> call,
+            java.util.function.Predicate<io.restassured.response.Response> done) {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        io.restassured.response.Response last;
+        while (!done.test(last = call.get())) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(what + " did not happen within 30 s; last answer: " + last.statusCode() + " "
+                        + last.asString());
+            }
+            pause();
+        }
+        return last;
+    }
+
     private static void pause() {
         try {
-            Thread.sleep(100); // polling a readiness endpoint: nothing to wait on but time
+            Thread.sleep(100); // polling the server's answers: nothing to wait on but time
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError(e);

@@ -321,15 +321,14 @@ public final class Deployment<I, O> implements AutoCloseable {
             if (!accepts(state)) {
                 throw notReady(state);
             }
-            if ((served == null || served.io() == null) && beforeLoad != null) {
-                io = beforeLoad; // never loaded: the kind's mapping; outputs are mapped by the model that answers
-            } else if (served == null || served.io() == null) {
-                // At zero and never loaded (initial_replicas 0): no model has told how its tensors map yet.
+            // The last model that served maps them; before any did, the kind's mapping (outputs are mapped by the
+            // model that answers).
+            io = served != null && served.io() != null ? (TensorIO<I, O>) served.io() : beforeLoad;
+            if (io == null) {
+                // At zero and never loaded (initial_replicas 0), kind unknown: nothing tells how its tensors map yet.
                 scaling.wake();
                 throw new NotReady("model '" + name() + "' is starting its first replica (it was created with none); "
                         + "retry once it is ready");
-            } else {
-                io = (TensorIO<I, O>) served.io();
             }
         }
         if (outputs != null) {

@@ -112,6 +112,13 @@ public final class Multiplexer<H> implements AutoCloseable {
         H create(String model, String version);
 
         /**
+         * The entry that will pin {@code handle}, once, under the lock, before any request can reach either: lets a
+         * handle give its pin back ({@link Entry#release}) without looking its entry up again.
+         */
+        default void bound(H handle, Entry<H> entry) {
+        }
+
+        /**
          * Gives the model {@code count} replicas (0 unloads it: its replicas stop once their requests finished, and
          * its memory is freed); requests waiting in its queue are served once one serves. Never blocks.
          *
@@ -267,6 +274,7 @@ public final class Multiplexer<H> implements AutoCloseable {
                 return null;
             }
             entry = new Entry<>(this, model, hosting.create(model, candidate.version()), candidate);
+            hosting.bound(entry.handle, entry);
             Map<String, Entry<H>> next = new HashMap<>(models.get());
             next.put(model, entry);
             models.set(Map.copyOf(next));
@@ -300,17 +308,6 @@ public final class Multiplexer<H> implements AutoCloseable {
             throw e;
         }
         return entry;
-    }
-
-    /**
-     * Gives back the pin a request took on {@code model} with {@link #acquire} (as {@link Entry#release} does): a
-     * pinned entry is never removed, so the name finds it.
-     */
-    public void releasePin(String model) {
-        Entry<H> entry = models.get().get(model);
-        if (entry != null) {
-            entry.release();
-        }
     }
 
     /**
@@ -430,12 +427,16 @@ public final class Multiplexer<H> implements AutoCloseable {
 
     /** Under the lock: unloads {@code entry} from its last replica if no request holds it; whether it did. */
     private boolean unloadIfIdle(Entry<H> entry) {
-        if (entry.held.length == 0 || hosting.ongoing(entry.handle) > 0 || !entry.retire()) {
+        int[] held = entry.held;
+        if (held.length == 0 || hosting.ongoing(entry.handle) > 0 || !entry.retire()) {
             return false;
         }
-        for (int replica : entry.held) {
-            unloadFrom(entry, replica);
-        }
+        LOG.log(System.Logger.Level.INFO, "deployment ''{0}'': unloading model ''{1}'' from replica(s) {2}",
+                deployment, entry.model, Arrays.toString(held));
+        entry.held = NONE;
+        entry.calmSince = 0;
+        hosting.replicas(entry.handle, 0);
+        evictions.increment(held.length);
         entry.reinstate();
         return true;
     }

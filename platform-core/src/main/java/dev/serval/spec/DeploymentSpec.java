@@ -58,7 +58,7 @@ public record DeploymentSpec(
         Objects.requireNonNull(predictors, "predictors");
         Objects.requireNonNull(health, "health");
         Objects.requireNonNull(rollout, "rollout");
-        if (!NAME.matcher(name).matches()) {
+        if (!isName(name)) {
             throw new InvalidSpec("name", "must be 1-63 lower-case letters, digits, '.', '_' or '-', "
                     + "starting and ending with a letter or digit");
         }
@@ -77,6 +77,11 @@ public record DeploymentSpec(
                     : "'" + model.name() + "' is a glob: a multiplexed deployment, which needs its multiplexing "
                     + "settings");
         }
+    }
+
+    /** Whether {@code name} may name a deployment: 1-63 lower-case letters, digits, '.', '_' or '-'. */
+    public static boolean isName(String name) {
+        return NAME.matcher(name).matches();
     }
 
     /** A deployment with the default multiplexing settings when {@code model} is a glob. */

@@ -136,7 +136,7 @@ abstract class InferenceExchange<R, A> {
         }
         ServedDeployment found = routes.deployments().route(name,
                 context.request().getHeader(dev.serval.api.serving.DeploymentRegistry.MODEL_ID_HEADER));
-        if (found != null && found.owner() != null) {
+        if (found != null && found.pinned()) {
             context.addEndHandler(ignored -> found.release());
         }
         return found;

@@ -44,8 +44,6 @@ import org.jboss.logging.Logger;
 public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeployment>, Multiplexer.Catalog {
 
     private static final Logger LOG = Logger.getLogger(MultiplexedModels.class);
-    /** What a deployment name may be ({@code DeploymentSpec}): a repository model with another name is not served. */
-    private static final Pattern DEPLOYMENT_NAME = Pattern.compile("[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?");
 
     private final String name;
     private final Pattern glob;
@@ -148,11 +146,6 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
         return entry == null ? null : entry.handle();
     }
 
-    /** Gives back a request's pin on {@code model} (its entry outlives every pin). */
-    void release(String model) {
-        multiplexer.releasePin(model);
-    }
-
     /** {@link Deployments} only, under its lock: takes a changed config (the glob stays, see Deployments). */
     void update(DeploymentSpec next) {
         DeploymentSpec before = config;
@@ -188,7 +181,7 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
             if (!glob.matcher(model).matches() || versions.isEmpty()) {
                 return;
             }
-            if (!DEPLOYMENT_NAME.matcher(model).matches()) {
+            if (!DeploymentSpec.isName(model)) { // a repository model with another name is not served
                 report(model, "its name is not a deployment name (1-63 lower-case letters, digits, '.', '_' or '-')");
                 return;
             }
@@ -243,7 +236,12 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
         } catch (IllegalArgumentException e) {
             throw new NotReady("model '" + model + "' is still being unloaded after it left the repository; retry");
         }
-        return new ServedDeployment(deployment, new RequestMeters(deployment, registry), kind, spec, this);
+        return new ServedDeployment(deployment, new RequestMeters(deployment, registry), kind, spec);
+    }
+
+    @Override
+    public void bound(ServedDeployment model, Multiplexer.Entry<ServedDeployment> entry) {
+        model.pinnedThrough(entry);
     }
 
     @Override

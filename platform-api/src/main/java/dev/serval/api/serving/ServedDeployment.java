@@ -6,6 +6,7 @@ import dev.serval.spec.DeploymentSpec;
 import dev.serval.error.InvalidInput;
 import dev.serval.model.Embedding;
 import dev.serval.model.ModelKind;
+import dev.serval.multiplex.Multiplexer;
 import java.time.Duration;
 
 /**
@@ -14,15 +15,18 @@ import java.time.Duration;
  *
  * <p>Three sorts: a deployment of one model; a multiplexed deployment ({@link #multiplexed()}, whose {@code model} is
  * a glob), which serves no request itself but holds the models it matches; and one of those models, served by a
- * deployment of its own ({@link #owner()}), which a request pins while it runs ({@link #release()}).
+ * deployment of its own ({@link #pinned()}), which a request pins while it runs ({@link #release()}).
  */
 public final class ServedDeployment {
 
     private final Deployment<?, ?> deployment;
     private final RequestMeters meters;
     private final ModelKind kind;
-    /** For a model of a multiplexed deployment: that deployment's models; else null. */
-    private final MultiplexedModels owner;
+    /**
+     * For a model of a multiplexed deployment: its multiplexer entry, through which a request pins it; else null. Set
+     * once ({@link #pinnedThrough}) before the multiplexer publishes the model, so every request sees it.
+     */
+    private Multiplexer.Entry<ServedDeployment> pin;
     /** For a multiplexed deployment: its models; else null. */
     private final MultiplexedModels multiplexed;
     /**
@@ -33,17 +37,10 @@ public final class ServedDeployment {
     private volatile DeploymentSpec config;
 
     ServedDeployment(Deployment<?, ?> deployment, RequestMeters meters, ModelKind kind, DeploymentSpec initial) {
-        this(deployment, meters, kind, initial, null);
-    }
-
-    /** A model of a multiplexed deployment, served by {@code deployment}. */
-    ServedDeployment(Deployment<?, ?> deployment, RequestMeters meters, ModelKind kind, DeploymentSpec initial,
-            MultiplexedModels owner) {
         this.deployment = deployment;
         this.meters = meters;
         this.kind = kind;
         this.config = initial;
-        this.owner = owner;
         this.multiplexed = null;
     }
 
@@ -53,7 +50,6 @@ public final class ServedDeployment {
         this.meters = null;
         this.kind = null;
         this.config = multiplexed.config();
-        this.owner = null;
         this.multiplexed = multiplexed;
     }
 
@@ -78,15 +74,20 @@ public final class ServedDeployment {
         return multiplexed;
     }
 
-    /** The multiplexed deployment this model belongs to, or null. */
-    public MultiplexedModels owner() {
-        return owner;
+    /** Whether this is a model of a multiplexed deployment: a request pins it ({@link DeploymentRegistry#route}). */
+    public boolean pinned() {
+        return pin != null;
+    }
+
+    /** {@link MultiplexedModels} only, once, before the model is published: the entry that pins it. */
+    void pinnedThrough(Multiplexer.Entry<ServedDeployment> entry) {
+        pin = entry;
     }
 
     /** Gives back the pin a request took on a multiplexed model ({@link DeploymentRegistry#route}); else nothing. */
     public void release() {
-        if (owner != null) {
-            owner.release(name());
+        if (pin != null) {
+            pin.release();
         }
     }
 
