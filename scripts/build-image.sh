@@ -32,7 +32,7 @@ flock 9
 # --- 2. the fast-jar ----------------------------------------------------------------------------------------
 . "$ROOT/scripts/java-home.sh"
 if [ "${SERVAL_IMAGE_NO_PACKAGE:-false}" != true ]; then
-  if [ ! -f "$APP/quarkus-run.jar" ] || [ -n "$(find pom.xml platform-core/pom.xml platform-core/src platform-api/pom.xml \
+  if [ ! -f "$APP/quarkus-run.jar" ] || [ -n "$(find pom.xml platform-spi/pom.xml platform-spi/src platform-core/pom.xml platform-core/src platform-api/pom.xml \
         platform-api/src -newer "$APP/quarkus-run.jar" -type f -print -quit)" ]; then
     log "packaging Serval (./mvnw package -pl platform-api -am -DskipTests)"
     ./mvnw -q -B -ntp -DskipTests package -pl platform-api -am >&2 || die "packaging Serval failed"

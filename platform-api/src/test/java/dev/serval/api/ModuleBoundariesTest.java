@@ -25,12 +25,13 @@ class ModuleBoundariesTest {
 
     private static final Path API = Path.of("src/main/java");
     private static final Path CORE = Path.of("../platform-core/src/main/java");
+    private static final Path SPI = Path.of("../platform-spi/src/main/java");
     private static final Pattern IMPORT = Pattern.compile("^import\\s+(?:static\\s+)?([\\w.]+)\\s*;", Pattern.MULTILINE);
 
     /** The engine packages platform-api may use; the others (routing, replica, admission, ...) are internals. */
     private static final Set<String> FACADE = Set.of("dev.serval.spec", "dev.serval.deployment", "dev.serval.model",
             "dev.serval.tensor", "dev.serval.error", "dev.serval.health", "dev.serval.controller",
-            "dev.serval.autoscaling", "dev.serval.multiplex");
+            "dev.serval.autoscaling", "dev.serval.multiplex", "dev.serval.compose");
 
     @Test
     void theEdgeUsesOnlyTheEnginesFacadePackages() {
@@ -43,6 +44,12 @@ class ModuleBoundariesTest {
         assertEquals(List.of(), violations(CORE, (file, imported) -> imported.startsWith("io.quarkus.")
                 || imported.startsWith("io.vertx.") || imported.startsWith("jakarta.")
                 || imported.startsWith("io.smallrye.")));
+    }
+
+    @Test
+    void theHandlerSpiDependsOnNothingButTheJdk() {
+        assertEquals(List.of(), violations(SPI, (file, imported) -> !imported.startsWith("java.")
+                && !imported.startsWith("dev.serval.spi.")));
     }
 
     @Test

@@ -308,8 +308,17 @@ public final class Deployment<I, O> implements AutoCloseable {
      * @throws InvalidInput when a tensor does not fit the model or a requested output is unknown, or as {@link #submit}
      * @throws NotReady     as {@link #submit}
      */
-    @SuppressWarnings("unchecked")
     public CompletableFuture<Inference> infer(Tensors request, List<String> outputs) {
+        return infer(request, outputs, dev.serval.compose.CallContext.NONE);
+    }
+
+    /**
+     * {@link #infer(Tensors, List)} on behalf of {@code context} (the request's id and deadline), which a model that
+     * calls other deployments passes on to them ({@link dev.serval.compose.Handle}); other kinds ignore it.
+     */
+    @SuppressWarnings("unchecked")
+    public CompletableFuture<Inference> infer(Tensors request, List<String> outputs,
+            dev.serval.compose.CallContext context) {
         RoutingSnapshot<I, O> snapshot = router.snapshot();
         RoutableReplica<I, O> newest = snapshot.newest();
         TensorIO<I, O> io;
@@ -334,14 +343,22 @@ public final class Deployment<I, O> implements AutoCloseable {
         if (outputs != null) {
             Inference.checkRequested(outputs, uniformSignature(snapshot));
         }
-        List<I> inputs = io.inputs(request);
-        CompletableFuture<List<O>> routed = route(snapshot, inputs);
+        List<I> inputs = io.inputs(request, context);
+        CompletableFuture<List<O>> routed;
+        try {
+            routed = route(snapshot, inputs);
+        } catch (RuntimeException refused) {
+            io.watch(inputs, CompletableFuture.failedFuture(refused));
+            throw refused;
+        }
         int count = inputs.size();
-        return Answering.of(routed, answer -> {
+        CompletableFuture<Inference> answering = Answering.of(routed, answer -> {
             RoutableReplica<I, O> answered = Router.servedBy(routed);
             return answered == null ? new Inference(io.outputs(answer), spec.version(), count)
                     : new Inference(answered.model().io().outputs(answer), answered.version(), count);
         });
+        io.watch(inputs, answering);
+        return answering;
     }
 
     /**

@@ -17,4 +17,13 @@ import dev.serval.spec.DeploymentSpec;
 public interface ModelLoader<I, O> {
 
     Model<I, O> load(DeploymentSpec spec) throws Exception;
+
+    /**
+     * Whether each replica loads a model of its own instead of sharing its version's: true for models that hold
+     * per-replica state (a custom handler: its own instance and class loader, so that a replacement starts afresh).
+     * By default false: weights are loaded once per version.
+     */
+    default boolean perReplica() {
+        return false;
+    }
 }

@@ -65,7 +65,7 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
 
     @Override
     public void start(DeploymentSpec spec, ReplicaRecord record, ReplicaEvents<I, O> events) {
-        ReplicaHandle<I, O> handle = new ReplicaHandle<>(SharedModels.key(spec), record.name());
+        ReplicaHandle<I, O> handle = new ReplicaHandle<>(SharedModels.key(spec, loader, record.id()), record.name());
         handles.put(record.id(), handle);
         work.execute(() -> startNow(spec, record, handle, events));
     }
@@ -77,7 +77,7 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
         Model<I, O> model = null;
         Replica<I, O> replica;
         try {
-            model = models.acquire(spec, loader, metrics);
+            model = models.acquire(handle.model, spec, loader, metrics);
             if (abandoned(handle)) {
                 LOG.log(System.Logger.Level.INFO, "replica {0} was stopped while its model loaded; releasing the model",
                         record.name());
@@ -95,9 +95,9 @@ final class PooledReplicaLauncher<I, O> implements ReplicaLauncher<I, O> {
             metrics.replicaStartFailed();
             if (model != null) {
                 if (stuck(t)) {
-                    models.releaseLeaked(SharedModels.key(spec), record.name());
+                    models.releaseLeaked(handle.model, record.name());
                 } else {
-                    models.release(SharedModels.key(spec));
+                    models.release(handle.model);
                 }
             }
             handles.remove(id, handle);

@@ -26,10 +26,16 @@ final class SharedModels<I, O> {
 
     /** The model for {@code spec}'s version, loading it if no replica holds it; blocks while it loads. */
     Model<I, O> acquire(DeploymentSpec spec, ModelLoader<I, O> loader, DeploymentMetrics metrics) throws Exception {
+        return acquire(key(spec), spec, loader, metrics);
+    }
+
+    /** The model under {@code key} ({@link #key(DeploymentSpec, ModelLoader, long)}), loading it if nobody holds it. */
+    Model<I, O> acquire(Key key, DeploymentSpec spec, ModelLoader<I, O> loader, DeploymentMetrics metrics)
+            throws Exception {
         Entry<I, O> entry;
         boolean load;
         synchronized (this) {
-            entry = loaded.computeIfAbsent(key(spec), model -> new Entry<>());
+            entry = loaded.computeIfAbsent(key, model -> new Entry<>());
             entry.references++;
             load = entry.model == null;
             if (load) {
@@ -48,7 +54,7 @@ final class SharedModels<I, O> {
         try {
             return entry.model.get();
         } catch (ExecutionException e) {
-            release(key(spec));
+            release(key);
             Throwable cause = e.getCause();
             while (cause instanceof CompletionException && cause.getCause() != null) {
                 cause = cause.getCause();
@@ -65,11 +71,21 @@ final class SharedModels<I, O> {
      */
     static Key key(DeploymentSpec spec) {
         return new Key(spec.model(), spec.version(), spec.predictors().intraOpThreads(),
-                spec.batching().batchInvariance());
+                spec.batching().batchInvariance(), 0);
     }
 
-    /** {@link #key}: the model reference (name and loader options), version, intra-op threads and batch invariance. */
-    record Key(ModelReference model, String version, int intraOpThreads, boolean batchInvariance) {
+    /** {@link #key}, or for a loader that loads per replica ({@link ModelLoader#perReplica}), replica {@code id}'s own. */
+    static Key key(DeploymentSpec spec, ModelLoader<?, ?> loader, long replica) {
+        Key shared = key(spec);
+        return loader.perReplica() ? new Key(shared.model, shared.version, shared.intraOpThreads,
+                shared.batchInvariance, replica) : shared;
+    }
+
+    /**
+     * {@link #key}: the model reference (name and loader options), version, intra-op threads and batch invariance;
+     * {@code replica} is the one replica whose model it is, or 0 when shared.
+     */
+    record Key(ModelReference model, String version, int intraOpThreads, boolean batchInvariance, long replica) {
 
         /** As the logs name a model: {@code all-minilm-l6-v2@1}. */
         @Override

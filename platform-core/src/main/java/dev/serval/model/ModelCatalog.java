@@ -33,6 +33,26 @@ public final class ModelCatalog {
      */
     public static Model<?, ?> load(ModelDescriptor descriptor, Path file, Path tokenizer, LoadOptions options)
             throws IOException {
+        return load(descriptor, file, tokenizer, options, null);
+    }
+
+    /** How long a pipeline's load waits for a step that is still starting. */
+    public static final java.time.Duration STEP_READY_WAIT = java.time.Duration.ofSeconds(120);
+
+    /**
+     * {@link #load(ModelDescriptor, Path, Path, LoadOptions)}, for any kind: the composite kinds (pipeline, java) also
+     * need {@code composition} (the loading deployment, its version folder, the deployments it may call); a java
+     * model's jar is {@code file}, resolved inside the version folder by the caller.
+     *
+     * @throws IllegalArgumentException also when a composite kind comes without {@code composition}, or a pipeline's
+     *                                  steps do not line up
+     */
+    public static Model<?, ?> load(ModelDescriptor descriptor, Path file, Path tokenizer, LoadOptions options,
+            dev.serval.compose.Composition composition) throws IOException {
+        if (descriptor.kind().composite() && composition == null) {
+            throw new IllegalArgumentException("a " + descriptor.kind().id() + " model calls deployments: it is "
+                    + "loaded by a deployment of the server");
+        }
         LoadOptions resolved = options.orMaxLength(descriptor.maxLength());
         return switch (descriptor.kind()) {
             case TEXT_EMBEDDING -> TextModels.embedding(file, tokenizer, descriptor.output(), descriptor.engine(),
@@ -41,6 +61,10 @@ public final class ModelCatalog {
                     descriptor.output(), descriptor.engine(), resolved);
             case TENSOR -> TensorModels.load(file, descriptor.engine(), options);
             case NOOP -> new NoopModel();
+            case PIPELINE -> dev.serval.compose.PipelineModel.load(composition,
+                    (dev.serval.compose.Composite.Pipeline) descriptor.composite(), STEP_READY_WAIT);
+            case JAVA -> dev.serval.compose.JavaHandlerModel.load(composition,
+                    (dev.serval.compose.Composite.JavaHandler) descriptor.composite(), file);
         };
     }
 }

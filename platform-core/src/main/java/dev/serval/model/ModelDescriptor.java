@@ -20,9 +20,10 @@ import java.util.Objects;
  *                    outputs keep their graph names
  * @param engine      ONNX Runtime session options passed through DJL, checked ({@link OnnxOptions}); none for noop
  * @param description free text for people
+ * @param composite   a pipeline's steps or a custom handler's jar and class; null for every other kind
  */
 public record ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
-        String output, OnnxOptions engine, String description) {
+        String output, OnnxOptions engine, String description, dev.serval.compose.Composite composite) {
 
     /**
      * @throws IllegalArgumentException when a kind without a graph has engine options, or a kind that reads no single
@@ -32,8 +33,19 @@ public record ModelDescriptor(ModelKind kind, String file, String tokenizer, int
         Objects.requireNonNull(kind, "kind");
         labels = List.copyOf(labels);
         Objects.requireNonNull(engine, "engine");
-        if (kind == ModelKind.NOOP && !engine.values().isEmpty()) {
-            throw new IllegalArgumentException("a noop model runs no ONNX graph and takes no engine options");
+        if ((kind == ModelKind.NOOP || kind.composite()) && !engine.values().isEmpty()) {
+            throw new IllegalArgumentException("a " + kind.id() + " model runs no ONNX graph and takes no engine "
+                    + "options");
+        }
+        boolean fits = switch (kind) {
+            case PIPELINE -> composite instanceof dev.serval.compose.Composite.Pipeline;
+            case JAVA -> composite instanceof dev.serval.compose.Composite.JavaHandler;
+            default -> composite == null;
+        };
+        if (!fits) {
+            throw new IllegalArgumentException(kind == ModelKind.PIPELINE ? "a pipeline needs its steps"
+                    : kind == ModelKind.JAVA ? "a java model needs its jar and class"
+                    : "a " + kind.id() + " model has no steps, jar or class");
         }
         if (output == null || output.isEmpty()) {
             output = kind.defaultOutput();
@@ -41,6 +53,12 @@ public record ModelDescriptor(ModelKind kind, String file, String tokenizer, int
             throw new IllegalArgumentException("a " + kind.id() + " model reads no single output; 'output' is for "
                     + "text kinds");
         }
+    }
+
+    /** A descriptor of a kind that is not composite (no steps, no handler). */
+    public ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
+            String output, OnnxOptions engine, String description) {
+        this(kind, file, tokenizer, maxLength, labels, output, engine, description, null);
     }
 
     /**

@@ -17,7 +17,11 @@ public enum ModelKind {
     /** Any ONNX model: OIP input tensors map by name to the model's inputs, outputs back. */
     TENSOR("tensor", ""),
     /** Returns its input tensors unchanged: the platform's own overhead, for benchmarks. */
-    NOOP("noop", "");
+    NOOP("noop", ""),
+    /** Deployments called in turn, each step's outputs the next one's inputs ({@code steps}). */
+    PIPELINE("pipeline", ""),
+    /** A custom handler: Java code from a jar in the version folder ({@code jar}, {@code class}). */
+    JAVA("java", "");
 
     private final String id;
     private final String defaultOutput;
@@ -27,7 +31,10 @@ public enum ModelKind {
         this.defaultOutput = defaultOutput;
     }
 
-    /** The name descriptors use: {@code text-embedding}, {@code text-classification}, {@code tensor}, {@code noop}. */
+    /**
+     * The name descriptors use: {@code text-embedding}, {@code text-classification}, {@code tensor}, {@code noop},
+     * {@code pipeline}, {@code java}.
+     */
     public String id() {
         return id;
     }
@@ -39,6 +46,14 @@ public enum ModelKind {
      */
     public String defaultOutput() {
         return defaultOutput;
+    }
+
+    /**
+     * Whether the kind calls other deployments or runs the user's code (pipeline, java): a whole request is one
+     * {@link dev.serval.compose.Invocation} that carries the caller's context, and the model runs no ONNX graph.
+     */
+    public boolean composite() {
+        return this == PIPELINE || this == JAVA;
     }
 
     /** Whether the kind is a text model: a tokenizer in front of an ONNX graph, one result per text. */
@@ -53,6 +68,9 @@ public enum ModelKind {
      */
     @SuppressWarnings("unchecked")
     public <I, O> TensorIO<I, O> inputsBeforeLoad() {
+        if (composite()) {
+            return (TensorIO<I, O>) dev.serval.compose.InvocationIO.instance();
+        }
         boolean text = text();
         return (TensorIO<I, O>) new TensorIO<Object, Object>() {
             @Override

@@ -4,6 +4,7 @@ import dev.serval.admission.RetryAfter;
 import dev.serval.error.InferenceFailed;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
+import dev.serval.error.ServalException;
 import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.model.Predictor;
 import java.util.List;
@@ -118,11 +119,15 @@ final class BatchRunner<I, O> {
         return true;
     }
 
-    /** Fails the request of an input that failed on its own: as bad input when the model said so, else as a failure. */
+    /**
+     * Fails the request of an input that failed on its own: as bad input when the model said so, with the answer of a
+     * deployment it called when a composite model passes one on (a step's refusal or failure, already logged there),
+     * else as this model's failure.
+     */
     private void failAlone(InputTask<I, O> task, Throwable failure) {
-        InvalidInput invalid = invalidInput(failure);
-        if (invalid != null) {
-            task.request().fail(invalid);
+        ServalException answer = requestOutcome(failure);
+        if (answer != null) {
+            task.request().fail(answer);
             return;
         }
         LOG.log(System.Logger.Level.ERROR, "replica " + replica + ": model '" + deployment + "' failed on input "
@@ -136,12 +141,15 @@ final class BatchRunner<I, O> {
         }
     }
 
-    /** The {@link InvalidInput} that {@code failure} is or wraps (engines wrap what a translator throws), or null. */
-    private static InvalidInput invalidInput(Throwable failure) {
+    /**
+     * The request outcome {@code failure} is or wraps (engines wrap what a translator throws): an {@link InvalidInput},
+     * or any answer of another deployment that a composite model called; null for a failure of the model itself.
+     */
+    private static ServalException requestOutcome(Throwable failure) {
         Throwable cause = failure;
         for (int depth = 0; cause != null && depth < 8; depth++, cause = cause.getCause()) {
-            if (cause instanceof InvalidInput invalid) {
-                return invalid;
+            if (cause instanceof ServalException outcome) {
+                return outcome;
             }
         }
         return null;

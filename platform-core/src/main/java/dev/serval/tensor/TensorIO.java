@@ -21,6 +21,22 @@ public interface TensorIO<I, O> {
      */
     List<I> inputs(Tensors request);
 
+    /**
+     * The inputs of one request made on behalf of {@code context} (its id and deadline). Only the kinds that call
+     * other deployments keep the context ({@link dev.serval.compose.InvocationIO}); by default, {@link #inputs(Tensors)}.
+     */
+    default List<I> inputs(Tensors request, dev.serval.compose.CallContext context) {
+        return inputs(request);
+    }
+
+    /**
+     * Tells {@code inputs} (made by this mapping) when their request is over: {@code answer} is the request's future.
+     * By default nothing: only inputs that start calls of their own need to know
+     * ({@link dev.serval.compose.Invocation#end}).
+     */
+    default void watch(List<I> inputs, java.util.concurrent.CompletableFuture<?> answer) {
+    }
+
     /** The output tensors for one request's outputs, in the order of {@code inputs}. */
     Tensors outputs(List<O> outputs);
 }

@@ -30,7 +30,7 @@ final class EmbeddingsExchange extends InferenceExchange<EmbeddingsRequest, List
     }
 
     @Override
-    CompletableFuture<List<Embedding>> infer(EmbeddingsRequest request) {
+    CompletableFuture<List<Embedding>> infer(EmbeddingsRequest request, long deadlineMillis) {
         return served.embeddings().embed(request.texts(), request.dimensions());
     }
 

@@ -115,8 +115,17 @@ abstract class InferenceExchange<R, A> {
         return -1;
     }
 
-    /** Hands the request to {@link #served}'s deployment; never blocks. */
-    abstract CompletableFuture<A> infer(R request);
+    /**
+     * Hands the request to {@link #served}'s deployment; never blocks.
+     *
+     * @param deadlineMillis the request's time budget from now, which deployments it calls inherit
+     */
+    abstract CompletableFuture<A> infer(R request, long deadlineMillis);
+
+    /** The request's id ({@value RequestIds#HEADER}), as {@link RequestIds} answered it. */
+    String requestId() {
+        return context.response().headers().get(RequestIds.HEADER);
+    }
 
     /** How many inputs an answered request carried, for the meters. */
     abstract int inputs(R request, A answer);
@@ -205,7 +214,7 @@ abstract class InferenceExchange<R, A> {
             if (deadline <= 0) {
                 throw new DeadlineExceeded("the request's deadline of 0 ms passed before it could be queued");
             }
-            result = infer(request);
+            result = infer(request, deadline);
         } catch (Throwable e) {
             fail(e);
             return;

@@ -1,6 +1,7 @@
 package dev.serval.api.http;
 
 import dev.serval.api.serving.ServedDeployment;
+import dev.serval.compose.CallContext;
 import dev.serval.deployment.Inference;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.RoutingContext;
@@ -49,10 +50,12 @@ final class OipExchange extends InferenceExchange<OipRequest, Inference> {
      * a rolling update has two serving, the encoder checks them against the outputs of the version that answered.
      */
     @Override
-    CompletableFuture<Inference> infer(OipRequest request) {
+    CompletableFuture<Inference> infer(OipRequest request, long deadlineMillis) {
         List<String> outputs = request.outputs() == null ? null
                 : request.outputs().stream().map(OipRequest.Output::name).toList();
-        return served.deployment().infer(request.inputs(), outputs);
+        // A pipeline or a handler passes the request's id and deadline on to the deployments it calls.
+        CallContext call = served.kind().composite() ? CallContext.of(requestId(), deadlineMillis) : CallContext.NONE;
+        return served.deployment().infer(request.inputs(), outputs, call);
     }
 
     @Override

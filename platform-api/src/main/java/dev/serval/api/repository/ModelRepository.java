@@ -40,7 +40,10 @@ public final class ModelRepository {
 
     private static final Pattern PLAIN_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
     private static final Set<String> DESCRIPTOR_FIELDS =
-            Set.of("kind", "file", "tokenizer", "max_length", "labels", "output", "engine", "description");
+            Set.of("kind", "file", "tokenizer", "max_length", "labels", "output", "engine", "description", "steps",
+                    "jar", "class");
+    /** The most steps a pipeline may have. */
+    public static final int MAX_STEPS = 16;
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
     private final Path root;
@@ -62,9 +65,10 @@ public final class ModelRepository {
     /** One model version found in the repository, its folder and its descriptor. */
     public record ModelVersion(String name, String version, Path directory, ModelDescriptor descriptor) {
 
-        /** The descriptor's {@code file}, inside the version folder. */
+        /** The descriptor's {@code file} (a java model's {@code jar}), inside the version folder. */
         public Path file() {
-            return directory.resolve(descriptor.file());
+            return directory.resolve(descriptor.composite() instanceof dev.serval.compose.Composite.JavaHandler handler
+                    ? handler.jar() : descriptor.file());
         }
 
         /** The descriptor's {@code tokenizer}, inside the version folder. */
@@ -95,7 +99,9 @@ public final class ModelRepository {
         }
         String where = "model '" + name + "' version '" + version + "': " + DESCRIPTOR;
         ModelDescriptor descriptor = readDescriptor(versionDir, where);
-        if (descriptor.kind() != ModelKind.NOOP) {
+        if (descriptor.composite() instanceof dev.serval.compose.Composite.JavaHandler handler) {
+            requireFile(versionDir, handler.jar(), where, "jar");
+        } else if (descriptor.kind() != ModelKind.NOOP && descriptor.kind() != ModelKind.PIPELINE) {
             requireFile(versionDir, descriptor.file(), where, "file");
         }
         if (descriptor.kind().text()) {
@@ -257,14 +263,108 @@ public final class ModelRepository {
             output = outputNode.textValue();
         }
         Map<String, String> engine = engine(node.get("engine"), kind, where);
+        dev.serval.compose.Composite composite = composite(node, kind, where);
         JsonNode description = node.get("description");
         try {
-            return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, output, engine,
-                    description == null ? "" : description.asText());
+            return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, output,
+                    dev.serval.model.onnx.OnnxOptions.of(engine), description == null ? "" : description.asText(),
+                    composite);
         } catch (IllegalArgumentException e) {
             // every other field was checked above with its own message: what the descriptor refuses is an engine option
             throw new IllegalArgumentException(where + ": field 'engine': " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * A pipeline's {@code steps} or a java model's {@code jar} and {@code class}, checked; null for the other kinds,
+     * which must have none of them.
+     */
+    private static dev.serval.compose.Composite composite(JsonNode node, ModelKind kind, String where) {
+        for (String field : List.of("steps", "jar", "class")) {
+            boolean own = kind == ModelKind.PIPELINE ? field.equals("steps") : kind == ModelKind.JAVA && !field.equals("steps");
+            if (node.has(field) && !own) {
+                throw new IllegalArgumentException(where + ": field '" + field + "' is for " + (field.equals("steps")
+                        ? "a pipeline" : "a java model") + ", not a " + kind.id() + " model");
+            }
+        }
+        if (kind == ModelKind.JAVA) {
+            if (node.has("file") || node.has("tokenizer")) {
+                throw new IllegalArgumentException(where + ": a java model names its jar with 'jar', not 'file'");
+            }
+            String jar = relativePath(node, "jar", null, where);
+            if (jar == null || !jar.endsWith(".jar")) {
+                throw new IllegalArgumentException(where + ": a java model needs 'jar', the handler's jar file "
+                        + "(*.jar) in the version folder");
+            }
+            JsonNode className = node.get("class");
+            if (className == null || !className.isTextual() || !JAVA_CLASS.matcher(className.textValue()).matches()) {
+                throw new IllegalArgumentException(where + ": a java model needs 'class', the fully qualified name of "
+                        + "its dev.serval.spi.Handler (for example com.example.MyHandler), not " + className);
+            }
+            return new dev.serval.compose.Composite.JavaHandler(jar, className.textValue());
+        }
+        if (kind != ModelKind.PIPELINE) {
+            return null;
+        }
+        JsonNode steps = node.get("steps");
+        if (steps == null || !steps.isArray() || steps.isEmpty() || steps.size() > MAX_STEPS) {
+            throw new IllegalArgumentException(where + ": a pipeline needs 'steps', a list of 1 to " + MAX_STEPS
+                    + " steps such as '- deployment: echo'");
+        }
+        List<dev.serval.compose.PipelineStep> parsed = new ArrayList<>();
+        for (int i = 0; i < steps.size(); i++) {
+            parsed.add(step(steps.get(i), i, where + ": steps[" + i + "]"));
+        }
+        return new dev.serval.compose.Composite.Pipeline(parsed);
+    }
+
+    private static final Pattern JAVA_CLASS =
+            Pattern.compile("[A-Za-z_$][A-Za-z0-9_$]*(\\.[A-Za-z_$][A-Za-z0-9_$]*){0,63}");
+
+    private static dev.serval.compose.PipelineStep step(JsonNode step, int index, String where) {
+        if (step == null || !step.isObject()) {
+            throw new IllegalArgumentException(where + " must be a mapping such as 'deployment: echo'");
+        }
+        for (Iterator<String> names = step.fieldNames(); names.hasNext(); ) {
+            String field = names.next();
+            if (!field.equals("deployment") && !field.equals("inputs")) {
+                throw new IllegalArgumentException(where + ": unknown field '" + field + "'; known fields: "
+                        + "[deployment, inputs]");
+            }
+        }
+        JsonNode deployment = step.get("deployment");
+        if (deployment == null || !deployment.isTextual()
+                || !dev.serval.spec.DeploymentSpec.isName(deployment.textValue())) {
+            throw new IllegalArgumentException(where + ": 'deployment' must name a deployment, not " + deployment);
+        }
+        Map<String, String> inputs = new LinkedHashMap<>();
+        JsonNode mapping = step.get("inputs");
+        if (mapping != null) {
+            if (index == 0) {
+                throw new IllegalArgumentException(where + ": the first step takes the request's tensors as they are; "
+                        + "'inputs' maps a previous step's outputs");
+            }
+            if (!mapping.isObject() || mapping.size() > 64) {
+                throw new IllegalArgumentException(where + ": 'inputs' must be a mapping of at most 64 entries "
+                        + "'previous output: this step's input'");
+            }
+            java.util.Set<String> targets = new java.util.HashSet<>();
+            for (Iterator<Map.Entry<String, JsonNode>> it = mapping.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> entry = it.next();
+                JsonNode to = entry.getValue();
+                if (!to.isTextual() || to.textValue().isEmpty() || to.textValue().length() > 256
+                        || entry.getKey().isEmpty() || entry.getKey().length() > 256) {
+                    throw new IllegalArgumentException(where + ": 'inputs' maps output names to input names (1 to 256 "
+                            + "characters each), not '" + entry.getKey() + "': " + to);
+                }
+                if (!targets.add(to.textValue())) {
+                    throw new IllegalArgumentException(where + ": 'inputs' maps two outputs to '" + to.textValue()
+                            + "'");
+                }
+                inputs.put(entry.getKey(), to.textValue());
+            }
+        }
+        return new dev.serval.compose.PipelineStep(deployment.textValue(), inputs);
     }
 
     /**

@@ -8,6 +8,7 @@ import dev.serval.deployment.ModelLoader;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.error.UnknownDeployment;
 import dev.serval.model.Model;
+import dev.serval.model.ModelDescriptor;
 import dev.serval.model.ModelKind;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.MultiplexSpec;
@@ -142,6 +143,7 @@ public class Deployments {
         after.put(next.name(), next);
         checkServerLimits(after.values(), source);
         checkAddresses(after.values(), source);
+        checkSteps(after.values(), source);
         ServedDeployment current = byName.get(next.name());
         Map<String, ServedDeployment> changed = new LinkedHashMap<>(byName);
         if (current == null) {
@@ -162,6 +164,7 @@ public class Deployments {
         configs.forEach(c -> checkWith(c, source));
         checkServerLimits(configs, source);
         checkAddresses(configs, source);
+        checkSteps(configs, source);
         Map<String, ServedDeployment> byName = deployments.byName();
         Map<String, ServedDeployment> changed = new LinkedHashMap<>();
         for (DeploymentSpec next : configs) {
@@ -279,6 +282,38 @@ public class Deployments {
         }
     }
 
+    /**
+     * Refuses a pipeline whose steps are not among {@code all} (the deployments once the change is applied), or that
+     * calls itself. Whether the steps' tensors line up is checked when the pipeline loads, against the steps' models.
+     */
+    private void checkSteps(Collection<DeploymentSpec> all, String source) {
+        java.util.Set<String> names = new java.util.HashSet<>();
+        all.forEach(spec -> names.add(spec.name()));
+        for (DeploymentSpec spec : all) {
+            if (spec.isMultiplexed() || !sourceFor(spec, source).equals(repository())) {
+                continue;
+            }
+            ModelDescriptor descriptor;
+            try {
+                descriptor = repository().repository().resolve(spec.model().name(), spec.version()).descriptor();
+            } catch (IllegalArgumentException e) {
+                continue; // refused with its own message by checkWith
+            }
+            if (!(descriptor.composite() instanceof dev.serval.compose.Composite.Pipeline pipeline)) {
+                continue;
+            }
+            for (int i = 0; i < pipeline.steps().size(); i++) {
+                String step = pipeline.steps().get(i).deployment();
+                if (step.equals(spec.name()) || !names.contains(step)) {
+                    throw new InvalidConfig(source, spec.name(), "model", "pipeline '" + spec.model().name()
+                            + "' step " + (i + 1) + " calls deployment '" + step + "', " + (step.equals(spec.name())
+                            ? "the pipeline itself" : "which is not deployed (deployments: "
+                            + String.join(", ", names.stream().sorted().toList()) + ")"));
+                }
+            }
+        }
+    }
+
     /** The model repository's source (multiplexed deployments serve its models). */
     private RepositoryModelSource repository() {
         for (ModelSource candidate : sources) {
@@ -347,7 +382,7 @@ public class Deployments {
         DeploymentSpec spec = initial;
         Deployment<Object, Object> deployment;
         try {
-            deployment = engine.deploy(spec, loader(source), kind.inputsBeforeLoad());
+            deployment = engine.deploy(spec, loader(source, kind), kind.inputsBeforeLoad());
         } catch (IllegalArgumentException e) {
             throw new dev.serval.api.http.ApiError(409, "deployment '" + initial.name()
                     + "' is still shutting down after a delete; try again when it is gone");
@@ -363,11 +398,23 @@ public class Deployments {
     /**
      * The loader of a deployment served by {@code source}: it loads exactly the spec the engine hands it (its model
      * reference carries the loader options), never the deployment's current config, which may have moved on to
-     * another version while the replica was starting.
+     * another version while the replica was starting. A custom handler ({@code kind: java}) is loaded once per
+     * replica (its own instance and class loader); every other kind once per version.
      */
-    @SuppressWarnings("unchecked")
-    static ModelLoader<Object, Object> loader(ModelSource source) {
-        return spec -> (Model<Object, Object>) source.load(spec);
+    static ModelLoader<Object, Object> loader(ModelSource source, ModelKind kind) {
+        boolean perReplica = kind == ModelKind.JAVA;
+        return new ModelLoader<>() {
+            @Override
+            @SuppressWarnings("unchecked")
+            public Model<Object, Object> load(DeploymentSpec spec) throws Exception {
+                return (Model<Object, Object>) source.load(spec);
+            }
+
+            @Override
+            public boolean perReplica() {
+                return perReplica;
+            }
+        };
     }
 
     private static void update(ServedDeployment served, DeploymentSpec next) {

@@ -232,7 +232,7 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
         DeploymentSpec spec = modelSpec(config, model, version, 0);
         Deployment<Object, Object> deployment;
         try {
-            deployment = engine.deployOnDemand(spec, Deployments.loader(source), kind.inputsBeforeLoad());
+            deployment = engine.deployOnDemand(spec, Deployments.loader(source, kind), kind.inputsBeforeLoad());
         } catch (IllegalArgumentException e) {
             throw new NotReady("model '" + model + "' is still being unloaded after it left the repository; retry");
         }

@@ -2,11 +2,15 @@ package dev.serval.api.serving;
 
 import dev.serval.api.config.ServalConfig;
 import dev.serval.api.repository.ModelRepository;
+import dev.serval.compose.Callees;
+import dev.serval.compose.Composition;
+import dev.serval.deployment.Deployment;
 import dev.serval.model.Model;
 import dev.serval.model.ModelCatalog;
 import dev.serval.model.ModelFiles;
 import dev.serval.model.ModelKind;
 import dev.serval.spec.DeploymentSpec;
+import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.inject.Singleton;
 import java.util.Map;
 
@@ -23,9 +27,23 @@ public class RepositoryModelSource implements ModelSource {
     private static final String BUNDLED_TOKENIZER = "all-minilm-l6-v2-q-tokenizer.json";
 
     private final ModelRepository repository;
+    /** The deployments a pipeline or a handler calls: the plain deployments this server runs now, by name. */
+    private final Callees callees;
 
-    RepositoryModelSource(ServalConfig config) {
+    RepositoryModelSource(ServalConfig config, DeploymentRegistry deployments, MeterRegistry meters) {
         this.repository = new ModelRepository(config.repository().path());
+        this.callees = new Callees() {
+            @Override
+            public Deployment<?, ?> find(String name) {
+                ServedDeployment served = deployments.plain(name);
+                return served == null ? null : served.deployment();
+            }
+
+            @Override
+            public MeterRegistry meters() {
+                return meters;
+            }
+        };
         installBundled(repository);
     }
 
@@ -64,6 +82,7 @@ public class RepositoryModelSource implements ModelSource {
     @Override
     public Model<?, ?> load(DeploymentSpec spec) throws Exception {
         ModelRepository.ModelVersion found = repository.resolve(spec.model().name(), spec.version());
-        return ModelCatalog.load(found.descriptor(), found.file(), found.tokenizer(), spec.loadOptions());
+        return ModelCatalog.load(found.descriptor(), found.file(), found.tokenizer(), spec.loadOptions(),
+                new Composition(spec.name(), found.directory(), callees));
     }
 }

@@ -46,7 +46,7 @@ class DescriptorLoadingTest {
     @BeforeAll
     static void createRepository() throws IOException {
         Path root = temp.resolve("repository");
-        source = new RepositoryModelSource(config(root));
+        source = new RepositoryModelSource(config(root), new DeploymentRegistry(), new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
         Path tokenizer = root.resolve("all-minilm-l6-v2").resolve("1").resolve("tokenizer.json"); // bundled
         version(root, "encoder", "1", "kind: text-embedding\nmax_length: 64\n",
                 Map.of("model.onnx", CORE_MODELS.resolve("tiny-fp32-encoder/model.onnx"), "tokenizer.json", tokenizer));

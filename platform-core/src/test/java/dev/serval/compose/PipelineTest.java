@@ -1,0 +1,295 @@
+package dev.serval.compose;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.serval.deployment.Deployment;
+import dev.serval.deployment.Inference;
+import dev.serval.deployment.ServingEngine;
+import dev.serval.error.DeadlineExceeded;
+import dev.serval.error.NotReady;
+import dev.serval.error.Overloaded;
+import dev.serval.model.Model;
+import dev.serval.model.ModelKind;
+import dev.serval.model.ModelSignature;
+import dev.serval.model.Predictor;
+import dev.serval.model.TensorSignature;
+import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.PredictorSpec;
+import dev.serval.tensor.Tensor;
+import dev.serval.tensor.TensorIO;
+import dev.serval.tensor.Tensors;
+import dev.serval.tensor.WholeRequestIO;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Pipelines on a real engine with fake step models: the steps run in turn with renamed tensors, the load refuses
+ * pipelines whose steps do not line up, a step's refusal is the pipeline's answer, and ending a pipeline request
+ * (cancelled, past its deadline) ends the step it waits for.
+ */
+class PipelineTest {
+
+    private static final long WAIT_SECONDS = 10;
+
+    private final ServingEngine engine = new ServingEngine(Duration.ofMillis(20), System::nanoTime);
+    private final MeterRegistry meters = new SimpleMeterRegistry();
+    private final Map<String, Deployment<?, ?>> deployments = new ConcurrentHashMap<>();
+    private final Callees callees = new Callees() {
+        @Override
+        public Deployment<?, ?> find(String name) {
+            return deployments.get(name);
+        }
+
+        @Override
+        public MeterRegistry meters() {
+            return meters;
+        }
+    };
+    private final Semaphore gate = new Semaphore(0);
+
+    @AfterEach
+    void close() {
+        gate.release(10_000);
+        engine.close();
+    }
+
+    /** A step: {@code out = factor * in + offset}, FP32, optionally held at {@code gate} before answering. */
+    private Deployment<Tensors, Tensors> affine(String name, String in, String out, float factor, float offset,
+            boolean gated, int maxQueued) throws Exception {
+        DeploymentSpec defaults = DeploymentSpec.defaults(name, "fake:");
+        DeploymentSpec spec = defaults.withPredictors(new PredictorSpec(1, 1, false))
+                .withAdmission(defaults.admission().withMaxOngoingRequests(1).withMaxQueuedRequests(maxQueued));
+        Deployment<Tensors, Tensors> deployment = engine.deploy(spec,
+                ignored -> new Affine(in, out, factor, offset, gated ? gate : null), WholeRequestIO.instance());
+        deployment.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
+        deployments.put(name, deployment);
+        return deployment;
+    }
+
+    private Deployment<Invocation, Tensors> pipeline(String name, PipelineStep... steps) throws Exception {
+        DeploymentSpec spec = DeploymentSpec.defaults(name, "fake:").withPredictors(new PredictorSpec(2, 1, false));
+        Composite.Pipeline pipeline = new Composite.Pipeline(List.of(steps));
+        Deployment<Invocation, Tensors> deployment = engine.deploy(spec,
+                ignored -> PipelineModel.load(new Composition(name, Path.of("."), callees), pipeline,
+                        Duration.ofSeconds(WAIT_SECONDS)), ModelKind.PIPELINE.inputsBeforeLoad());
+        deployments.put(name, deployment);
+        return deployment;
+    }
+
+    private static Tensors x(float... values) {
+        return new Tensors(List.of(Tensor.of("x", values, values.length)));
+    }
+
+    private static float[] output(Inference answer, String name) {
+        return (float[]) answer.outputs().get(name).orElseThrow().data();
+    }
+
+    @Test
+    void stepsRunInTurnWithRenamedTensorsAndMetadataSpansThePipeline() throws Exception {
+        affine("double", "x", "y", 2, 1, false, 8);
+        affine("triple", "x", "z", 3, 0, false, 8);
+        Deployment<Invocation, Tensors> chain = pipeline("chain", new PipelineStep("double", Map.of()),
+                new PipelineStep("triple", Map.of("y", "x")));
+        chain.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
+
+        Inference answer = chain.infer(x(1, 2), null).get(WAIT_SECONDS, TimeUnit.SECONDS);
+
+        assertArrayEquals(new float[] {9, 15}, output(answer, "z"), "3 * (2x + 1)");
+        ModelSignature signature = chain.signature().orElseThrow();
+        assertEquals(PipelineModel.PLATFORM, signature.platform());
+        assertEquals("x", signature.inputs().getFirst().name(), "the first step's inputs");
+        assertEquals("z", signature.outputs().getFirst().name(), "the last step's outputs");
+        assertEquals(2, meters.get("serval.call").tags("deployment", "chain", "outcome", "answered").timers().size(),
+                "one timer per step");
+        assertEquals(1, meters.get("serval.call").tags("callee", "triple", "outcome", "answered").timer().count());
+    }
+
+    @Test
+    void aThreeStepPipelineAndAPipelineAsAStep() throws Exception {
+        affine("double", "x", "y", 2, 1, false, 8);
+        affine("inc", "y", "y", 1, 1, false, 8);
+        affine("triple", "y", "z", 3, 0, false, 8);
+        Deployment<Invocation, Tensors> three = pipeline("three", new PipelineStep("double", Map.of()),
+                new PipelineStep("inc", Map.of()), new PipelineStep("triple", Map.of()));
+        three.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertArrayEquals(new float[] {12}, output(three.infer(x(1), null).get(WAIT_SECONDS, TimeUnit.SECONDS), "z"));
+
+        Deployment<Invocation, Tensors> outer = pipeline("outer", new PipelineStep("three", Map.of()),
+                new PipelineStep("double", Map.of("z", "x")));
+        outer.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertArrayEquals(new float[] {25}, output(outer.infer(x(1), null).get(WAIT_SECONDS, TimeUnit.SECONDS), "y"));
+    }
+
+    @Test
+    void theLoadRefusesStepsThatAreMissingOrDoNotLineUp() throws Exception {
+        affine("double", "x", "y", 2, 1, false, 8);
+        affine("triple", "x", "z", 3, 0, false, 8);
+        Composition composition = new Composition("chain", Path.of("."), callees);
+        Duration wait = Duration.ofSeconds(1);
+
+        IllegalArgumentException missing = assertThrows(IllegalArgumentException.class, () -> PipelineModel.load(
+                composition, new Composite.Pipeline(List.of(new PipelineStep("double", Map.of()),
+                        new PipelineStep("nope", Map.of()))), wait));
+        assertTrue(missing.getMessage().contains("step 2 ('nope'): no deployment is called 'nope'"),
+                missing.getMessage());
+
+        IllegalArgumentException names = assertThrows(IllegalArgumentException.class, () -> PipelineModel.load(
+                composition, new Composite.Pipeline(List.of(new PipelineStep("double", Map.of()),
+                        new PipelineStep("triple", Map.of()))), wait));
+        assertTrue(names.getMessage().contains("step 2 ('triple') takes 'x', which step 1 ('double') does not return"),
+                names.getMessage());
+
+        IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class, () -> PipelineModel.load(
+                composition, new Composite.Pipeline(List.of(new PipelineStep("double", Map.of()),
+                        new PipelineStep("triple", Map.of("w", "x")))), wait));
+        assertTrue(unknown.getMessage().contains("maps 'w', which step 1 ('double') does not return"),
+                unknown.getMessage());
+
+        IllegalArgumentException itself = assertThrows(IllegalArgumentException.class, () -> PipelineModel.load(
+                composition, new Composite.Pipeline(List.of(new PipelineStep("chain", Map.of()))), wait));
+        assertTrue(itself.getMessage().contains("calls the pipeline itself"), itself.getMessage());
+    }
+
+    @Test
+    void aStepsRefusalIsThePipelinesAnswer() throws Exception {
+        affine("held", "x", "y", 1, 0, true, 0);
+        Deployment<Invocation, Tensors> chain = pipeline("chain", new PipelineStep("held", Map.of()));
+        chain.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
+        CompletableFuture<Inference> first = chain.infer(x(1), null); // holds the step's only slot
+        awaitInFlight(deployments.get("held"), 1);
+
+        ExecutionException refused = assertThrows(ExecutionException.class,
+                () -> chain.infer(x(2), null).get(WAIT_SECONDS, TimeUnit.SECONDS));
+
+        assertInstanceOf(Overloaded.class, refused.getCause(), "the step's 503, not a pipeline failure");
+        gate.release();
+        assertArrayEquals(new float[] {1}, output(first.get(WAIT_SECONDS, TimeUnit.SECONDS), "y"));
+    }
+
+    @Test
+    void endingAPipelineRequestEndsTheStepItWaitsFor() throws Exception {
+        Deployment<Tensors, Tensors> held = affine("held", "x", "y", 1, 0, true, 4);
+        Deployment<Invocation, Tensors> chain = pipeline("chain", new PipelineStep("held", Map.of()));
+        chain.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
+        CompletableFuture<Inference> running = chain.infer(x(1), null);
+        awaitInFlight(held, 1);
+        CompletableFuture<Inference> waiting = chain.infer(x(2), null);
+        awaitQueued(held, 1); // its step waits in the step's queue
+
+        waiting.cancel(false); // the client went away
+
+        assertEquals(0, held.queuedRequests(), "the step's request left the step's queue at once");
+        running.completeExceptionally(new DeadlineExceeded("the request's deadline passed")); // the edge's timer
+        awaitInFlight(held, 0);
+        assertEquals(0, held.ongoingRequests(), "the running step was cancelled too");
+        gate.release(2);
+    }
+
+    @Test
+    void aCallAfterTheDeadlineIsRefusedAndTheContextReachesTheStep() throws Exception {
+        affine("double", "x", "y", 2, 1, false, 8);
+        Deployment<Invocation, Tensors> chain = pipeline("chain", new PipelineStep("double", Map.of()));
+        chain.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
+
+        ExecutionException late = assertThrows(ExecutionException.class, () -> chain.infer(x(1), null,
+                new CallContext("r-1", System.nanoTime() - 1)).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertInstanceOf(DeadlineExceeded.class, late.getCause());
+
+        deployments.remove("double");
+        ExecutionException gone = assertThrows(ExecutionException.class,
+                () -> chain.infer(x(1), null).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertInstanceOf(NotReady.class, gone.getCause());
+        assertTrue(gone.getCause().getMessage().contains("deployment 'double', called by 'chain', does not exist"));
+    }
+
+    private static void awaitInFlight(Deployment<?, ?> deployment, int count) {
+        await(() -> deployment.inFlight() == count, () -> "in flight " + deployment.inFlight() + ", expected " + count);
+    }
+
+    private static void awaitQueued(Deployment<?, ?> deployment, int count) {
+        await(() -> deployment.queuedRequests() == count,
+                () -> "queued " + deployment.queuedRequests() + ", expected " + count);
+    }
+
+    /** Waits (yielding, never sleeping) for a state another thread publishes; fails after 10 s. */
+    private static void await(BooleanSupplier done, java.util.function.Supplier<String> otherwise) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(otherwise.get());
+            }
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+    }
+
+    /** {@code out = factor * in + offset} over an FP32 tensor; with a gate, each inference waits for a permit. */
+    private record Affine(String in, String out, float factor, float offset, Semaphore gate)
+            implements Model<Tensors, Tensors> {
+
+        @Override
+        public ModelSignature signature() {
+            return new ModelSignature("fake", List.of(new TensorSignature(in, "FP32", List.of(-1L))),
+                    List.of(new TensorSignature(out, "FP32", List.of(-1L))));
+        }
+
+        @Override
+        public TensorIO<Tensors, Tensors> io() {
+            return WholeRequestIO.instance();
+        }
+
+        @Override
+        public Predictor<Tensors, Tensors> newPredictor() {
+            return new Predictor<>() {
+                @Override
+                public Tensors predict(Tensors input) throws Exception {
+                    if (input.size() == 0) {
+                        return input; // the probe
+                    }
+                    if (gate != null) {
+                        gate.acquire();
+                    }
+                    float[] values = (float[]) input.get(in).orElseThrow().data();
+                    float[] result = new float[values.length];
+                    for (int i = 0; i < values.length; i++) {
+                        result[i] = factor * values[i] + offset;
+                    }
+                    return new Tensors(List.of(Tensor.of(out, result, result.length)));
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+        }
+
+        @Override
+        public Tensors probeInput() {
+            return new Tensors(List.of());
+        }
+
+        @Override
+        public void validate(Tensors input, int index) {
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
