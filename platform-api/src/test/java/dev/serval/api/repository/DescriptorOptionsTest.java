@@ -139,6 +139,6 @@ class DescriptorOptionsTest {
     @Test
     void outputIsAKnownFieldNamedInTheUnknownFieldMessage() {
         assertTrue(refused("kind: text-embedding\noutputs: x\n").endsWith("unknown field 'outputs'; known fields:"
-                + " [description, engine, file, kind, labels, max_length, output, tokenizer]"));
+                + " [class, description, engine, file, jar, kind, labels, max_length, output, steps, tokenizer]"));
     }
 }

@@ -316,7 +316,7 @@ class ModelRepositoryTest {
     void refusesAnUnknownDescriptorField() throws IOException {
         version("m", "1", "kind: noop\nmax-length: 12\n");
         assertEquals(WHERE + "unknown field 'max-length'; known fields: "
-                + "[description, engine, file, kind, labels, max_length, output, tokenizer]",
+                + "[class, description, engine, file, jar, kind, labels, max_length, output, steps, tokenizer]",
                 refused("m", "1").getMessage());
     }
 
@@ -326,7 +326,8 @@ class ModelRepositoryTest {
     void refusesABadKind(String descriptor) throws IOException {
         version("m", "1", descriptor);
         assertMessage(refused("m", "1"),
-                WHERE + "field 'kind' must be one of text-embedding, text-classification, tensor, noop, not ");
+                WHERE + "field 'kind' must be one of text-embedding, text-classification, tensor, noop, pipeline, "
+                        + "java, not ");
     }
 
     @ParameterizedTest
@@ -495,5 +496,58 @@ class ModelRepositoryTest {
         Files.createSymbolicLink(dir.resolve("model.onnx"), outside.resolve("gone.onnx"));
 
         assertMessage(refused("m", "1"), "field 'file' (model.onnx)", "cannot be read");
+    }
+
+    @Test
+    void readsAPipelineAndAJavaModel() throws IOException {
+        version("chain", "1", "kind: pipeline\nsteps:\n  - deployment: echo\n  - deployment: mlp\n"
+                + "    inputs: {x: input}\n");
+        version("custom", "1", "kind: java\njar: lib/handler.jar\nclass: com.example.My$Handler\n", "lib/handler.jar");
+
+        ModelDescriptor chain = repository.resolve("chain", "1").descriptor();
+        ModelDescriptor custom = repository.resolve("custom", "1").descriptor();
+
+        assertEquals(new dev.serval.compose.Composite.Pipeline(List.of(
+                new dev.serval.compose.PipelineStep("echo", Map.of()),
+                new dev.serval.compose.PipelineStep("mlp", Map.of("x", "input")))), chain.composite());
+        assertEquals(new dev.serval.compose.Composite.JavaHandler("lib/handler.jar", "com.example.My$Handler"),
+                custom.composite());
+        assertEquals(root.resolve("custom").resolve("1").resolve("lib/handler.jar"),
+                repository.resolve("custom", "1").file());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "kind: pipeline\n|a pipeline needs 'steps'",
+        "kind: pipeline\nsteps: []\n|a pipeline needs 'steps'",
+        "kind: pipeline\nsteps: echo\n|a pipeline needs 'steps'",
+        "kind: pipeline\nsteps: [echo]\n|steps[0] must be a mapping",
+        "kind: pipeline\nsteps:\n  - deployment: ../etc\n|'deployment' must name a deployment",
+        "kind: pipeline\nsteps:\n  - deployment: a\n    inputs: {x: y}\n|the first step takes the request's tensors",
+        "kind: pipeline\nsteps:\n  - deployment: a\n  - deployment: b\n    inputs: {x: z, y: z}\n|maps two outputs to 'z'",
+        "kind: pipeline\nsteps:\n  - deployment: a\n  - deployment: b\n    inputs: [x]\n|'inputs' must be a mapping",
+        "kind: pipeline\nsteps:\n  - deployment: a\n    when: x\n|unknown field 'when'",
+        "kind: noop\nsteps:\n  - deployment: a\n|field 'steps' is for a pipeline, not a noop model",
+        "kind: tensor\njar: x.jar\n|field 'jar' is for a java model",
+        "kind: java\nclass: a.B\n|a java model needs 'jar'",
+        "kind: java\njar: handler.zip\nclass: a.B\n|a java model needs 'jar'",
+        "kind: java\njar: ../handler.jar\nclass: a.B\n|must not contain '..'",
+        "kind: java\njar: /tmp/handler.jar\nclass: a.B\n|must be relative",
+        "kind: java\njar: handler.jar\n|a java model needs 'class'",
+        "kind: java\njar: handler.jar\nclass: 'a.B; rm -rf'\n|a java model needs 'class'",
+        "kind: java\njar: handler.jar\nclass: a.B\nfile: x.onnx\n|names its jar with 'jar', not 'file'",
+        "kind: java\njar: handler.jar\nclass: a.B\nengine: {optLevel: NO_OPT}\n|runs no ONNX graph",
+        "kind: java\njar: missing.jar\nclass: a.B\n|missing.jar does not exist"})
+    void refusesPipelinesAndJavaModelsThatCannotWork(String descriptorAndMessage) throws IOException {
+        String[] parts = descriptorAndMessage.split("\\|");
+        version("m", "1", parts[0], "handler.jar");
+        String message = refused("m", "1").getMessage();
+        assertTrue(message.contains(parts[1]), message);
+    }
+
+    @Test
+    void refusesAPipelineOfMoreThanSixteenSteps() throws IOException {
+        version("m", "1", "kind: pipeline\nsteps:\n" + "  - deployment: a\n".repeat(17));
+        assertTrue(refused("m", "1").getMessage().contains("a list of 1 to 16 steps"));
     }
 }
