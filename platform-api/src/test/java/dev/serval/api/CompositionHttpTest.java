@@ -153,6 +153,17 @@ class CompositionHttpTest {
                 .then().statusCode(400)
                 .body("error", containsString("step 1 calls deployment 'nope', which is not deployed"));
 
+        // Two pipelines that would call each other: loop-a version 2 calls loop-b, which calls loop-a.
+        admin().contentType("application/json").body("{\"model\":\"loop-a\",\"version\":\"1\"}")
+                .put("/api/deployments/loop-a").then().statusCode(201);
+        admin().contentType("application/json").body("{\"model\":\"loop-b\"}").put("/api/deployments/loop-b")
+                .then().statusCode(201);
+        admin().contentType("application/json").body("{\"model\":\"loop-a\",\"version\":\"2\"}")
+                .put("/api/deployments/loop-a").then().statusCode(400)
+                .body("error", containsString("pipelines call each other in a loop: loop-a -> loop-b -> loop-a"));
+        admin().delete("/api/deployments/loop-b").then().statusCode(200);
+        admin().delete("/api/deployments/loop-a").then().statusCode(200);
+
         // A failed deployment makes the server unready: each is deleted once seen.
         deploy("mismatch");
         try {

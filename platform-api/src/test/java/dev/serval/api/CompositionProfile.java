@@ -150,6 +150,14 @@ public class CompositionProfile implements QuarkusTestProfile {
         pipeline("waits", "- deployment: patient");
         pipeline("mismatch", "- deployment: mlp\n  - deployment: mlp");
         pipeline("lost", "- deployment: nope");
+        pipeline("loop-a", "- deployment: echo");
+        pipeline("loop-b", "- deployment: loop-a");
+        try {
+            Path second = Files.createDirectories(TestRepository.PATH.resolve("loop-a").resolve("2"));
+            write(second, "kind: pipeline\nsteps:\n  - deployment: loop-b\n");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
         for (String[] handler : new String[][] {{"scale", "test.Scale"}, {"caller", "test.Caller"},
                 {"broken", "test.Throws"}, {"picky", "test.Picky"}, {"hangs", "test.Hangs"},
                 {"patient", "test.Patient"}, {"plain", "test.Plain"}}) {

@@ -283,12 +283,15 @@ public class Deployments {
     }
 
     /**
-     * Refuses a pipeline whose steps are not among {@code all} (the deployments once the change is applied), or that
-     * calls itself. Whether the steps' tensors line up is checked when the pipeline loads, against the steps' models.
+     * Refuses a pipeline whose steps are not among {@code all} (the deployments once the change is applied), that calls
+     * itself, or that reaches itself through other pipelines (each would wait for the other to load, and a request
+     * would never end). Whether the steps' tensors line up is checked when the pipeline loads, against the steps'
+     * models.
      */
     private void checkSteps(Collection<DeploymentSpec> all, String source) {
         java.util.Set<String> names = new java.util.HashSet<>();
         all.forEach(spec -> names.add(spec.name()));
+        Map<String, List<String>> pipelines = new LinkedHashMap<>();
         for (DeploymentSpec spec : all) {
             if (spec.isMultiplexed() || !sourceFor(spec, source).equals(repository())) {
                 continue;
@@ -311,7 +314,39 @@ public class Deployments {
                             + String.join(", ", names.stream().sorted().toList()) + ")"));
                 }
             }
+            pipelines.put(spec.name(), pipeline.steps().stream().map(dev.serval.compose.PipelineStep::deployment)
+                    .toList());
         }
+        for (String start : pipelines.keySet()) {
+            List<String> loop = cycle(start, pipelines, new java.util.ArrayList<>(List.of(start)));
+            if (loop != null) {
+                throw new InvalidConfig(source, start, "model", "pipelines call each other in a loop: "
+                        + String.join(" -> ", loop));
+            }
+        }
+    }
+
+    /** The path from {@code path}'s last pipeline back to {@code start} through pipeline steps, or null. */
+    private static List<String> cycle(String start, Map<String, List<String>> pipelines, List<String> path) {
+        if (path.size() > pipelines.size() + 1) {
+            return null;
+        }
+        for (String step : pipelines.getOrDefault(path.getLast(), List.of())) {
+            if (step.equals(start)) {
+                List<String> loop = new java.util.ArrayList<>(path);
+                loop.add(start);
+                return loop;
+            }
+            if (pipelines.containsKey(step) && !path.contains(step)) {
+                path.add(step);
+                List<String> found = cycle(start, pipelines, path);
+                if (found != null) {
+                    return found;
+                }
+                path.removeLast();
+            }
+        }
+        return null;
     }
 
     /** The model repository's source (multiplexed deployments serve its models). */

@@ -71,7 +71,7 @@ public final class CompositionBenchmark {
         md.append(String.format(Locale.ROOT, "Run %s, load average before %s; `bin/loadbench --composition --measure %s "
                 + "--rounds %d`. Closed loops of 1 and 8 connections, %s each. *Direct*: HTTP to the deployment. "
                 + "*Pipeline*: HTTP to a one-step pipeline whose step is that deployment, called in-process through "
-                + "its handle. Latency in ms.%n%n", started, MachineUsage.loadAverage(), Options.human(measure), rounds,
+                + "its handle. Latency in ms.%n%n", started, MachineUsage.loadAverage(), measure.toSeconds() + "s", rounds,
                 Options.human(measure)));
         md.append("| workload | round | direct p50 (1 conn) | pipeline p50 (1 conn) | hop (ms) | hop / direct | "
                 + "direct rate (8 conn) | pipeline rate (8 conn) | pipeline / direct |\n");
