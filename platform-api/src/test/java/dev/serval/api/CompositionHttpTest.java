@@ -91,6 +91,20 @@ class CompositionHttpTest {
     }
 
     @Test
+    void aRoutedStepCallsTheDeploymentThePreviousStepsLabelNames() {
+        deploy("sign");
+        Serving.awaitModelReady("sign");
+        deploy("routed");
+        Serving.awaitModelReady("routed");
+
+        infer("routed").then().statusCode(200).body("outputs[0].name", equalTo("output")); // sum 1.75: mlp
+        given().contentType("application/json").body(INPUT.replace("0.5,-1.0,2.0,0.25", "-0.5,-1.0,-2.0,0.25"))
+                .post("/v2/models/routed/infer").then().statusCode(200)
+                .body("outputs[0].name", equalTo("input")) // the default, echo, given the request's tensors
+                .body("outputs[0].data", equalTo(List.of(-0.5f, -1.0f, -2.0f, 0.25f)));
+    }
+
+    @Test
     void aHandlerDeployedWithTheTokenCallsAnotherDeploymentAndSeesOnlyTheSpi() {
         given().contentType("application/json").body("{\"model\":\"caller\"}").put("/api/deployments/caller")
                 .then().statusCode(401);

@@ -134,6 +134,27 @@ public class CompositionProfile implements QuarkusTestProfile {
                         }
                     }
                     """,
+            "test.Sign", """
+                    package test;
+
+                    import dev.serval.spi.*;
+                    import java.util.List;
+
+                    /** Labels a request by the sign of its input's sum: "mlp" when positive, "other" otherwise. */
+                    public class Sign implements Handler {
+                        public List<TensorSpec> outputs() {
+                            return List.of(new TensorSpec("label", DataType.BYTES, 1));
+                        }
+
+                        public List<Tensor> handle(Request request) {
+                            double sum = 0;
+                            for (float value : request.input("input").floats()) {
+                                sum += value;
+                            }
+                            return List.of(Tensor.of("label", new String[] {sum > 0 ? "mlp" : "other"}, 1));
+                        }
+                    }
+                    """,
             "test.Plain", """
                     package test;
 
@@ -150,6 +171,8 @@ public class CompositionProfile implements QuarkusTestProfile {
         pipeline("waits", "- deployment: patient");
         pipeline("mismatch", "- deployment: mlp\n  - deployment: mlp");
         pipeline("lost", "- deployment: nope");
+        pipeline("routed", "- deployment: sign\n  - route: {on: label, cases: {mlp: mlp}, default: echo}\n"
+                + "    from: request");
         pipeline("loop-a", "- deployment: echo");
         pipeline("loop-b", "- deployment: loop-a");
         try {
@@ -160,7 +183,7 @@ public class CompositionProfile implements QuarkusTestProfile {
         }
         for (String[] handler : new String[][] {{"scale", "test.Scale"}, {"caller", "test.Caller"},
                 {"broken", "test.Throws"}, {"picky", "test.Picky"}, {"hangs", "test.Hangs"},
-                {"patient", "test.Patient"}, {"plain", "test.Plain"}}) {
+                {"patient", "test.Patient"}, {"plain", "test.Plain"}, {"sign", "test.Sign"}}) {
             Path dir = version(handler[0]);
             try {
                 Files.copy(jar, dir.resolve("handlers.jar"), StandardCopyOption.REPLACE_EXISTING);

@@ -218,6 +218,47 @@ class PipelineTest {
         assertTrue(gone.getCause().getMessage().contains("deployment 'double', called by 'chain', does not exist"));
     }
 
+    @Test
+    void aRoutedStepCallsTheDeploymentTheLabelNamesWithTheRequestsTensors() throws Exception {
+        affine("double", "x", "y", 2, 1, false, 8);
+        affine("triple", "x", "y", 3, 0, false, 8);
+        Deployment<Tensors, Tensors> detect = engine.deploy(DeploymentSpec.defaults("detect", "fake:")
+                .withPredictors(new PredictorSpec(1, 1, false)), ignored -> new Labeler(), WholeRequestIO.instance());
+        detect.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
+        deployments.put("detect", detect);
+        PipelineStep route = new PipelineStep(null, new PipelineStep.Route("label", Map.of("pos", "double"),
+                "triple"), true, Map.of());
+        Deployment<Invocation, Tensors> routed = pipeline("routed", new PipelineStep("detect", Map.of()), route);
+        routed.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
+
+        assertArrayEquals(new float[] {5, 7}, output(routed.infer(x(2, 3), null).get(WAIT_SECONDS, TimeUnit.SECONDS),
+                "y"), "label pos: double, given the request's x");
+        assertArrayEquals(new float[] {-6}, output(routed.infer(x(-2), null).get(WAIT_SECONDS, TimeUnit.SECONDS),
+                "y"), "any other label: the default, triple");
+        ExecutionException mixed = assertThrows(ExecutionException.class,
+                () -> routed.infer(x(2, -3), null).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertInstanceOf(dev.serval.error.InvalidInput.class, mixed.getCause());
+        assertTrue(mixed.getCause().getMessage().contains("route to 'pos' and 'neg'"), mixed.getCause().getMessage());
+        assertEquals(List.of("detect", "double", "triple"), ((PipelineModel) routed.replicas().getFirst().model()).steps());
+
+        PipelineStep strict = new PipelineStep(null, new PipelineStep.Route("label", Map.of("pos", "double"), null),
+                true, Map.of());
+        Deployment<Invocation, Tensors> noDefault = pipeline("strict", new PipelineStep("detect", Map.of()), strict);
+        noDefault.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
+        ExecutionException unknown = assertThrows(ExecutionException.class,
+                () -> noDefault.infer(x(-1), null).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertInstanceOf(dev.serval.error.InvalidInput.class, unknown.getCause());
+        assertTrue(unknown.getCause().getMessage().contains("no case for 'neg'; the cases are [pos]"));
+
+        IllegalArgumentException wrongTensor = assertThrows(IllegalArgumentException.class, () -> PipelineModel.load(
+                new Composition("bad", Path.of("."), callees), new Composite.Pipeline(List.of(
+                        new PipelineStep("detect", Map.of()), new PipelineStep(null,
+                                new PipelineStep.Route("lang", Map.of("pos", "double"), null), true, Map.of()))),
+                Duration.ofSeconds(1)));
+        assertTrue(wrongTensor.getMessage().contains("routes on 'lang', which step 1 ('detect') does not return"),
+                wrongTensor.getMessage());
+    }
+
     private static void awaitInFlight(Deployment<?, ?> deployment, int count) {
         await(() -> deployment.inFlight() == count, () -> "in flight " + deployment.inFlight() + ", expected " + count);
     }
@@ -236,6 +277,56 @@ class PipelineTest {
             }
             Thread.onSpinWait();
             Thread.yield();
+        }
+    }
+
+    /** A detector: {@code label} BYTES [n], "pos" for each positive x, "neg" otherwise. */
+    private record Labeler() implements Model<Tensors, Tensors> {
+
+        @Override
+        public ModelSignature signature() {
+            return new ModelSignature("fake", List.of(new TensorSignature("x", "FP32", List.of(-1L))),
+                    List.of(new TensorSignature("label", "BYTES", List.of(-1L))));
+        }
+
+        @Override
+        public TensorIO<Tensors, Tensors> io() {
+            return WholeRequestIO.instance();
+        }
+
+        @Override
+        public Predictor<Tensors, Tensors> newPredictor() {
+            return new Predictor<>() {
+                @Override
+                public Tensors predict(Tensors input) {
+                    if (input.size() == 0) {
+                        return input;
+                    }
+                    float[] values = (float[]) input.get("x").orElseThrow().data();
+                    String[] labels = new String[values.length];
+                    for (int i = 0; i < values.length; i++) {
+                        labels[i] = values[i] > 0 ? "pos" : "neg";
+                    }
+                    return new Tensors(List.of(Tensor.of("label", labels, labels.length)));
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+        }
+
+        @Override
+        public Tensors probeInput() {
+            return new Tensors(List.of());
+        }
+
+        @Override
+        public void validate(Tensors input, int index) {
+        }
+
+        @Override
+        public void close() {
         }
     }
 

@@ -327,15 +327,28 @@ public final class ModelRepository {
         }
         for (Iterator<String> names = step.fieldNames(); names.hasNext(); ) {
             String field = names.next();
-            if (!field.equals("deployment") && !field.equals("inputs")) {
+            if (!STEP_FIELDS.contains(field)) {
                 throw new IllegalArgumentException(where + ": unknown field '" + field + "'; known fields: "
-                        + "[deployment, inputs]");
+                        + STEP_FIELDS);
             }
         }
-        JsonNode deployment = step.get("deployment");
-        if (deployment == null || !deployment.isTextual()
-                || !dev.serval.spec.DeploymentSpec.isName(deployment.textValue())) {
-            throw new IllegalArgumentException(where + ": 'deployment' must name a deployment, not " + deployment);
+        if (step.has("deployment") == step.has("route")) {
+            throw new IllegalArgumentException(where + " needs either 'deployment' (the deployment it calls) or "
+                    + "'route' (how it chooses one)");
+        }
+        String deployment = step.has("deployment") ? deploymentName(step.get("deployment"), where + ": 'deployment'")
+                : null;
+        dev.serval.compose.PipelineStep.Route route = step.has("route") ? route(step.get("route"), index,
+                where + ": 'route'") : null;
+        boolean fromRequest = false;
+        JsonNode from = step.get("from");
+        if (from != null) {
+            if (index == 0 || !from.isTextual() || !Set.of("request", "previous").contains(from.textValue())) {
+                throw new IllegalArgumentException(where + ": 'from' is 'request' (the request's tensors) or "
+                        + "'previous' (the previous step's outputs, the default), on a step after the first; not "
+                        + from);
+            }
+            fromRequest = from.textValue().equals("request");
         }
         Map<String, String> inputs = new LinkedHashMap<>();
         JsonNode mapping = step.get("inputs");
@@ -364,7 +377,54 @@ public final class ModelRepository {
                 inputs.put(entry.getKey(), to.textValue());
             }
         }
-        return new dev.serval.compose.PipelineStep(deployment.textValue(), inputs);
+        return new dev.serval.compose.PipelineStep(deployment, route, fromRequest, inputs);
+    }
+
+    private static final List<String> STEP_FIELDS = List.of("deployment", "route", "from", "inputs");
+
+    private static String deploymentName(JsonNode node, String where) {
+        if (node == null || !node.isTextual() || !dev.serval.spec.DeploymentSpec.isName(node.textValue())) {
+            throw new IllegalArgumentException(where + " must name a deployment, not " + node);
+        }
+        return node.textValue();
+    }
+
+    /** A step's {@code route}: {@code on} (an output name), {@code cases} (value: deployment), optional {@code default}. */
+    private static dev.serval.compose.PipelineStep.Route route(JsonNode route, int index, String where) {
+        if (index == 0) {
+            throw new IllegalArgumentException(where + ": the first step cannot route; a route chooses by an output of "
+                    + "the step before it");
+        }
+        if (route == null || !route.isObject()) {
+            throw new IllegalArgumentException(where + " must be a mapping with 'on', 'cases' and optionally 'default'");
+        }
+        for (Iterator<String> names = route.fieldNames(); names.hasNext(); ) {
+            String field = names.next();
+            if (!List.of("on", "cases", "default").contains(field)) {
+                throw new IllegalArgumentException(where + ": unknown field '" + field + "'; known fields: "
+                        + "[on, cases, default]");
+            }
+        }
+        JsonNode on = route.get("on");
+        if (on == null || !on.isTextual() || on.textValue().isEmpty() || on.textValue().length() > 256) {
+            throw new IllegalArgumentException(where + ": 'on' must name the previous step's output to route by, not "
+                    + on);
+        }
+        JsonNode cases = route.get("cases");
+        if (cases == null || !cases.isObject() || cases.isEmpty() || cases.size() > 64) {
+            throw new IllegalArgumentException(where + ": 'cases' must map 1 to 64 values to deployments, such as "
+                    + "'{en: classifier-en}'");
+        }
+        Map<String, String> byValue = new LinkedHashMap<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = cases.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> entry = it.next();
+            if (entry.getKey().length() > 256) {
+                throw new IllegalArgumentException(where + ": a case value is longer than 256 characters");
+            }
+            byValue.put(entry.getKey(), deploymentName(entry.getValue(), where + ": case '" + entry.getKey() + "'"));
+        }
+        String otherwise = route.has("default") ? deploymentName(route.get("default"), where + ": 'default'") : null;
+        return new dev.serval.compose.PipelineStep.Route(on.textValue(), byValue, otherwise);
     }
 
     /**

@@ -306,16 +306,16 @@ public class Deployments {
                 continue;
             }
             for (int i = 0; i < pipeline.steps().size(); i++) {
-                String step = pipeline.steps().get(i).deployment();
-                if (step.equals(spec.name()) || !names.contains(step)) {
-                    throw new InvalidConfig(source, spec.name(), "model", "pipeline '" + spec.model().name()
-                            + "' step " + (i + 1) + " calls deployment '" + step + "', " + (step.equals(spec.name())
-                            ? "the pipeline itself" : "which is not deployed (deployments: "
-                            + String.join(", ", names.stream().sorted().toList()) + ")"));
+                for (String step : pipeline.steps().get(i).targets()) {
+                    if (step.equals(spec.name()) || !names.contains(step)) {
+                        throw new InvalidConfig(source, spec.name(), "model", "pipeline '" + spec.model().name()
+                                + "' step " + (i + 1) + " calls deployment '" + step + "', " + (step.equals(spec.name())
+                                ? "the pipeline itself" : "which is not deployed (deployments: "
+                                + String.join(", ", names.stream().sorted().toList()) + ")"));
+                    }
                 }
             }
-            pipelines.put(spec.name(), pipeline.steps().stream().map(dev.serval.compose.PipelineStep::deployment)
-                    .toList());
+            pipelines.put(spec.name(), pipeline.steps().stream().flatMap(step -> step.targets().stream()).toList());
         }
         for (String start : pipelines.keySet()) {
             List<String> loop = cycle(start, pipelines, new java.util.ArrayList<>(List.of(start)));

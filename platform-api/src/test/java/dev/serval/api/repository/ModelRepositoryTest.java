@@ -516,8 +516,29 @@ class ModelRepositoryTest {
                 repository.resolve("custom", "1").file());
     }
 
+    @Test
+    void readsARoutedStep() throws IOException {
+        version("routed", "1", "kind: pipeline\nsteps:\n  - deployment: lang\n"
+                + "  - route: {on: label, cases: {en: clf-en, de: clf-de}, default: clf-any}\n    from: request\n");
+
+        dev.serval.compose.PipelineStep step = ((dev.serval.compose.Composite.Pipeline) repository
+                .resolve("routed", "1").descriptor().composite()).steps().get(1);
+
+        assertEquals(new dev.serval.compose.PipelineStep(null, new dev.serval.compose.PipelineStep.Route("label",
+                Map.of("en", "clf-en", "de", "clf-de"), "clf-any"), true, Map.of()), step);
+        assertEquals(List.of("clf-de", "clf-en", "clf-any"), step.targets());
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {
+        "kind: pipeline\nsteps:\n  - route: {on: l, cases: {a: b}}\n|the first step cannot route",
+        "kind: pipeline\nsteps:\n  - deployment: a\n  - route: {on: l, cases: {}}\n|'cases' must map 1 to 64",
+        "kind: pipeline\nsteps:\n  - deployment: a\n  - route: {on: l, cases: {x: ../b}}\n|case 'x' must name",
+        "kind: pipeline\nsteps:\n  - deployment: a\n  - route: {cases: {x: b}}\n|'on' must name",
+        "kind: pipeline\nsteps:\n  - deployment: a\n  - route: {on: l, cases: {x: b}, else: c}\n|unknown field 'else'",
+        "kind: pipeline\nsteps:\n  - deployment: a\n  - deployment: b\n    route: {on: l, cases: {x: b}}\n|needs either",
+        "kind: pipeline\nsteps:\n  - deployment: a\n    from: request\n|'from' is 'request'",
+        "kind: pipeline\nsteps:\n  - deployment: a\n  - deployment: b\n    from: elsewhere\n|'from' is 'request'",
         "kind: pipeline\n|a pipeline needs 'steps'",
         "kind: pipeline\nsteps: []\n|a pipeline needs 'steps'",
         "kind: pipeline\nsteps: echo\n|a pipeline needs 'steps'",
