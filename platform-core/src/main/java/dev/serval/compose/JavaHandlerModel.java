@@ -1,15 +1,12 @@
 package dev.serval.compose;
 
 import dev.serval.error.InvalidInput;
-import dev.serval.model.Model;
 import dev.serval.model.ModelSignature;
-import dev.serval.model.Predictor;
 import dev.serval.spi.DeploymentHandle;
 import dev.serval.spi.Handler;
 import dev.serval.spi.HandlerContext;
 import dev.serval.spi.InvalidInputException;
 import dev.serval.spi.Request;
-import dev.serval.tensor.TensorIO;
 import dev.serval.tensor.Tensors;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
@@ -35,23 +32,20 @@ import java.util.concurrent.ConcurrentMap;
  * stops (its request's deadline answers the client meanwhile). Warm-up and health checks are answered by the predictor
  * thread without calling the handler, which need not accept any particular input.
  */
-public final class JavaHandlerModel implements Model<Invocation, Tensors> {
+public final class JavaHandlerModel extends CompositeModel {
 
     /** The OIP platform string reported in metadata. */
     public static final String PLATFORM = "serval_java";
 
-    private static final Invocation PROBE = new Invocation(new Tensors(List.of()), CallContext.NONE);
-
     private final String deployment;
     private final URLClassLoader classLoader;
     private final Handler handler;
-    private final ModelSignature signature;
 
     private JavaHandlerModel(String deployment, URLClassLoader classLoader, Handler handler, ModelSignature signature) {
+        super(signature);
         this.deployment = deployment;
         this.classLoader = classLoader;
         this.handler = handler;
-        this.signature = signature;
     }
 
     /**
@@ -106,33 +100,7 @@ public final class JavaHandlerModel implements Model<Invocation, Tensors> {
     }
 
     @Override
-    public ModelSignature signature() {
-        return signature;
-    }
-
-    @Override
-    public TensorIO<Invocation, Tensors> io() {
-        return InvocationIO.instance();
-    }
-
-    @Override
-    public Predictor<Invocation, Tensors> newPredictor() {
-        return new Predictor<>() {
-            @Override
-            public Tensors predict(Invocation input) throws Exception {
-                return handle(input);
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-    }
-
-    private Tensors handle(Invocation invocation) throws Exception {
-        if (invocation == PROBE) {
-            return PROBE.tensors();
-        }
+    Tensors answer(Invocation invocation) throws Exception {
         Thread thread = Thread.currentThread();
         ClassLoader previous = thread.getContextClassLoader();
         thread.setContextClassLoader(classLoader);
@@ -145,16 +113,6 @@ public final class JavaHandlerModel implements Model<Invocation, Tensors> {
             thread.setContextClassLoader(previous);
         }
         return SpiTensors.fromSpi(outputs, "handler '" + deployment + "' output");
-    }
-
-    @Override
-    public Invocation probeInput() {
-        return PROBE;
-    }
-
-    @Override
-    public void validate(Invocation input, int index) {
-        // the handler checks its own inputs
     }
 
     @Override

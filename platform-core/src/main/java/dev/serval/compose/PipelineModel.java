@@ -5,12 +5,9 @@ import dev.serval.deployment.Deployment;
 import dev.serval.deployment.Inference;
 import dev.serval.error.InferenceFailed;
 import dev.serval.error.InvalidInput;
-import dev.serval.model.Model;
 import dev.serval.model.ModelSignature;
-import dev.serval.model.Predictor;
 import dev.serval.model.TensorSignature;
 import dev.serval.tensor.Tensor;
-import dev.serval.tensor.TensorIO;
 import dev.serval.tensor.Tensors;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,25 +40,21 @@ import java.util.stream.Collectors;
  * <p>Threads: a predictor thread runs one request at a time, waiting for each step's answer (a pipeline replica runs
  * as many requests at once as it has predictor threads; its own work is renaming). Steps are looked up on every call.
  */
-public final class PipelineModel implements Model<Invocation, Tensors> {
+public final class PipelineModel extends CompositeModel {
 
     /** The OIP platform string reported in metadata. */
     public static final String PLATFORM = "serval_pipeline";
-
-    /** Warm-up and health checks: answered by the predictor thread itself, without calling the steps. */
-    private static final Invocation PROBE = new Invocation(new Tensors(List.of()), CallContext.NONE);
 
     /** How long a load waits for a step's deployment to appear. */
     private static final Duration APPEAR_WAIT = Duration.ofSeconds(5);
 
     private final String name;
     private final List<Stage> stages;
-    private final ModelSignature signature;
 
     private PipelineModel(String name, List<Stage> stages, ModelSignature signature) {
+        super(signature);
         this.name = name;
         this.stages = stages;
-        this.signature = signature;
     }
 
     /**
@@ -232,48 +225,12 @@ public final class PipelineModel implements Model<Invocation, Tensors> {
     }
 
     @Override
-    public ModelSignature signature() {
-        return signature;
-    }
-
-    @Override
-    public TensorIO<Invocation, Tensors> io() {
-        return InvocationIO.instance();
-    }
-
-    @Override
-    public Predictor<Invocation, Tensors> newPredictor() {
-        return new Predictor<>() {
-            @Override
-            public Tensors predict(Invocation input) throws Exception {
-                return run(input);
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-    }
-
-    @Override
-    public Invocation probeInput() {
-        return PROBE;
-    }
-
-    @Override
-    public void validate(Invocation input, int index) {
-        // each step validates what it is given
-    }
-
-    @Override
     public void close() {
     }
 
     /** Runs the steps in turn; null when the request ended meanwhile (its answer is discarded). */
-    private Tensors run(Invocation invocation) throws Exception {
-        if (invocation == PROBE) {
-            return PROBE.tensors();
-        }
+    @Override
+    Tensors answer(Invocation invocation) throws Exception {
         Tensors current = invocation.tensors();
         for (int i = 0; i < stages.size(); i++) {
             if (invocation.isEnded()) {
