@@ -127,7 +127,12 @@ class CompositionHttpTest {
         Serving.awaitModelReady("picky");
 
         infer("broken").then().statusCode(500).body("error", containsString("boom: the handler failed"));
-        infer("broken").then().statusCode(500);
+        for (int i = 0; i < 4; i++) { // past health_check_failure_threshold (3) in a row
+            infer("broken").then().statusCode(500);
+        }
+        assertTrue(given().get("/q/metrics").asString().lines().anyMatch(line -> line.equals(
+                "serval_replica_failures_total{deployment=\"broken\",kind=\"unhealthy\"} 0.0")),
+                "a client's input cannot make the handler's replica restart");
         infer("picky").then().statusCode(400).body("error", containsString("input tensor 'x' is missing"));
         infer("mlp").then().statusCode(200);
         given().get("/v2/health/live").then().statusCode(200);

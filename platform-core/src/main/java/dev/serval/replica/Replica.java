@@ -28,7 +28,8 @@ import java.util.function.LongSupplier;
  * wait for idleness: of two threads racing there, at least one sees the other, so no request is admitted to a
  * replica whose drain has already finished. The last {@link #release()} after {@code stopAccepting()} completes
  * {@link #idle}. Health: a failed inference ({@link InferenceFailed}: never bad input, which the model reports as
- * {@code InvalidInput} and which fails only its request) or probe adds to {@link #consecutiveFailures}, a success resets it;
+ * {@code InvalidInput} and which fails only its request; only for a model whose request failures count,
+ * {@link Model#requestFailuresMarkUnhealthy}) or probe adds to {@link #consecutiveFailures}, a success resets it;
  * reaching the threshold reports the replica unhealthy once (to the controller, which replaces it). Counters are
  * atomics written by predictor threads and the health-check thread; all fields are otherwise final or volatile.
  * Closing ({@link #close}) reports whether every predictor thread left the model, which decides whether the model may
@@ -171,7 +172,9 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
             model.validate(inputs.get(i), i);
         }
         CompletableFuture<List<O>> result = pool.submit(inputs);
-        result.whenComplete(health);
+        if (model.requestFailuresMarkUnhealthy()) {
+            result.whenComplete(health);
+        }
         return result;
     }
 
