@@ -125,6 +125,9 @@ final class BatchRunner<I, O> {
      * else as this model's failure.
      */
     private void failAlone(InputTask<I, O> task, Throwable failure) {
+        if (task.request().isDone()) {
+            return; // its request already ended (cancelled, past its deadline): the failure answers nobody
+        }
         ServalException answer = requestOutcome(failure);
         if (answer != null) {
             task.request().fail(answer);

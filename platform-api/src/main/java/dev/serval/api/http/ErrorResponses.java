@@ -104,7 +104,7 @@ final class ErrorResponses {
         };
     }
 
-    private static String message(Throwable error) {
+    static String message(Throwable error) {
         if (error instanceof InferenceFailed) {
             // The predictor thread logged the model's stack trace; this line ties the failure to the request id.
             LOG.warnf("request failed on the server: %s", error.getMessage());

@@ -127,7 +127,7 @@ final class OipResponseEncoder {
         }
     }
 
-    private static byte[] binary(Tensor tensor) {
+    static byte[] binary(Tensor tensor) {
         if (tensor.data() instanceof String[] values) {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             ByteBuffer length = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN);

@@ -23,9 +23,9 @@ import java.util.concurrent.TimeUnit;
  */
 public final class RequestMeters {
 
-    /** Which HTTP API a request came through: the {@code api} tag. */
+    /** Which API a request came through (OIP REST, OpenAI, OIP gRPC): the {@code api} tag. */
     public enum Api {
-        OIP("oip"), OPENAI("openai");
+        OIP("oip"), OPENAI("openai"), GRPC("grpc");
 
         private final String tag;
 

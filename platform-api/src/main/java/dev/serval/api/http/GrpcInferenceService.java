@@ -1,0 +1,390 @@
+package dev.serval.api.http;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.Duration;
+import com.google.rpc.RetryInfo;
+import dev.serval.api.config.InvalidConfig;
+import dev.serval.api.config.ServalConfig;
+import dev.serval.api.grpc.v2.GRPCInferenceServiceGrpc;
+import dev.serval.api.grpc.v2.ModelInferRequest;
+import dev.serval.api.grpc.v2.ModelInferResponse;
+import dev.serval.api.grpc.v2.ModelMetadataResponse;
+import dev.serval.api.grpc.v2.ModelReadyResponse;
+import dev.serval.api.grpc.v2.RepositoryIndexResponse;
+import dev.serval.api.grpc.v2.RepositoryModelLoadRequest;
+import dev.serval.api.grpc.v2.RepositoryModelLoadResponse;
+import dev.serval.api.grpc.v2.RepositoryModelUnloadResponse;
+import dev.serval.api.grpc.v2.ServerLiveResponse;
+import dev.serval.api.grpc.v2.ServerMetadataResponse;
+import dev.serval.api.grpc.v2.ServerReadyResponse;
+import dev.serval.api.serving.DeploymentRegistry;
+import dev.serval.api.serving.Outcome;
+import dev.serval.api.serving.RequestMeters;
+import dev.serval.api.serving.ServedDeployment;
+import dev.serval.compose.CallContext;
+import dev.serval.deployment.Inference;
+import dev.serval.error.DeadlineExceeded;
+import dev.serval.error.InferenceFailed;
+import dev.serval.error.InvalidInput;
+import dev.serval.error.NotReady;
+import dev.serval.error.Overloaded;
+import dev.serval.error.UnknownDeployment;
+import dev.serval.tensor.Tensors;
+import io.grpc.MethodDescriptor;
+import io.vertx.core.Context;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.ext.web.Router;
+import io.vertx.grpc.common.GrpcStatus;
+import io.vertx.grpc.server.GrpcServer;
+import io.vertx.grpc.server.GrpcServerOptions;
+import io.vertx.grpc.server.GrpcServerRequest;
+import io.vertx.grpc.server.GrpcServerResponse;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Singleton;
+import jakarta.ws.rs.core.Response;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+import org.jboss.logging.Logger;
+
+/**
+ * The Open Inference Protocol's gRPC service ({@code inference.GRPCInferenceService}, src/main/proto) on the HTTP
+ * port: HTTP/2 requests with a {@code application/grpc} content type go to a Vert.x gRPC server, everything else on to
+ * the REST routes, so one port and one Service serve both.
+ *
+ * <p>{@code ModelInfer} takes the REST inference path: the same deployments (a multiplexed model pinned until its
+ * answer is written), admission, deadlines ({@code grpc-timeout} or the deployment's {@code request_timeout}, the
+ * shorter), the same input limits ({@link GrpcTensors}; the message size is {@code serval.http.max-body-size}),
+ * cancellation when the client cancels, request ids ({@code x-request-id} metadata, passed on to what a pipeline or
+ * handler calls), and request meters with {@code api="grpc"}. Errors are gRPC statuses: INVALID_ARGUMENT, NOT_FOUND,
+ * RESOURCE_EXHAUSTED (with a {@code google.rpc.RetryInfo} and {@code retry-after-ms}), UNAVAILABLE, DEADLINE_EXCEEDED,
+ * INTERNAL, UNAUTHENTICATED. The other RPCs answer what their REST counterparts answer; the repository extension needs
+ * the management token ({@code authorization: Bearer <token>} metadata) as {@code /v2/repository} does.
+ *
+ * <p>Threads: every handler runs on the event loop of its connection and never blocks; the repository RPCs, which
+ * change deployments, run on a worker thread.
+ */
+@Singleton
+public class GrpcInferenceService {
+
+    private static final Logger LOG = Logger.getLogger(GrpcInferenceService.class);
+    private static final String GRPC = "application/grpc";
+    private static final Pattern TIMEOUT = Pattern.compile("(\\d{1,8})([HMSmun])");
+    /** The trailer where gRPC clients find a status's details (a {@code google.rpc.Status}, base64). */
+    private static final String STATUS_DETAILS = "grpc-status-details-bin";
+
+    private final DeploymentRegistry deployments;
+    private final InferenceResource metadata;
+    private final RepositoryResource repository;
+    private final ApiToken token;
+    private final RequestLimits limits;
+    private final long maxMessageSize;
+    private final String version;
+    private Vertx vertx;
+
+    GrpcInferenceService(DeploymentRegistry deployments, InferenceResource metadata, RepositoryResource repository,
+            ApiToken token, ServalConfig config,
+            @org.eclipse.microprofile.config.inject.ConfigProperty(name = "quarkus.application.version",
+                    defaultValue = "unknown") String version) {
+        this.deployments = deployments;
+        this.metadata = metadata;
+        this.repository = repository;
+        this.token = token;
+        this.limits = RequestLimits.of(config.http());
+        this.maxMessageSize = config.http().maxBodySize().asLongValue();
+        this.version = version;
+    }
+
+    void install(@Observes Router router, Vertx vertx) {
+        this.vertx = vertx;
+        GrpcServer server = GrpcServer.server(vertx, new GrpcServerOptions().setMaxMessageSize(maxMessageSize));
+        unary(server, GRPCInferenceServiceGrpc.getServerLiveMethod(), request -> CompletableFuture.completedFuture(
+                ServerLiveResponse.newBuilder().setLive(deployments.live()).build()));
+        unary(server, GRPCInferenceServiceGrpc.getServerReadyMethod(), request -> CompletableFuture.completedFuture(
+                ServerReadyResponse.newBuilder().setReady(deployments.allReady()).build()));
+        unary(server, GRPCInferenceServiceGrpc.getServerMetadataMethod(), request -> CompletableFuture.completedFuture(
+                ServerMetadataResponse.newBuilder().setName("serval").setVersion(version)
+                        .addExtensions("model_repository").build()));
+        unary(server, GRPCInferenceServiceGrpc.getModelReadyMethod(), request -> {
+            Response ready = metadata.modelReady(request.getName());
+            return CompletableFuture.completedFuture(ModelReadyResponse.newBuilder()
+                    .setReady(ready.getStatus() == 200).build());
+        });
+        unary(server, GRPCInferenceServiceGrpc.getModelMetadataMethod(),
+                request -> metadata.model(request.getName()).thenApply(GrpcInferenceService::modelMetadata));
+        server.callHandler(GRPCInferenceServiceGrpc.getModelInferMethod(), this::infer);
+        managed(server, GRPCInferenceServiceGrpc.getRepositoryIndexMethod(), request -> {
+            RepositoryIndexResponse.Builder index = RepositoryIndexResponse.newBuilder();
+            for (Map<String, Object> entry : repository.index()) {
+                if (!request.getReady() || "READY".equals(entry.get("state"))) {
+                    index.addModels(RepositoryIndexResponse.ModelIndex.newBuilder()
+                            .setName(String.valueOf(entry.get("name"))).setVersion(String.valueOf(entry.get("version")))
+                            .setState(String.valueOf(entry.get("state"))).setReason(String.valueOf(entry.get("reason"))));
+                }
+            }
+            return index.build();
+        });
+        managed(server, GRPCInferenceServiceGrpc.getRepositoryModelLoadMethod(), request -> {
+            repository.load(request.getModelName(), loadBody(request));
+            return RepositoryModelLoadResponse.getDefaultInstance();
+        });
+        managed(server, GRPCInferenceServiceGrpc.getRepositoryModelUnloadMethod(), request -> {
+            repository.unload(request.getModelName());
+            return RepositoryModelUnloadResponse.getDefaultInstance();
+        });
+        // Right after RequestIds (which sets the response's x-request-id), before every other route.
+        router.route().order(Integer.MIN_VALUE + 1).handler(context -> {
+            HttpServerRequest request = context.request();
+            String type = request.getHeader(HttpHeaders.CONTENT_TYPE);
+            if (request.version() != HttpVersion.HTTP_2 || type == null || !type.startsWith(GRPC)) {
+                context.next();
+                return;
+            }
+            request.headers().set(RequestIds.HEADER, context.response().headers().get(RequestIds.HEADER));
+            server.handle(request);
+        });
+    }
+
+    /** Registers a unary RPC answered by {@code call} (on the event loop; it may complete later on any thread). */
+    private <Q, R> void unary(GrpcServer server, MethodDescriptor<Q, R> method, Function<Q, CompletionStage<R>> call) {
+        server.callHandler(method, request -> request.last().onSuccess(message -> {
+            Context context = Vertx.currentContext();
+            CompletionStage<R> answer;
+            try {
+                answer = call.apply(message);
+            } catch (Throwable e) {
+                fail(request.response(), e);
+                return;
+            }
+            answer.whenComplete((value, failure) -> context.runOnContext(ignored -> {
+                if (failure != null) {
+                    fail(request.response(), ErrorResponses.unwrap(failure));
+                } else {
+                    request.response().end(value);
+                }
+            }));
+        }));
+    }
+
+    /** A repository RPC: the management token first, then {@code call} on a worker thread (it changes deployments). */
+    private <Q, R> void managed(GrpcServer server, MethodDescriptor<Q, R> method, Function<Q, R> call) {
+        server.callHandler(method, request -> {
+            String authorization = request.headers().get(HttpHeaders.AUTHORIZATION);
+            request.last().onSuccess(message -> {
+                if (!token.accepts(authorization)) {
+                    fail(request.response(), new ApiError(401, authorization == null
+                            ? "this call needs the management token: authorization: Bearer <token> metadata"
+                            : "the management token is wrong"));
+                    return;
+                }
+                Context context = Vertx.currentContext();
+                vertx.<R>executeBlocking(() -> call.apply(message), false).onComplete(done -> context.runOnContext(
+                        ignored -> {
+                            if (done.failed()) {
+                                fail(request.response(), ErrorResponses.unwrap(done.cause()));
+                            } else {
+                                request.response().end(done.result());
+                            }
+                        }));
+            });
+        });
+    }
+
+    /** A load request's parameters as the REST load's body: {@code {"parameters": {...}}}, each a deployment field. */
+    private static byte[] loadBody(RepositoryModelLoadRequest request) {
+        com.fasterxml.jackson.databind.node.ObjectNode parameters = JsonNodes.object();
+        request.getParametersMap().forEach((name, value) -> {
+            switch (value.getParameterChoiceCase()) {
+                case BOOL_PARAM -> parameters.put(name, value.getBoolParam());
+                case INT64_PARAM -> parameters.put(name, value.getInt64Param());
+                case STRING_PARAM -> parameters.put(name, value.getStringParam());
+                default -> throw new InvalidInput("parameters." + name, "parameter '" + name
+                        + "' must be a bool, int64 or string deployment field");
+            }
+        });
+        com.fasterxml.jackson.databind.node.ObjectNode body = JsonNodes.object();
+        body.set("parameters", parameters);
+        return body.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static ModelMetadataResponse modelMetadata(Map<String, Object> model) {
+        ModelMetadataResponse.Builder response = ModelMetadataResponse.newBuilder()
+                .setName(String.valueOf(model.get("name")))
+                .setPlatform(String.valueOf(model.getOrDefault("platform", "")));
+        if (model.get("versions") instanceof List<?> versions) {
+            versions.forEach(v -> response.addVersions(String.valueOf(v)));
+        }
+        if (model.get("inputs") instanceof List<?> inputs) {
+            inputs.forEach(tensor -> response.addInputs(tensorMetadata(tensor)));
+        }
+        if (model.get("outputs") instanceof List<?> outputs) {
+            outputs.forEach(tensor -> response.addOutputs(tensorMetadata(tensor)));
+        }
+        return response.build();
+    }
+
+    private static ModelMetadataResponse.TensorMetadata tensorMetadata(Object tensor) {
+        Map<?, ?> fields = (Map<?, ?>) tensor;
+        ModelMetadataResponse.TensorMetadata.Builder metadata = ModelMetadataResponse.TensorMetadata.newBuilder()
+                .setName(String.valueOf(fields.get("name"))).setDatatype(String.valueOf(fields.get("datatype")));
+        if (fields.get("shape") instanceof List<?> shape) {
+            shape.forEach(dim -> metadata.addShape(((Number) dim).longValue()));
+        }
+        return metadata.build();
+    }
+
+    // --- ModelInfer ------------------------------------------------------------------------------------------------
+
+    private void infer(GrpcServerRequest<ModelInferRequest, ModelInferResponse> call) {
+        long start = System.nanoTime();
+        String requestId = call.headers().get(RequestIds.HEADER);
+        String timeout = call.headers().get("grpc-timeout");
+        String modelId = call.headers().get(DeploymentRegistry.MODEL_ID_HEADER);
+        call.last().onSuccess(message -> {
+            Context context = Vertx.currentContext();
+            ServedDeployment served;
+            try {
+                served = deployments.route(message.getModelName(), modelId);
+                if (served == null) {
+                    throw new UnknownDeployment(message.getModelName());
+                }
+            } catch (Throwable e) {
+                fail(call.response(), e);
+                return;
+            }
+            List<String> outputs = message.getOutputsCount() == 0 ? null : message.getOutputsList().stream()
+                    .map(ModelInferRequest.InferRequestedOutputTensor::getName).toList();
+            boolean raw = message.getRawInputContentsCount() > 0;
+            CompletableFuture<Inference> result;
+            long budget;
+            try {
+                Tensors inputs = GrpcTensors.inputs(message, limits);
+                budget = Math.min(served.requestTimeout().toMillis(), timeoutMillis(timeout));
+                if (budget <= 0) {
+                    throw new DeadlineExceeded("the request's deadline passed before it could be queued");
+                }
+                CallContext callContext = served.kind().composite() ? CallContext.of(requestId, budget)
+                        : CallContext.NONE;
+                result = served.deployment().infer(inputs, outputs, callContext);
+            } catch (Throwable e) {
+                finish(call, served, start, null, e, outputs, raw, message);
+                return;
+            }
+            long deadline = budget;
+            long timer = vertx.setTimer(deadline, id -> result.completeExceptionally(new DeadlineExceeded(
+                    "the request's deadline of " + deadline + " ms passed before the model answered")));
+            // A client that cancels (or goes away) resets the stream: the request leaves the queue or its run ends.
+            call.exceptionHandler(e -> result.cancel(false));
+            call.connection().closeHandler(ignored -> result.cancel(false));
+            result.whenComplete((answer, failure) -> context.runOnContext(ignored -> {
+                vertx.cancelTimer(timer);
+                finish(call, served, start, answer, failure, outputs, raw, message);
+            }));
+        });
+    }
+
+    private void finish(GrpcServerRequest<ModelInferRequest, ModelInferResponse> call, ServedDeployment served,
+            long start, Inference answer, Throwable failure, List<String> outputs, boolean raw,
+            ModelInferRequest message) {
+        try {
+            Throwable error = failure == null ? null : ErrorResponses.unwrap(failure);
+            if (error instanceof java.util.concurrent.CancellationException) {
+                served.meters().record(RequestMeters.Api.GRPC, Outcome.CANCELLED, start, 0);
+                return; // the client is gone
+            }
+            if (error == null) {
+                try {
+                    // The requested outputs, read from the version that answered (a rolling update may have two).
+                    ModelInferResponse response = GrpcTensors.response(served.name(), message.getId(), answer, outputs,
+                            raw);
+                    call.response().end(response);
+                    served.meters().record(RequestMeters.Api.GRPC, Outcome.OK, start, answer.inputs());
+                    return;
+                } catch (RuntimeException e) {
+                    error = e;
+                }
+            }
+            fail(call.response(), error);
+            served.meters().record(RequestMeters.Api.GRPC, Outcome.of(error), start, 0);
+        } finally {
+            served.release();
+        }
+    }
+
+    /** {@code grpc-timeout} in milliseconds (rounded up), or {@link Long#MAX_VALUE} without one. */
+    static long timeoutMillis(String header) {
+        if (header == null) {
+            return Long.MAX_VALUE;
+        }
+        var match = TIMEOUT.matcher(header.trim());
+        if (!match.matches()) {
+            throw new InvalidInput("grpc-timeout", "grpc-timeout '" + header + "' is not 1 to 8 digits and a unit "
+                    + "(H, M, S, m, u, n)");
+        }
+        long value = Long.parseLong(match.group(1));
+        return switch (match.group(2).charAt(0)) {
+            case 'H' -> value * 3_600_000;
+            case 'M' -> value * 60_000;
+            case 'S' -> value * 1000;
+            case 'm' -> value;
+            case 'u' -> (value + 999) / 1000;
+            default -> (value + 999_999) / 1_000_000;
+        };
+    }
+
+    // --- errors ----------------------------------------------------------------------------------------------------
+
+    /** Ends the call with the status {@code failure} maps to, its message, and for an overload the retry delay. */
+    private static void fail(GrpcServerResponse<?, ?> response, Throwable failure) {
+        GrpcStatus status = status(failure);
+        String message = ErrorResponses.message(failure);
+        response.status(status).statusMessage(message);
+        Long retryMillis = failure instanceof Overloaded overloaded ? Long.valueOf(overloaded.retryAfter().toMillis())
+                : status == GrpcStatus.UNAVAILABLE ? Long.valueOf(1000) : null;
+        if (retryMillis != null) {
+            com.google.rpc.Status details = com.google.rpc.Status.newBuilder().setCode(status.code).setMessage(message)
+                    .addDetails(Any.pack(RetryInfo.newBuilder().setRetryDelay(Duration.newBuilder()
+                            .setSeconds(retryMillis / 1000).setNanos((int) (retryMillis % 1000) * 1_000_000)).build()))
+                    .build();
+            response.trailers().set(STATUS_DETAILS, Base64.getEncoder().withoutPadding()
+                    .encodeToString(details.toByteArray()));
+            response.trailers().set(ErrorResponses.RETRY_AFTER_MS, Long.toString(retryMillis));
+        }
+        if (status == GrpcStatus.INTERNAL) {
+            LOG.debugf("gRPC call failed: %s", failure.toString());
+        }
+        response.end();
+    }
+
+    static GrpcStatus status(Throwable failure) {
+        return switch (failure) {
+            case InvalidInput ignored -> GrpcStatus.INVALID_ARGUMENT;
+            case UnknownDeployment ignored -> GrpcStatus.NOT_FOUND;
+            case Overloaded ignored -> GrpcStatus.RESOURCE_EXHAUSTED;
+            case NotReady ignored -> GrpcStatus.UNAVAILABLE;
+            case DeadlineExceeded ignored -> GrpcStatus.DEADLINE_EXCEEDED;
+            case InferenceFailed ignored -> GrpcStatus.INTERNAL;
+            case InvalidConfig ignored -> GrpcStatus.INVALID_ARGUMENT;
+            case ApiError api -> switch (api.status()) {
+                case 400, 413, 415 -> GrpcStatus.INVALID_ARGUMENT;
+                case 401 -> GrpcStatus.UNAUTHENTICATED;
+                case 404 -> GrpcStatus.NOT_FOUND;
+                case 409 -> GrpcStatus.FAILED_PRECONDITION;
+                case 429 -> GrpcStatus.RESOURCE_EXHAUSTED;
+                case 503 -> GrpcStatus.UNAVAILABLE;
+                case 504 -> GrpcStatus.DEADLINE_EXCEEDED;
+                default -> GrpcStatus.INTERNAL;
+            };
+            default -> GrpcStatus.INTERNAL;
+        };
+    }
+}

@@ -1,0 +1,257 @@
+package dev.serval.api;
+
+import static io.restassured.RestAssured.given;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.protobuf.ByteString;
+import dev.serval.api.grpc.v2.GRPCInferenceServiceGrpc;
+import dev.serval.api.grpc.v2.InferTensorContents;
+import dev.serval.api.grpc.v2.ModelInferRequest;
+import dev.serval.api.grpc.v2.ModelInferResponse;
+import dev.serval.api.grpc.v2.ModelMetadataRequest;
+import dev.serval.api.grpc.v2.ModelMetadataResponse;
+import dev.serval.api.grpc.v2.ModelReadyRequest;
+import dev.serval.api.grpc.v2.RepositoryIndexRequest;
+import dev.serval.api.grpc.v2.RepositoryIndexResponse;
+import dev.serval.api.grpc.v2.RepositoryModelLoadRequest;
+import dev.serval.api.grpc.v2.RepositoryModelUnloadRequest;
+import dev.serval.api.grpc.v2.ServerLiveRequest;
+import dev.serval.api.grpc.v2.ServerMetadataRequest;
+import dev.serval.api.grpc.v2.ServerReadyRequest;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.MetadataUtils;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.TestProfile;
+import java.net.URL;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Open Inference Protocol's gRPC service on the HTTP port, driven by a real grpc-java client over h2c: every RPC,
+ * both tensor encodings, the REST limits, status codes for each refusal, deadlines and cancellation, the repository
+ * extension behind the token, and {@code api="grpc"} meters.
+ */
+@QuarkusTest
+@TestProfile(CompositionProfile.class)
+class GrpcTest {
+
+    private static final float[] INPUT = {0.5f, -1.0f, 2.0f, 0.25f};
+
+    @TestHTTPResource("/")
+    URL base;
+
+    private ManagedChannel channel;
+    private GRPCInferenceServiceGrpc.GRPCInferenceServiceBlockingStub stub;
+
+    @BeforeEach
+    void connect() {
+        Serving.awaitReady();
+        channel = ManagedChannelBuilder.forAddress("127.0.0.1", base.getPort()).usePlaintext().build();
+        stub = GRPCInferenceServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
+    }
+
+    @AfterEach
+    void disconnect() throws InterruptedException {
+        channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+
+    private static ModelInferRequest.InferInputTensor.Builder input(String name, String datatype, long... shape) {
+        ModelInferRequest.InferInputTensor.Builder input = ModelInferRequest.InferInputTensor.newBuilder()
+                .setName(name).setDatatype(datatype);
+        for (long dim : shape) {
+            input.addShape(dim);
+        }
+        return input;
+    }
+
+    private static ModelInferRequest typedMlp() {
+        InferTensorContents.Builder contents = InferTensorContents.newBuilder();
+        for (float value : INPUT) {
+            contents.addFp32Contents(value);
+        }
+        return ModelInferRequest.newBuilder().setModelName("mlp").setId("req-1")
+                .addInputs(input("input", "FP32", 1, 4).setContents(contents)).build();
+    }
+
+    private static float[] restMlp() {
+        return Serving.floats(given().contentType("application/json").body("{\"inputs\":[{\"name\":\"input\","
+                + "\"datatype\":\"FP32\",\"shape\":[1,4],\"data\":[0.5,-1.0,2.0,0.25]}]}")
+                .post("/v2/models/mlp/infer").then().statusCode(200).extract().jsonPath()
+                .<Number>getList("outputs[0].data"));
+    }
+
+    private static Status.Code code(Runnable call) {
+        return assertThrows(StatusRuntimeException.class, call::run).getStatus().getCode();
+    }
+
+    @Test
+    void serverAndModelMetadataAndHealth() {
+        assertTrue(stub.serverLive(ServerLiveRequest.getDefaultInstance()).getLive());
+        assertTrue(stub.serverReady(ServerReadyRequest.getDefaultInstance()).getReady());
+        assertEquals("serval", stub.serverMetadata(ServerMetadataRequest.getDefaultInstance()).getName());
+        assertTrue(stub.modelReady(ModelReadyRequest.newBuilder().setName("mlp").build()).getReady());
+
+        ModelMetadataResponse mlp = stub.modelMetadata(ModelMetadataRequest.newBuilder().setName("mlp").build());
+
+        assertEquals("input", mlp.getInputs(0).getName());
+        assertEquals("FP32", mlp.getInputs(0).getDatatype());
+        assertEquals(List.of(-1L, 4L), mlp.getInputs(0).getShapeList());
+        assertEquals(List.of("1"), mlp.getVersionsList());
+        assertEquals(Status.Code.NOT_FOUND, code(() -> stub.modelMetadata(ModelMetadataRequest.newBuilder()
+                .setName("nope").build())));
+        assertEquals(Status.Code.NOT_FOUND, code(() -> stub.modelReady(ModelReadyRequest.newBuilder()
+                .setName("nope").build())));
+    }
+
+    @Test
+    void inferenceWithTypedAndRawContentsAnswersAsRestDoes() {
+        float[] rest = restMlp();
+
+        ModelInferResponse typed = stub.modelInfer(typedMlp());
+
+        assertEquals("mlp", typed.getModelName());
+        assertEquals("1", typed.getModelVersion());
+        assertEquals("req-1", typed.getId());
+        assertEquals(List.of(1L, 2L), typed.getOutputs(0).getShapeList());
+        assertEquals(rest[0], typed.getOutputs(0).getContents().getFp32Contents(0), 1e-6);
+        assertEquals(rest[1], typed.getOutputs(0).getContents().getFp32Contents(1), 1e-6);
+
+        ByteBuffer raw = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN);
+        for (float value : INPUT) {
+            raw.putFloat(value);
+        }
+        ModelInferResponse binary = stub.modelInfer(ModelInferRequest.newBuilder().setModelName("mlp")
+                .addInputs(input("input", "FP32", 1, 4)).addRawInputContents(ByteString.copyFrom(raw.array()))
+                .build());
+
+        assertEquals(1, binary.getRawOutputContentsCount(), "raw in, raw out");
+        ByteBuffer answer = binary.getRawOutputContents(0).asReadOnlyByteBuffer().order(ByteOrder.LITTLE_ENDIAN);
+        assertArrayEquals(rest, new float[] {answer.getFloat(), answer.getFloat()}, 1e-6f);
+
+        // Text as raw BYTES (4-byte little-endian lengths), to the default MiniLM.
+        byte[] text = "hello grpc".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        ByteBuffer texts = ByteBuffer.allocate(4 + text.length).order(ByteOrder.LITTLE_ENDIAN).putInt(text.length)
+                .put(text);
+        ModelInferResponse embedded = stub.modelInfer(ModelInferRequest.newBuilder().setModelName(Serving.MODEL)
+                .addInputs(input("text", "BYTES", 1)).addRawInputContents(ByteString.copyFrom(texts.array())).build());
+        assertEquals(List.of(1L, 384L), embedded.getOutputs(0).getShapeList());
+        assertEquals(384 * 4, embedded.getRawOutputContents(0).size());
+
+        String metrics = given().get("/q/metrics").asString();
+        assertTrue(metrics.contains("serval_requests_total{api=\"grpc\",deployment=\"mlp\",outcome=\"ok\"}"), "meters");
+    }
+
+    @Test
+    void hostileAndWrongRequestsAreInvalidArgumentsNamingTheProblem() {
+        assertEquals(Status.Code.NOT_FOUND, code(() -> stub.modelInfer(typedMlp().toBuilder().setModelName("nope")
+                .build())));
+        StatusRuntimeException shape = assertThrows(StatusRuntimeException.class, () -> stub.modelInfer(
+                ModelInferRequest.newBuilder().setModelName("mlp").addInputs(input("input", "FP32",
+                        1 << 20, 1 << 20, 1 << 20)).addRawInputContents(ByteString.copyFrom(new byte[16])).build()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, shape.getStatus().getCode());
+        assertTrue(shape.getStatus().getDescription().contains("max-tensor-elements"), shape.getStatus().toString());
+        assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> stub.modelInfer(ModelInferRequest.newBuilder()
+                .setModelName("mlp").addInputs(input("input", "FP32", 1, 4))
+                .addRawInputContents(ByteString.copyFrom(new byte[15])).build())));
+        assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> stub.modelInfer(ModelInferRequest.newBuilder()
+                .setModelName("mlp").addInputs(input("input", "FP16", 1, 4)).build())));
+        StatusRuntimeException count = assertThrows(StatusRuntimeException.class, () -> stub.modelInfer(
+                ModelInferRequest.newBuilder().setModelName(Serving.MODEL).addInputs(input("text", "BYTES", 3))
+                        .addRawInputContents(ByteString.copyFrom(new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff,
+                                0x7f})).build()));
+        assertTrue(count.getStatus().getDescription().contains("declares 2147483647 bytes"),
+                count.getStatus().toString());
+        ModelInferRequest.Builder many = ModelInferRequest.newBuilder().setModelName("mlp");
+        for (int i = 0; i < 65; i++) {
+            many.addInputs(input("x" + i, "FP32", 0));
+        }
+        assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> stub.modelInfer(many.build())));
+        assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> stub.modelInfer(typedMlp().toBuilder()
+                .addOutputs(ModelInferRequest.InferRequestedOutputTensor.newBuilder().setName("nope")).build())));
+        given().get("/v2/health/live").then().statusCode(200);
+    }
+
+    @Test
+    void aFullQueueIsResourceExhaustedWithRetryInfoAndTheDeadlineEndsTheStep() throws Exception {
+        ManagementAdmin.put("jam", "{\"model\":\"hangs\",\"max_ongoing_requests\":1,\"max_queued_requests\":0,"
+                + "\"predictor_threads\":1,\"graceful_shutdown_timeout\":\"1s\"}");
+        ManagementAdmin.put("patient", "{\"model\":\"patient\"}");
+        ManagementAdmin.put("waits", "{\"model\":\"waits\"}");
+        Serving.awaitModelReady("jam");
+        Serving.awaitModelReady("waits");
+        try {
+            var async = GRPCInferenceServiceGrpc.newFutureStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS);
+            var held = async.modelInfer(typedMlp().toBuilder().setModelName("jam").build());
+            Serving.await("the jam's slot to be taken", () -> given().get("/q/metrics"),
+                    r -> r.asString().lines().anyMatch(l -> l.startsWith("serval_replica_in_flight{deployment=\"jam\"")
+                            && l.endsWith(" 1.0")));
+
+            StatusRuntimeException full = assertThrows(StatusRuntimeException.class,
+                    () -> stub.modelInfer(typedMlp().toBuilder().setModelName("jam").build()));
+
+            assertEquals(Status.Code.RESOURCE_EXHAUSTED, full.getStatus().getCode());
+            Metadata trailers = full.getTrailers();
+            assertTrue(trailers.containsKey(Metadata.Key.of("retry-after-ms", Metadata.ASCII_STRING_MARSHALLER)));
+            com.google.rpc.Status details = io.grpc.protobuf.StatusProto.fromThrowable(full);
+            assertTrue(details != null && details.getDetails(0).is(com.google.rpc.RetryInfo.class),
+                    "a google.rpc.RetryInfo for the client's back-off");
+            held.cancel(true);
+
+            // grpc-timeout is the request's deadline: the pipeline's step (which returns only once abandoned) ends.
+            assertEquals(Status.Code.DEADLINE_EXCEEDED, code(() -> stub.withDeadlineAfter(300, TimeUnit.MILLISECONDS)
+                    .modelInfer(typedMlp().toBuilder().setModelName("waits").build())));
+            Serving.await("the step's request to end", () -> given().get("/q/metrics"),
+                    r -> r.asString().lines().anyMatch(l -> l.startsWith(
+                            "serval_replica_in_flight{deployment=\"patient\"") && l.endsWith(" 0.0")));
+        } finally {
+            ManagementAdmin.delete("jam");
+        }
+    }
+
+    @Test
+    void theRepositoryExtensionNeedsTheToken() {
+        assertEquals(Status.Code.UNAUTHENTICATED, code(() -> stub.repositoryIndex(
+                RepositoryIndexRequest.getDefaultInstance())));
+        Metadata token = new Metadata();
+        token.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER),
+                "Bearer " + ManagementProfile.TOKEN);
+        var admin = stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(token));
+
+        RepositoryIndexResponse index = admin.repositoryIndex(RepositoryIndexRequest.newBuilder().setReady(true)
+                .build());
+        assertTrue(index.getModelsList().stream().allMatch(m -> m.getState().equals("READY")));
+        assertTrue(index.getModelsList().stream().anyMatch(m -> m.getName().equals(Serving.MODEL)));
+
+        admin.repositoryModelLoad(RepositoryModelLoadRequest.newBuilder().setModelName("tiny-dtypes").build());
+        Serving.awaitModelReady("tiny-dtypes");
+        admin.repositoryModelUnload(RepositoryModelUnloadRequest.newBuilder().setModelName("tiny-dtypes").build());
+        assertEquals(Status.Code.NOT_FOUND, code(() -> stub.modelReady(ModelReadyRequest.newBuilder()
+                .setName("tiny-dtypes").build())));
+    }
+
+    /** The management API with the token, for set-up. */
+    private static final class ManagementAdmin {
+        static void put(String name, String body) {
+            int status = given().header("Authorization", "Bearer " + ManagementProfile.TOKEN)
+                    .contentType("application/json").body(body).put("/api/deployments/" + name).statusCode();
+            assertTrue(status == 200 || status == 201, name + ": " + status);
+        }
+
+        static void delete(String name) {
+            given().header("Authorization", "Bearer " + ManagementProfile.TOKEN).delete("/api/deployments/" + name);
+        }
+    }
+}
