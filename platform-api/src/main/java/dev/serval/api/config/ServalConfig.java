@@ -104,6 +104,18 @@ public interface ServalConfig {
         Duration period();
     }
 
+    Grpc grpc();
+
+    /** The Open Inference Protocol's gRPC service (docs/api.md, "gRPC"). */
+    interface Grpc {
+
+        /**
+         * A port of its own for the gRPC service (h2c), instead of the HTTP port; unset (the default): gRPC is served
+         * on the HTTP port next to REST.
+         */
+        Optional<Integer> port();
+    }
+
     Multiplex multiplex();
 
     /** Multiplexed deployments (docs/multiplexing.md). */

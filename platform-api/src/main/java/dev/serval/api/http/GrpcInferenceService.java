@@ -34,7 +34,9 @@ import io.grpc.MethodDescriptor;
 import io.vertx.core.Context;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Router;
@@ -50,6 +52,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
@@ -89,10 +92,15 @@ public class GrpcInferenceService {
     private final RequestLimits limits;
     private final long maxMessageSize;
     private final String version;
-    private Vertx vertx;
+    private final Optional<Integer> separatePort;
+    private final String host;
+    /** The Vert.x the gRPC server runs on (timers, blocking work): Quarkus's, or its own on a separate port. */
+    private volatile Vertx vertx;
 
     GrpcInferenceService(DeploymentRegistry deployments, InferenceResource metadata, RepositoryResource repository,
             ApiToken token, ServalConfig config,
+            @org.eclipse.microprofile.config.inject.ConfigProperty(name = "quarkus.http.host", defaultValue = "0.0.0.0")
+            String host,
             @org.eclipse.microprofile.config.inject.ConfigProperty(name = "quarkus.application.version",
                     defaultValue = "unknown") String version) {
         this.deployments = deployments;
@@ -102,10 +110,51 @@ public class GrpcInferenceService {
         this.limits = RequestLimits.of(config.http());
         this.maxMessageSize = config.http().maxBodySize().asLongValue();
         this.version = version;
+        this.separatePort = config.grpc().port();
+        this.host = host;
     }
 
-    void install(@Observes Router router, Vertx vertx) {
-        this.vertx = vertx;
+    void install(@Observes Router router, Vertx quarkusVertx) {
+        if (separatePort.isPresent()) {
+            // A Vert.x of its own: Quarkus instruments every HTTP server its Vert.x creates, and a second one would
+            // clash with the HTTP port's meters. Two event loops; closed with the application.
+            vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2).setWorkerPoolSize(4));
+            int port = separatePort.get();
+            GrpcServer server = server(vertx);
+            vertx.createHttpServer(new HttpServerOptions().setPort(port).setHost(host).setHttp2ClearTextEnabled(true))
+                    .requestHandler(request -> {
+                        request.headers().set(RequestIds.HEADER, requestId(request.getHeader(RequestIds.HEADER)));
+                        server.handle(request);
+                    })
+                    .listen()
+                    .onSuccess(listening -> LOG.infof("gRPC (OIP GRPCInferenceService) on %s:%d", host,
+                            listening.actualPort()))
+                    .onFailure(e -> LOG.errorf("gRPC could not listen on %s:%d: %s", host, port, e.getMessage()));
+            return;
+        }
+        vertx = quarkusVertx;
+        GrpcServer server = server(vertx);
+        // Right after RequestIds (which sets the response's x-request-id), before every other route.
+        router.route().order(Integer.MIN_VALUE + 1).handler(context -> {
+            HttpServerRequest request = context.request();
+            String type = request.getHeader(HttpHeaders.CONTENT_TYPE);
+            if (request.version() != HttpVersion.HTTP_2 || type == null || !type.startsWith(GRPC)) {
+                context.next();
+                return;
+            }
+            request.headers().set(RequestIds.HEADER, context.response().headers().get(RequestIds.HEADER));
+            server.handle(request);
+        });
+    }
+
+    void stop(@Observes io.quarkus.runtime.ShutdownEvent event) {
+        if (separatePort.isPresent() && vertx != null) {
+            vertx.close();
+        }
+    }
+
+    /** The gRPC server of every RPC, on {@code vertx}. */
+    private GrpcServer server(Vertx vertx) {
         GrpcServer server = GrpcServer.server(vertx, new GrpcServerOptions().setMaxMessageSize(maxMessageSize));
         unary(server, GRPCInferenceServiceGrpc.getServerLiveMethod(), request -> CompletableFuture.completedFuture(
                 ServerLiveResponse.newBuilder().setLive(deployments.live()).build()));
@@ -141,17 +190,12 @@ public class GrpcInferenceService {
             repository.unload(request.getModelName());
             return RepositoryModelUnloadResponse.getDefaultInstance();
         });
-        // Right after RequestIds (which sets the response's x-request-id), before every other route.
-        router.route().order(Integer.MIN_VALUE + 1).handler(context -> {
-            HttpServerRequest request = context.request();
-            String type = request.getHeader(HttpHeaders.CONTENT_TYPE);
-            if (request.version() != HttpVersion.HTTP_2 || type == null || !type.startsWith(GRPC)) {
-                context.next();
-                return;
-            }
-            request.headers().set(RequestIds.HEADER, context.response().headers().get(RequestIds.HEADER));
-            server.handle(request);
-        });
+        return server;
+    }
+
+    /** The client's {@code x-request-id} when sane, else a new one (what {@link RequestIds} does on the HTTP port). */
+    private static String requestId(String given) {
+        return given != null && RequestIds.isSane(given) ? given : RequestIds.newId();
     }
 
     /** Registers a unary RPC answered by {@code call} (on the event loop; it may complete later on any thread). */

@@ -1,0 +1,28 @@
+package dev.serval.api;
+
+import io.quarkus.test.junit.QuarkusTestProfile;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.util.Map;
+
+/** Serval serving its default model, with the gRPC service on a port of its own ({@code serval.grpc.port}). */
+public class GrpcPortProfile implements QuarkusTestProfile {
+
+    /** Chosen once per JVM (a system property): the profile and the test see it from different class loaders. */
+    static final int PORT = Integer.parseInt(System.getProperties()
+            .computeIfAbsent("test.serval-grpc-port", key -> Integer.toString(freePort())).toString());
+
+    private static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public Map<String, String> getConfigOverrides() {
+        return Map.of("serval.grpc.port", Integer.toString(PORT));
+    }
+}
