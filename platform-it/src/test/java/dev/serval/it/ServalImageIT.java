@@ -127,6 +127,36 @@ class ServalImageIT {
     }
 
     @Test
+    void servesTheOipGrpcServiceOnTheHttpPort() throws Exception {
+        JsonNode sentence = Reference.sentences().get(2);
+        byte[] text = sentence.get("text").asText().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        java.nio.ByteBuffer raw = java.nio.ByteBuffer.allocate(4 + text.length)
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(text.length).put(text);
+        io.grpc.ManagedChannel channel = io.grpc.ManagedChannelBuilder.forAddress(serval.getHost(),
+                serval.getMappedPort(ServalImage.HTTP_PORT)).usePlaintext().build();
+        try {
+            var stub = dev.serval.api.grpc.v2.GRPCInferenceServiceGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertTrue(stub.serverReady(dev.serval.api.grpc.v2.ServerReadyRequest.getDefaultInstance()).getReady());
+
+            var answer = stub.modelInfer(dev.serval.api.grpc.v2.ModelInferRequest.newBuilder().setModelName(MODEL)
+                    .addInputs(dev.serval.api.grpc.v2.ModelInferRequest.InferInputTensor.newBuilder().setName("text")
+                            .setDatatype("BYTES").addShape(1))
+                    .addRawInputContents(com.google.protobuf.ByteString.copyFrom(raw.array())).build());
+
+            assertEquals(List.of(1L, 384L), answer.getOutputs(0).getShapeList());
+            java.nio.FloatBuffer floats = answer.getRawOutputContents(0).asReadOnlyByteBuffer()
+                    .order(java.nio.ByteOrder.LITTLE_ENDIAN).asFloatBuffer();
+            float[] embedding = new float[floats.remaining()];
+            floats.get(embedding);
+            double cosine = Reference.cosine(Reference.embedding(sentence), embedding);
+            assertTrue(cosine >= 0.999, "cosine to the reference " + cosine);
+        } finally {
+            channel.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void countsServedRequestsOnThePrometheusEndpoint() {
         double before = openAiOk(http.get("/q/metrics").body());
         assertEquals(200, http.postJson("/v1/embeddings", "{\"model\":\"" + MODEL + "\",\"input\":[\"hi\"]}").statusCode());

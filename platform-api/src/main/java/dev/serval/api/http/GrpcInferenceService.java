@@ -326,9 +326,9 @@ public class GrpcInferenceService {
             long deadline = budget;
             long timer = vertx.setTimer(deadline, id -> result.completeExceptionally(new DeadlineExceeded(
                     "the request's deadline of " + deadline + " ms passed before the model answered")));
-            // A client that cancels (or goes away) resets the stream: the request leaves the queue or its run ends.
+            // A client that cancels resets the stream, and one that goes away resets them all: either way the request
+            // leaves the queue or its run ends.
             call.exceptionHandler(e -> result.cancel(false));
-            call.connection().closeHandler(ignored -> result.cancel(false));
             result.whenComplete((answer, failure) -> context.runOnContext(ignored -> {
                 vertx.cancelTimer(timer);
                 finish(call, served, start, answer, failure, outputs, raw, message);

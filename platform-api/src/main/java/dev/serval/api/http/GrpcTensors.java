@@ -1,6 +1,7 @@
 package dev.serval.api.http;
 
 import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import dev.serval.api.grpc.v2.InferTensorContents;
 import dev.serval.api.grpc.v2.ModelInferRequest;
 import dev.serval.api.grpc.v2.ModelInferResponse;
@@ -257,7 +258,8 @@ final class GrpcTensors {
                 output.addShape(dim);
             }
             if (raw) {
-                response.addRawOutputContents(ByteString.copyFrom(OipResponseEncoder.binary(tensor)));
+                // The encoder's fresh array, handed over without a copy.
+                response.addRawOutputContents(UnsafeByteOperations.unsafeWrap(OipResponseEncoder.binary(tensor)));
             } else {
                 output.setContents(contents(tensor));
             }

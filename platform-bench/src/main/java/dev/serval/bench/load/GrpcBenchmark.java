@@ -1,0 +1,203 @@
+package dev.serval.bench.load;
+
+import com.google.protobuf.ByteString;
+import dev.serval.api.grpc.v2.GRPCInferenceServiceGrpc;
+import dev.serval.api.grpc.v2.ModelInferRequest;
+import dev.serval.api.grpc.v2.ModelInferResponse;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.stub.StreamObserver;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+/**
+ * gRPC against REST on the same server (issue 20): the OIP gRPC {@code ModelInfer} (grpc-java, one HTTP/2 channel,
+ * raw tensor contents: what gRPC clients send) and OIP REST (the load generator's HTTP/1.1 connections, JSON), on the
+ * no-op deployment {@code echo} (a FP32 [1, 4] tensor: the platform's own cost) and on the default MiniLM (one short
+ * chat text per request). For each, in alternation and {@code --rounds} times: a closed loop of 1 call in flight
+ * (latency) and of 8 (throughput), {@code --measure} each after an unrecorded warm-up. Goal from the issue: gRPC noop
+ * throughput at least REST's, at equal p50.
+ *
+ * <p>Output: {@code platform-bench/target/grpc/summary.md} (or {@code --out DIR}). About 4 minutes; from the
+ * repository root:
+ * <pre>{@code
+ * bin/loadbench --grpc [--measure 10s] [--rounds 2] [--out DIR]
+ * }</pre>
+ */
+public final class GrpcBenchmark {
+
+    private static final String USAGE = "usage: bin/loadbench --grpc [--measure 10s] [--rounds 2] [--channels 1] "
+            + "[--out DIR] "
+            + "[--serval-opt -Dkey=value]...";
+    private static final Duration WARM_UP = Duration.ofSeconds(5);
+    private static final Duration DRAIN = Duration.ofSeconds(3);
+
+    private GrpcBenchmark() {
+    }
+
+    /** One closed-loop run's figures: answers per second, latency percentiles in ms, failed calls. */
+    record Figures(double throughput, double p50, double p99, long errors) {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Options.check(args, USAGE, Set.of(), Set.of("--measure", "--rounds", "--channels", "--out", "--serval-opt"));
+        List<String> arguments = Arrays.asList(args);
+        int channels = Integer.parseInt(Options.value(arguments, "--channels", "1"));
+        Duration measure = Options.duration(arguments, "--measure", Duration.ofSeconds(10));
+        int rounds = Integer.parseInt(Options.value(arguments, "--rounds", "2"));
+        Path out = Path.of(Options.value(arguments, "--out", "platform-bench/target/grpc"));
+        Files.createDirectories(out);
+        List<String> settings = new ArrayList<>(List.of("-Dserval.api.auth-enabled=false",
+                "-Dserval.deployments.echo.model=noop"));
+        settings.addAll(Options.servalOptions(args));
+        List<String> texts = ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED);
+
+        StringBuilder md = new StringBuilder("# OIP gRPC against OIP REST\n\n");
+        md.append(String.format(Locale.ROOT, "Run %s, load average before %s; `bin/loadbench --grpc --measure %ds "
+                + "--rounds %d`. Closed loops of 1 and 8 requests in flight, %d s each. REST: HTTP/1.1 connections, "
+                + "JSON; gRPC: one HTTP/2 channel, raw contents. Latency in ms.%n%n", Instant.now(),
+                MachineUsage.loadAverage(), measure.toSeconds(), rounds, measure.toSeconds()));
+        md.append("| workload | round | REST p50 (1) | gRPC p50 (1) | REST rate (8) | gRPC rate (8) | gRPC / REST rate |"
+                + " REST p50 (8) | gRPC p50 (8) |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        try (LoadGenerator generator = new LoadGenerator();
+                ServalProcess serval = ServalProcess.start(settings, out.resolve("serval.log"))) {
+            System.out.printf("Serval ready on port %d%n", serval.port());
+            // Callbacks on the channel's own event loop (no hand-off to an executor), as a load generator should.
+            List<ManagedChannel> channel = new ArrayList<>();
+            for (int i = 0; i < channels; i++) {
+                channel.add(ManagedChannelBuilder.forAddress("127.0.0.1", serval.port()).usePlaintext()
+                        .directExecutor().build());
+            }
+            try {
+                for (int round = 1; round <= rounds; round++) {
+                    for (String workload : List.of("noop", "MiniLM")) {
+                        Workload rest = workload.equals("noop") ? Workload.noop("echo")
+                                : Workload.texts("minilm", "all-minilm-l6-v2", texts);
+                        List<ModelInferRequest> calls = workload.equals("noop") ? List.of(noop())
+                                : texts.stream().map(GrpcBenchmark::text).toList();
+                        generator.closedLoop(LoadBenchmark.SERVAL, serval.port(), serval.pid(), rest, 8,
+                                Duration.ZERO, WARM_UP, DRAIN);
+                        RunResult restOne = generator.closedLoop(LoadBenchmark.SERVAL, serval.port(), serval.pid(),
+                                rest, 1, Duration.ofSeconds(1), measure, DRAIN);
+                        RunResult restEight = generator.closedLoop(LoadBenchmark.SERVAL, serval.port(), serval.pid(),
+                                rest, 8, Duration.ofSeconds(1), measure, DRAIN);
+                        closedLoop(channel, calls, 8, WARM_UP, Duration.ZERO);
+                        Figures grpcOne = closedLoop(channel, calls, 1, Duration.ofSeconds(1), measure);
+                        Figures grpcEight = closedLoop(channel, calls, 8, Duration.ofSeconds(1), measure);
+                        System.out.printf("  round %d %-6s REST 1: p50 %.3f ms | gRPC 1: p50 %.3f ms | REST 8: %.0f/s "
+                                + "p50 %.3f | gRPC 8: %.0f/s p50 %.3f, errors %s / %d%n", round, workload,
+                                restOne.p50(), grpcOne.p50(), restEight.throughput(), restEight.p50(),
+                                grpcEight.throughput(), grpcEight.p50(), restEight.errors(), grpcEight.errors());
+                        md.append(String.format(Locale.ROOT, "| %s | %d | %.3f | %.3f | %.0f | %.0f | %.2f | %.3f | "
+                                + "%.3f |%n", workload, round, restOne.p50(), grpcOne.p50(), restEight.throughput(),
+                                grpcEight.throughput(), grpcEight.throughput() / restEight.throughput(),
+                                restEight.p50(), grpcEight.p50()));
+                    }
+                }
+            } finally {
+                for (ManagedChannel open : channel) {
+                    open.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+                }
+            }
+        }
+        Files.writeString(out.resolve("summary.md"), md.toString());
+        System.out.println();
+        System.out.println(md);
+        System.out.println("Wrote " + out.resolve("summary.md"));
+    }
+
+    private static ModelInferRequest noop() {
+        ByteBuffer raw = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putFloat(1).putFloat(2).putFloat(3)
+                .putFloat(4);
+        return ModelInferRequest.newBuilder().setModelName("echo").addInputs(ModelInferRequest.InferInputTensor
+                .newBuilder().setName("x").setDatatype("FP32").addShape(1).addShape(4))
+                .addRawInputContents(ByteString.copyFrom(raw.array())).build();
+    }
+
+    private static ModelInferRequest text(String text) {
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        ByteBuffer raw = ByteBuffer.allocate(4 + bytes.length).order(ByteOrder.LITTLE_ENDIAN).putInt(bytes.length)
+                .put(bytes);
+        return ModelInferRequest.newBuilder().setModelName("all-minilm-l6-v2").addInputs(ModelInferRequest
+                .InferInputTensor.newBuilder().setName("text").setDatatype("BYTES").addShape(1))
+                .addRawInputContents(ByteString.copyFrom(raw.array())).build();
+    }
+
+    /**
+     * {@code inFlight} calls on {@code channel}, each sending the next request of {@code requests} (cycling) as soon as
+     * the previous one is answered, for {@code warmUp} then {@code measure}; answers that end inside the measured
+     * window are recorded.
+     */
+    static Figures closedLoop(List<ManagedChannel> channels, List<ModelInferRequest> requests, int inFlight,
+            Duration warmUp, Duration measure) throws InterruptedException {
+        long from = System.nanoTime() + warmUp.toNanos();
+        long to = from + measure.toNanos();
+        Recorder latencies = new Recorder(3);
+        AtomicLong next = new AtomicLong();
+        AtomicLong answered = new AtomicLong();
+        AtomicLong errors = new AtomicLong();
+        CountDownLatch lanes = new CountDownLatch(inFlight);
+        for (int lane = 0; lane < inFlight; lane++) {
+            new Lane(GRPCInferenceServiceGrpc.newStub(channels.get(lane % channels.size())), requests, next, from, to,
+                    latencies, answered, errors, lanes).send();
+        }
+        if (!lanes.await(warmUp.plus(measure).plus(DRAIN).toMillis(), TimeUnit.MILLISECONDS)) {
+            System.err.println("  some gRPC calls were still unanswered after the drain");
+        }
+        Histogram histogram = latencies.getIntervalHistogram();
+        double seconds = Math.max(measure.toNanos(), 1) / 1e9;
+        return new Figures(answered.get() / seconds, histogram.getValueAtPercentile(50) / 1e6,
+                histogram.getValueAtPercentile(99) / 1e6, errors.get());
+    }
+
+    /** One call in flight at a time, each next one sent from the previous one's completion. */
+    private record Lane(GRPCInferenceServiceGrpc.GRPCInferenceServiceStub stub, List<ModelInferRequest> requests,
+            AtomicLong next, long from, long to, Recorder latencies, AtomicLong answered, AtomicLong errors,
+            CountDownLatch lanes) {
+
+        void send() {
+            long start = System.nanoTime();
+            if (start >= to) {
+                lanes.countDown();
+                return;
+            }
+            ModelInferRequest request = requests.get((int) (next.getAndIncrement() % requests.size()));
+            stub.modelInfer(request, new StreamObserver<>() {
+                @Override
+                public void onNext(ModelInferResponse response) {
+                }
+
+                @Override
+                public void onError(Throwable failure) {
+                    errors.incrementAndGet();
+                    send();
+                }
+
+                @Override
+                public void onCompleted() {
+                    long end = System.nanoTime();
+                    if (start >= from && end <= to) {
+                        latencies.recordValue(end - start);
+                        answered.incrementAndGet();
+                    }
+                    send();
+                }
+            });
+        }
+    }
+}
