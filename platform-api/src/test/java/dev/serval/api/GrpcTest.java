@@ -188,7 +188,8 @@ class GrpcTest {
     void aFullQueueIsResourceExhaustedWithRetryInfoAndTheDeadlineEndsTheStep() throws Exception {
         ManagementAdmin.put("jam", "{\"model\":\"hangs\",\"max_ongoing_requests\":1,\"max_queued_requests\":0,"
                 + "\"predictor_threads\":1,\"graceful_shutdown_timeout\":\"1s\"}");
-        ManagementAdmin.put("patient", "{\"model\":\"patient\"}");
+        // A long request_timeout: the cancel below must end its call, not the deployment's deadline.
+        ManagementAdmin.put("patient", "{\"model\":\"patient\",\"request_timeout\":\"120s\"}");
         ManagementAdmin.put("waits", "{\"model\":\"waits\"}");
         Serving.awaitModelReady("jam");
         Serving.awaitModelReady("waits");
@@ -214,6 +215,18 @@ class GrpcTest {
             assertEquals(Status.Code.DEADLINE_EXCEEDED, code(() -> stub.withDeadlineAfter(300, TimeUnit.MILLISECONDS)
                     .modelInfer(typedMlp().toBuilder().setModelName("waits").build())));
             Serving.await("the step's request to end", () -> given().get("/q/metrics"),
+                    r -> r.asString().lines().anyMatch(l -> l.startsWith(
+                            "serval_replica_in_flight{deployment=\"patient\"") && l.endsWith(" 0.0")));
+
+            // A client that cancels its call ends its request (the handler returns only once abandoned).
+            // Its deadline (2 minutes) is far past the 30 s this waits: only the cancel can end it in time.
+            var cancelled = GRPCInferenceServiceGrpc.newFutureStub(channel).withDeadlineAfter(120, TimeUnit.SECONDS)
+                    .modelInfer(typedMlp().toBuilder().setModelName("patient").build());
+            Serving.await("the call to run", () -> given().get("/q/metrics"),
+                    r -> r.asString().lines().anyMatch(l -> l.startsWith(
+                            "serval_replica_in_flight{deployment=\"patient\"") && l.endsWith(" 1.0")));
+            cancelled.cancel(true);
+            Serving.await("the cancelled request to end", () -> given().get("/q/metrics"),
                     r -> r.asString().lines().anyMatch(l -> l.startsWith(
                             "serval_replica_in_flight{deployment=\"patient\"") && l.endsWith(" 0.0")));
         } finally {
