@@ -326,8 +326,9 @@ public class GrpcInferenceService {
             long deadline = budget;
             long timer = vertx.setTimer(deadline, id -> result.completeExceptionally(new DeadlineExceeded(
                     "the request's deadline of " + deadline + " ms passed before the model answered")));
-            // A client that cancels resets the stream, and one that goes away resets them all: either way the request
-            // leaves the queue or its run ends.
+            // A client that cancels resets its stream, which Vert.x reports as a gRPC error (CANCELLED) on the request;
+            // a connection that breaks, as an exception: either way the request leaves the queue or its run ends.
+            call.errorHandler(error -> result.cancel(false));
             call.exceptionHandler(e -> result.cancel(false));
             result.whenComplete((answer, failure) -> context.runOnContext(ignored -> {
                 vertx.cancelTimer(timer);
