@@ -41,7 +41,7 @@ import org.HdrHistogram.Recorder;
  */
 public final class GrpcBenchmark {
 
-    private static final String USAGE = "usage: bin/loadbench --grpc [--measure 10s] [--rounds 2] [--channels 1] "
+    private static final String USAGE = "usage: bin/loadbench --grpc [--measure 10s] [--rounds 2] [--channels 1] [--profile] "
             + "[--out DIR] "
             + "[--serval-opt -Dkey=value]...";
     private static final Duration WARM_UP = Duration.ofSeconds(5);
@@ -55,14 +55,17 @@ public final class GrpcBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
-        Options.check(args, USAGE, Set.of(), Set.of("--measure", "--rounds", "--channels", "--out", "--serval-opt"));
+        Options.check(args, USAGE, Set.of("--profile"), Set.of("--measure", "--rounds", "--channels", "--out",
+                "--serval-opt"));
+        boolean profile = arguments(args).contains("--profile");
         List<String> arguments = Arrays.asList(args);
         int channels = Integer.parseInt(Options.value(arguments, "--channels", "1"));
         Duration measure = Options.duration(arguments, "--measure", Duration.ofSeconds(10));
         int rounds = Integer.parseInt(Options.value(arguments, "--rounds", "2"));
         Path out = Path.of(Options.value(arguments, "--out", "platform-bench/target/grpc"));
         Files.createDirectories(out);
-        List<String> settings = new ArrayList<>(List.of("-Dserval.api.auth-enabled=false",
+        List<String> settings = new ArrayList<>(List.of("-XX:+EnableDynamicAgentLoading",
+                "-Dserval.api.auth-enabled=false",
                 "-Dserval.deployments.echo.model=noop"));
         settings.addAll(Options.servalOptions(args));
         List<String> texts = ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED);
@@ -94,11 +97,24 @@ public final class GrpcBenchmark {
                                 Duration.ZERO, WARM_UP, DRAIN);
                         RunResult restOne = generator.closedLoop(LoadBenchmark.SERVAL, serval.port(), serval.pid(),
                                 rest, 1, Duration.ofSeconds(1), measure, DRAIN);
+                        Profiler profiler = profile ? Profiler.of(serval.pid(), out) : null;
+                        if (profiler != null) {
+                            profiler.start();
+                        }
                         RunResult restEight = generator.closedLoop(LoadBenchmark.SERVAL, serval.port(), serval.pid(),
                                 rest, 8, Duration.ofSeconds(1), measure, DRAIN);
+                        if (profiler != null) {
+                            profiler.stop("rest-" + workload + "-" + round);
+                        }
                         closedLoop(channel, calls, 8, WARM_UP, Duration.ZERO);
                         Figures grpcOne = closedLoop(channel, calls, 1, Duration.ofSeconds(1), measure);
+                        if (profiler != null) {
+                            profiler.start();
+                        }
                         Figures grpcEight = closedLoop(channel, calls, 8, Duration.ofSeconds(1), measure);
+                        if (profiler != null) {
+                            profiler.stop("grpc-" + workload + "-" + round);
+                        }
                         System.out.printf("  round %d %-6s REST 1: p50 %.3f ms | gRPC 1: p50 %.3f ms | REST 8: %.0f/s "
                                 + "p50 %.3f | gRPC 8: %.0f/s p50 %.3f, errors %s / %d%n", round, workload,
                                 restOne.p50(), grpcOne.p50(), restEight.throughput(), restEight.p50(),
@@ -119,6 +135,10 @@ public final class GrpcBenchmark {
         System.out.println();
         System.out.println(md);
         System.out.println("Wrote " + out.resolve("summary.md"));
+    }
+
+    private static List<String> arguments(String[] args) {
+        return Arrays.asList(args);
     }
 
     private static ModelInferRequest noop() {
