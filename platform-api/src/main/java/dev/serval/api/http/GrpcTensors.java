@@ -118,36 +118,7 @@ final class GrpcTensors {
             throw new InvalidInput(field, "input '" + name + "' has " + count + " " + datatype + " elements, "
                     + expected + " bytes, but its raw contents hold " + bytes.size() + " bytes");
         }
-        return switch (datatype) {
-            case BOOL -> {
-                boolean[] out = new boolean[count];
-                for (int i = 0; i < count; i++) {
-                    out[i] = buffer.get() != 0;
-                }
-                yield out;
-            }
-            case INT32 -> {
-                int[] out = new int[count];
-                buffer.asIntBuffer().get(out);
-                yield out;
-            }
-            case INT64 -> {
-                long[] out = new long[count];
-                buffer.asLongBuffer().get(out);
-                yield out;
-            }
-            case FP32 -> {
-                float[] out = new float[count];
-                buffer.asFloatBuffer().get(out);
-                yield out;
-            }
-            case FP64 -> {
-                double[] out = new double[count];
-                buffer.asDoubleBuffer().get(out);
-                yield out;
-            }
-            case BYTES -> throw new AssertionError();
-        };
+        return OipRequestDecoder.numbers(datatype, buffer, count);
     }
 
     private static String[] strings(ByteBuffer buffer, int count, String name, String field) {

@@ -319,7 +319,14 @@ final class OipRequestDecoder {
             throw new InvalidInput(where + ".parameters.binary_data_size", "binary_data_size is " + size + " but "
                     + count + " " + datatype + " elements of input '" + name + "' take " + expected + " bytes");
         }
-        ByteBuffer buffer = ByteBuffer.wrap(body, offset, size).order(ByteOrder.LITTLE_ENDIAN);
+        return numbers(datatype, ByteBuffer.wrap(body, offset, size).order(ByteOrder.LITTLE_ENDIAN), count);
+    }
+
+    /**
+     * {@code count} elements of a numeric or BOOL {@code datatype} from {@code buffer} (little-endian, holding exactly
+     * their bytes: checked by the caller), as the binary tensor extension and gRPC's raw contents lay them out.
+     */
+    static Object numbers(DataType datatype, ByteBuffer buffer, int count) {
         return switch (datatype) {
             case BOOL -> {
                 boolean[] out = new boolean[count];
