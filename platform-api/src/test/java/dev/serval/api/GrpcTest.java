@@ -181,6 +181,13 @@ class GrpcTest {
         assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> stub.modelInfer(many.build())));
         assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> stub.modelInfer(typedMlp().toBuilder()
                 .addOutputs(ModelInferRequest.InferRequestedOutputTensor.newBuilder().setName("nope")).build())));
+        // A message over serval.http.max-body-size (8 MiB) is refused before it is parsed.
+        StatusRuntimeException huge = assertThrows(StatusRuntimeException.class, () -> stub.modelInfer(
+                ModelInferRequest.newBuilder().setModelName("mlp").addInputs(input("input", "FP32", 1, 4))
+                        .addRawInputContents(ByteString.copyFrom(new byte[9 << 20])).build()));
+        assertEquals(Status.Code.RESOURCE_EXHAUSTED, huge.getStatus().getCode(), huge.getStatus().toString());
+        assertEquals(2, stub.modelInfer(typedMlp()).getOutputs(0).getContents().getFp32ContentsCount(),
+                "the server goes on serving");
         given().get("/v2/health/live").then().statusCode(200);
     }
 
