@@ -242,6 +242,50 @@ class GrpcTest {
     }
 
     @Test
+    void aStreamAnswersEachRequestAsItFinishesAndReportsFailuresInline() throws Exception {
+        List<dev.serval.api.grpc.v2.ModelStreamInferResponse> answers =
+                java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        var requests = GRPCInferenceServiceGrpc.newStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+                .modelStreamInfer(new io.grpc.stub.StreamObserver<>() {
+                    @Override
+                    public void onNext(dev.serval.api.grpc.v2.ModelStreamInferResponse answer) {
+                        answers.add(answer);
+                    }
+
+                    @Override
+                    public void onError(Throwable failure) {
+                        done.completeExceptionally(failure);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        done.complete(null);
+                    }
+                });
+        requests.onNext(typedMlp().toBuilder().setId("a").build());
+        requests.onNext(typedMlp().toBuilder().setId("b").setModelName("nope").build());
+        requests.onNext(typedMlp().toBuilder().setId("c").build());
+        requests.onCompleted();
+
+        done.get(30, TimeUnit.SECONDS);
+
+        assertEquals(3, answers.size());
+        float[] rest = restMlp();
+        for (var answer : answers) {
+            String id = answer.getInferResponse().getId();
+            if (id.equals("b")) {
+                assertTrue(answer.getErrorMessage().contains("[NOT_FOUND]"), answer.getErrorMessage());
+            } else {
+                assertEquals("", answer.getErrorMessage());
+                assertEquals(rest[0], answer.getInferResponse().getOutputs(0).getContents().getFp32Contents(0), 1e-6);
+            }
+        }
+        assertEquals(java.util.Set.of("a", "b", "c"), answers.stream().map(a -> a.getInferResponse().getId())
+                .collect(java.util.stream.Collectors.toSet()));
+    }
+
+    @Test
     void theRepositoryExtensionNeedsTheToken() {
         assertEquals(Status.Code.UNAUTHENTICATED, code(() -> stub.repositoryIndex(
                 RepositoryIndexRequest.getDefaultInstance())));

@@ -10,6 +10,7 @@ import dev.serval.api.grpc.v2.ModelInferRequest;
 import dev.serval.api.grpc.v2.ModelInferResponse;
 import dev.serval.api.grpc.v2.ModelMetadataResponse;
 import dev.serval.api.grpc.v2.ModelReadyResponse;
+import dev.serval.api.grpc.v2.ModelStreamInferResponse;
 import dev.serval.api.grpc.v2.RepositoryIndexResponse;
 import dev.serval.api.grpc.v2.RepositoryModelLoadRequest;
 import dev.serval.api.grpc.v2.RepositoryModelLoadResponse;
@@ -53,6 +54,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
@@ -171,6 +173,7 @@ public class GrpcInferenceService {
         unary(server, GRPCInferenceServiceGrpc.getModelMetadataMethod(),
                 request -> metadata.model(request.getName()).thenApply(GrpcInferenceService::modelMetadata));
         server.callHandler(GRPCInferenceServiceGrpc.getModelInferMethod(), this::infer);
+        server.callHandler(GRPCInferenceServiceGrpc.getModelStreamInferMethod(), this::stream);
         managed(server, GRPCInferenceServiceGrpc.getRepositoryIndexMethod(), request -> {
             RepositoryIndexResponse.Builder index = RepositoryIndexResponse.newBuilder();
             for (Map<String, Object> entry : repository.index()) {
@@ -289,80 +292,166 @@ public class GrpcInferenceService {
     // --- ModelInfer ------------------------------------------------------------------------------------------------
 
     private void infer(GrpcServerRequest<ModelInferRequest, ModelInferResponse> call) {
-        long start = System.nanoTime();
-        String requestId = call.headers().get(RequestIds.HEADER);
-        String timeout = call.headers().get("grpc-timeout");
-        String modelId = call.headers().get(DeploymentRegistry.MODEL_ID_HEADER);
+        Metadata metadata = Metadata.of(call);
         call.last().onSuccess(message -> {
-            Context context = Vertx.currentContext();
-            ServedDeployment served;
-            try {
-                served = deployments.route(message.getModelName(), modelId);
-                if (served == null) {
-                    throw new UnknownDeployment(message.getModelName());
-                }
-            } catch (Throwable e) {
-                fail(call.response(), e);
-                return;
-            }
-            List<String> outputs = message.getOutputsCount() == 0 ? null : message.getOutputsList().stream()
-                    .map(ModelInferRequest.InferRequestedOutputTensor::getName).toList();
-            boolean raw = message.getRawInputContentsCount() > 0;
-            CompletableFuture<Inference> result;
-            long budget;
-            try {
-                Tensors inputs = GrpcTensors.inputs(message, limits);
-                budget = Math.min(served.requestTimeout().toMillis(), timeoutMillis(timeout));
-                if (budget <= 0) {
-                    throw new DeadlineExceeded("the request's deadline passed before it could be queued");
-                }
-                CallContext callContext = served.kind().composite() ? CallContext.of(requestId, budget)
-                        : CallContext.NONE;
-                result = served.deployment().infer(inputs, outputs, callContext);
-            } catch (Throwable e) {
-                finish(call, served, start, null, e, outputs, raw, message);
-                return;
-            }
-            long deadline = budget;
-            long timer = vertx.setTimer(deadline, id -> result.completeExceptionally(new DeadlineExceeded(
-                    "the request's deadline of " + deadline + " ms passed before the model answered")));
+            CompletableFuture<ModelInferResponse> answer = run(message, metadata, Vertx.currentContext());
             // A client that cancels resets its stream, which Vert.x reports as a gRPC error (CANCELLED) on the request;
             // a connection that breaks, as an exception: either way the request leaves the queue or its run ends.
-            call.errorHandler(error -> result.cancel(false));
-            call.exceptionHandler(e -> result.cancel(false));
-            result.whenComplete((answer, failure) -> context.runOnContext(ignored -> {
-                vertx.cancelTimer(timer);
-                finish(call, served, start, answer, failure, outputs, raw, message);
-            }));
+            call.errorHandler(error -> answer.cancel(false));
+            call.exceptionHandler(e -> answer.cancel(false));
+            answer.whenComplete((response, failure) -> {
+                if (failure == null) {
+                    call.response().end(response);
+                } else if (!(failure instanceof CancellationException)) {
+                    fail(call.response(), failure);
+                }
+            });
         });
     }
 
-    private void finish(GrpcServerRequest<ModelInferRequest, ModelInferResponse> call, ServedDeployment served,
-            long start, Inference answer, Throwable failure, List<String> outputs, boolean raw,
-            ModelInferRequest message) {
+    /** What a {@code ModelInfer} call's metadata says about its requests. */
+    private record Metadata(String requestId, String timeout, String modelId) {
+        static Metadata of(GrpcServerRequest<?, ?> call) {
+            return new Metadata(call.headers().get(RequestIds.HEADER), call.headers().get("grpc-timeout"),
+                    call.headers().get(DeploymentRegistry.MODEL_ID_HEADER));
+        }
+    }
+
+    /**
+     * Runs one inference request as REST does, on {@code context}'s event loop.
+     *
+     * @return completed on {@code context} with the answer, or exceptionally with the request's failure (the
+     *     refusal, the deadline, the model's failure); once done, its meters are recorded and a multiplexed model's pin
+     *     released. Cancelling it cancels the request (it leaves the queue, or its run ends).
+     */
+    private CompletableFuture<ModelInferResponse> run(ModelInferRequest message, Metadata metadata, Context context) {
+        long start = System.nanoTime();
+        CompletableFuture<ModelInferResponse> answer = new CompletableFuture<>();
+        ServedDeployment served;
+        try {
+            served = deployments.route(message.getModelName(), metadata.modelId());
+            if (served == null) {
+                throw new UnknownDeployment(message.getModelName());
+            }
+        } catch (Throwable e) {
+            answer.completeExceptionally(e);
+            return answer;
+        }
+        List<String> outputs = message.getOutputsCount() == 0 ? null : message.getOutputsList().stream()
+                .map(ModelInferRequest.InferRequestedOutputTensor::getName).toList();
+        boolean raw = message.getRawInputContentsCount() > 0;
+        CompletableFuture<Inference> result;
+        long budget;
+        try {
+            Tensors inputs = GrpcTensors.inputs(message, limits);
+            budget = Math.min(served.requestTimeout().toMillis(), timeoutMillis(metadata.timeout()));
+            if (budget <= 0) {
+                throw new DeadlineExceeded("the request's deadline passed before it could be queued");
+            }
+            CallContext callContext = served.kind().composite() ? CallContext.of(metadata.requestId(), budget)
+                    : CallContext.NONE;
+            result = served.deployment().infer(inputs, outputs, callContext);
+        } catch (Throwable e) {
+            finish(answer, served, start, null, e, outputs, raw, message);
+            return answer;
+        }
+        long timer = vertx.setTimer(budget, id -> result.completeExceptionally(new DeadlineExceeded(
+                "the request's deadline of " + budget + " ms passed before the model answered")));
+        answer.whenComplete((ignored, failure) -> {
+            if (failure instanceof CancellationException) {
+                result.cancel(false); // the caller's cancel
+            }
+        });
+        result.whenComplete((inference, failure) -> context.runOnContext(ignored -> {
+            vertx.cancelTimer(timer);
+            finish(answer, served, start, inference, failure, outputs, raw, message);
+        }));
+        return answer;
+    }
+
+    /** Completes {@code answer} with the response or the failure, records the meters, releases the model's pin. */
+    private static void finish(CompletableFuture<ModelInferResponse> answer, ServedDeployment served, long start,
+            Inference inference, Throwable failure, List<String> outputs, boolean raw, ModelInferRequest message) {
         try {
             Throwable error = failure == null ? null : ErrorResponses.unwrap(failure);
-            if (error instanceof java.util.concurrent.CancellationException) {
+            if (error instanceof CancellationException) {
                 served.meters().record(RequestMeters.Api.GRPC, Outcome.CANCELLED, start, 0);
+                answer.cancel(false);
                 return; // the client is gone
             }
             if (error == null) {
                 try {
                     // The requested outputs, read from the version that answered (a rolling update may have two).
-                    ModelInferResponse response = GrpcTensors.response(served.name(), message.getId(), answer, outputs,
-                            raw);
-                    call.response().end(response);
-                    served.meters().record(RequestMeters.Api.GRPC, Outcome.OK, start, answer.inputs());
+                    ModelInferResponse response = GrpcTensors.response(served.name(), message.getId(), inference,
+                            outputs, raw);
+                    served.meters().record(RequestMeters.Api.GRPC, Outcome.OK, start, inference.inputs());
+                    answer.complete(response);
                     return;
                 } catch (RuntimeException e) {
                     error = e;
                 }
             }
-            fail(call.response(), error);
             served.meters().record(RequestMeters.Api.GRPC, Outcome.of(error), start, 0);
+            answer.completeExceptionally(error);
         } finally {
             served.release();
         }
+    }
+
+    /** The most requests one {@code ModelStreamInfer} stream may have running; past it, its reading pauses. */
+    static final int MAX_STREAM_IN_FLIGHT = 64;
+
+    /**
+     * Triton's bidirectional {@code ModelStreamInfer}: every request of the stream runs as a {@code ModelInfer} would,
+     * and each answer is written as it finishes (not in request order; its {@code id} tells which), a request's
+     * failure as a response with {@code error_message} (the stream goes on). At most {@value #MAX_STREAM_IN_FLIGHT}
+     * requests of a stream run at once: past that the stream stops reading (HTTP/2 flow control holds the client
+     * back). The stream ends once the client ended it and every answer is written; a client that cancels it cancels
+     * every request it has running. Event loop only.
+     */
+    private void stream(GrpcServerRequest<ModelInferRequest, ModelStreamInferResponse> call) {
+        Metadata metadata = Metadata.of(call);
+        Context context = Vertx.currentContext();
+        java.util.Set<CompletableFuture<ModelInferResponse>> running = new java.util.HashSet<>();
+        boolean[] state = new boolean[2]; // [0]: the client ended the stream; [1]: the stream was cancelled
+        call.handler(message -> {
+            CompletableFuture<ModelInferResponse> answer = run(message, metadata, context);
+            running.add(answer);
+            if (running.size() >= MAX_STREAM_IN_FLIGHT) {
+                call.pause();
+            }
+            answer.whenComplete((response, failure) -> {
+                running.remove(answer);
+                if (state[1]) {
+                    return;
+                }
+                call.response().write(response != null
+                        ? ModelStreamInferResponse.newBuilder().setInferResponse(response).build()
+                        : ModelStreamInferResponse.newBuilder().setErrorMessage(
+                                "[" + status(ErrorResponses.unwrap(failure)).name() + "] "
+                                + ErrorResponses.message(ErrorResponses.unwrap(failure)))
+                        .setInferResponse(ModelInferResponse.newBuilder().setId(message.getId())
+                                .setModelName(message.getModelName())).build());
+                if (running.size() == MAX_STREAM_IN_FLIGHT - 1) {
+                    call.resume();
+                }
+                if (state[0] && running.isEmpty()) {
+                    call.response().end();
+                }
+            });
+        });
+        call.endHandler(ignored -> {
+            state[0] = true;
+            if (running.isEmpty()) {
+                call.response().end();
+            }
+        });
+        Handler<Object> cancel = ignored -> {
+            state[1] = true;
+            List.copyOf(running).forEach(answer -> answer.cancel(false));
+        };
+        call.errorHandler(cancel::handle);
+        call.exceptionHandler(cancel::handle);
     }
 
     /** {@code grpc-timeout} in milliseconds (rounded up), or {@link Long#MAX_VALUE} without one. */
