@@ -1,5 +1,6 @@
 package dev.serval.deployment;
 
+import static dev.serval.deployment.AwaitState.awaitServed;
 import static dev.serval.deployment.AwaitState.awaitState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -146,7 +147,7 @@ class AutoscalingTest {
             }
             return model;
         });
-        awaitState(deployment, DeploymentState.READY);
+        awaitServed(deployment); // READY for a moment only: it scales to zero at once
         awaitState(deployment, DeploymentState.IDLE);
 
         CompletableFuture<List<String>> queued = deployment.submit(List.of("a"));
@@ -172,7 +173,7 @@ class AutoscalingTest {
             }
             return model;
         });
-        awaitState(deployment, DeploymentState.READY);
+        awaitServed(deployment); // READY for a moment only: it scales to zero at once
         awaitState(deployment, DeploymentState.IDLE);
         broken.set(true);
 

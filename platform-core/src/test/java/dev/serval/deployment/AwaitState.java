@@ -26,4 +26,19 @@ final class AwaitState {
             Thread.yield();
         }
     }
+
+    /**
+     * Returns once {@code deployment} has served (a replica was routable), a state that, unlike READY, stays: a
+     * deployment that scales to zero at once may be READY for less time than a poll takes.
+     */
+    static void awaitServed(Deployment<?, ?> deployment) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (!deployment.hasServed()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("deployment never served: " + deployment.status());
+            }
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+    }
 }
