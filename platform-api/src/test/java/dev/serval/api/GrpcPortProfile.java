@@ -6,7 +6,10 @@ import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.util.Map;
 
-/** Serval serving its default model, with the gRPC service on a port of its own ({@code serval.grpc.port}). */
+/**
+ * Serval serving its default model, with the gRPC service on a port of its own ({@code serval.grpc.port}), and a
+ * budget of 64 KiB of request bytes held ({@code serval.http.max-buffered-bytes}).
+ */
 public class GrpcPortProfile implements QuarkusTestProfile {
 
     /** Chosen once per JVM (a system property): the profile and the test see it from different class loaders. */
@@ -23,6 +26,6 @@ public class GrpcPortProfile implements QuarkusTestProfile {
 
     @Override
     public Map<String, String> getConfigOverrides() {
-        return Map.of("serval.grpc.port", Integer.toString(PORT));
+        return Map.of("serval.grpc.port", Integer.toString(PORT), "serval.http.max-buffered-bytes", "64K");
     }
 }

@@ -25,6 +25,16 @@ class GrpcPortTest {
     @TestHTTPResource("/")
     URL base;
 
+    private static dev.serval.api.grpc.v2.ModelInferRequest text(String text) {
+        byte[] bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        java.nio.ByteBuffer raw = java.nio.ByteBuffer.allocate(4 + bytes.length).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+                .putInt(bytes.length).put(bytes);
+        return dev.serval.api.grpc.v2.ModelInferRequest.newBuilder().setModelName(Serving.MODEL)
+                .addInputs(dev.serval.api.grpc.v2.ModelInferRequest.InferInputTensor.newBuilder().setName("text")
+                        .setDatatype("BYTES").addShape(1))
+                .addRawInputContents(com.google.protobuf.ByteString.copyFrom(raw.array())).build();
+    }
+
     @Test
     void theServiceMovesToItsOwnPort() throws InterruptedException {
         ManagedChannel own = ManagedChannelBuilder.forAddress("127.0.0.1", GrpcPortProfile.PORT).usePlaintext().build();
@@ -38,6 +48,15 @@ class GrpcPortTest {
             assertTrue(elsewhere.getStatus().getCode() != Status.Code.OK, elsewhere.getStatus().toString());
             assertEquals(true, elsewhere.getStatus().getCode() != Status.Code.DEADLINE_EXCEEDED,
                     "answered at once, not left hanging: " + elsewhere.getStatus());
+
+            // Messages count in serval.http.max-buffered-bytes: one larger than what is left is refused, retryable.
+            var stub = GRPCInferenceServiceGrpc.newBlockingStub(own).withDeadlineAfter(30, TimeUnit.SECONDS);
+            StatusRuntimeException full = assertThrows(StatusRuntimeException.class, () -> stub.modelInfer(
+                    text(new String(new char[100_000]).replace('\0', 'a'))));
+            assertEquals(Status.Code.UNAVAILABLE, full.getStatus().getCode(), full.getStatus().toString());
+            assertTrue(full.getStatus().getDescription().contains("serval.http.max-buffered-bytes"));
+            assertEquals(384, stub.modelInfer(text("a short text")).getOutputs(0).getShape(1),
+                    "the budget came back: a request that fits is served");
         } finally {
             own.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             http.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);

@@ -91,6 +91,7 @@ public class GrpcInferenceService {
     private final InferenceResource metadata;
     private final RepositoryResource repository;
     private final ApiToken token;
+    private final ByteBudget budget;
     private final RequestLimits limits;
     private final long maxMessageSize;
     private final String version;
@@ -100,7 +101,7 @@ public class GrpcInferenceService {
     private volatile Vertx vertx;
 
     GrpcInferenceService(DeploymentRegistry deployments, InferenceResource metadata, RepositoryResource repository,
-            ApiToken token, ServalConfig config,
+            ApiToken token, ByteBudget budget, ServalConfig config,
             @org.eclipse.microprofile.config.inject.ConfigProperty(name = "quarkus.http.host", defaultValue = "0.0.0.0")
             String host,
             @org.eclipse.microprofile.config.inject.ConfigProperty(name = "quarkus.application.version",
@@ -109,6 +110,7 @@ public class GrpcInferenceService {
         this.metadata = metadata;
         this.repository = repository;
         this.token = token;
+        this.budget = budget;
         this.limits = RequestLimits.of(config.http());
         this.maxMessageSize = config.http().maxBodySize().asLongValue();
         this.version = version;
@@ -327,6 +329,15 @@ public class GrpcInferenceService {
     private CompletableFuture<ModelInferResponse> run(ModelInferRequest message, Metadata metadata, Context context) {
         long start = System.nanoTime();
         CompletableFuture<ModelInferResponse> answer = new CompletableFuture<>();
+        // The message's bytes count in the server's budget of request bytes held (its decoded inputs take about as
+        // much) until the request ends; past the budget it is refused before anything is decoded from it.
+        long size = message.getSerializedSize();
+        long reserved = budget.reserve(size);
+        answer.whenComplete((ignored, failure) -> budget.release(reserved));
+        if (reserved < size) {
+            answer.completeExceptionally(budget.full());
+            return answer;
+        }
         ServedDeployment served;
         try {
             served = deployments.route(message.getModelName(), metadata.modelId());
