@@ -128,7 +128,7 @@ public class CompositionProfile implements QuarkusTestProfile {
                     public class Patient implements Handler {
                         public List<Tensor> handle(Request request) throws InterruptedException {
                             while (!request.abandoned()) {
-                                Thread.sleep(2);
+                                Thread.sleep(2); // one step of long work; abandoned() is checked between steps
                             }
                             throw new IllegalStateException("abandoned");
                         }

@@ -9,6 +9,7 @@ import dev.serval.tensor.Tensors;
 import io.micrometer.core.instrument.Timer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * An in-process call from one deployment (the caller: a pipeline, a custom handler) to another (the callee), the path
@@ -56,12 +57,6 @@ public final class Handle {
         return callee;
     }
 
-    /** What the callee takes and returns now (its newest serving version), or null while it has none or is absent. */
-    public ModelSignature signature() {
-        Deployment<?, ?> target = callees.find(callee);
-        return target == null ? null : target.signature().orElse(null);
-    }
-
     /**
      * Sends {@code inputs} to the callee on behalf of {@code from}.
      *
@@ -71,6 +66,15 @@ public final class Handle {
      *     passed before the call; cancelled when {@code from} ends first
      */
     public CompletableFuture<Inference> infer(Invocation from, Tensors inputs) {
+        return infer(from, signature -> inputs);
+    }
+
+    /**
+     * {@link #infer(Invocation, Tensors)}, the inputs made by {@code inputs} from what the callee takes now (its newest
+     * serving version's signature, null while none serves), read from the same lookup of the callee: a pipeline step
+     * narrows what it is given to the step's inputs.
+     */
+    public CompletableFuture<Inference> infer(Invocation from, Function<ModelSignature, Tensors> inputs) {
         long start = System.nanoTime();
         Deployment<?, ?> target = callees.find(callee);
         if (target == null) {
@@ -83,7 +87,7 @@ public final class Handle {
         }
         CompletableFuture<Inference> call;
         try {
-            call = target.infer(inputs, null, from.context());
+            call = target.infer(inputs.apply(target.signature().orElse(null)), null, from.context());
         } catch (RuntimeException e) {
             return refused(start, e);
         }

@@ -239,7 +239,8 @@ public final class PipelineModel extends CompositeModel {
             Stage stage = stages.get(i);
             Handle handle = stage.choose(current, name, i + 1);
             Tensors given = stage.step().fromRequest() ? invocation.tensors() : current;
-            CompletableFuture<Inference> call = handle.infer(invocation, i == 0 ? given : stage.inputs(given, handle));
+            CompletableFuture<Inference> call = i == 0 ? handle.infer(invocation, given)
+                    : handle.infer(invocation, callee -> stage.inputs(given, callee));
             try {
                 current = call.get().outputs();
             } catch (CancellationException e) {
@@ -296,9 +297,8 @@ public final class PipelineModel extends CompositeModel {
             return value.length() <= 64 ? value : value.substring(0, 64) + "...";
         }
 
-        /** The tensors it is given, renamed, and narrowed to the inputs {@code handle}'s model declares now. */
-        Tensors inputs(Tensors given, Handle handle) {
-            ModelSignature callee = handle.signature();
+        /** The tensors it is given, renamed, and narrowed to the inputs {@code callee} declares (null: unknown). */
+        Tensors inputs(Tensors given, ModelSignature callee) {
             Map<String, String> renames = step.inputs();
             if (renames.isEmpty() && (callee == null || callee.inputs().isEmpty())) {
                 return given;

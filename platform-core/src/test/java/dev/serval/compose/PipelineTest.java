@@ -280,13 +280,25 @@ class PipelineTest {
         }
     }
 
-    /** A detector: {@code label} BYTES [n], "pos" for each positive x, "neg" otherwise. */
-    private record Labeler() implements Model<Tensors, Tensors> {
+    /**
+     * A fake step: a tensor model taking one FP32 tensor {@code in} and answering {@code out} ({@link #answer}); the
+     * probe (no tensors) is answered as it is, unheld.
+     */
+    private abstract static class StepModel implements Model<Tensors, Tensors> {
+
+        private final ModelSignature signature;
+
+        StepModel(String in, String out, String outType) {
+            this.signature = new ModelSignature("fake", List.of(new TensorSignature(in, "FP32", List.of(-1L))),
+                    List.of(new TensorSignature(out, outType, List.of(-1L))));
+        }
+
+        /** The answer to a real request (not the probe). */
+        abstract Tensors answer(Tensors input) throws Exception;
 
         @Override
         public ModelSignature signature() {
-            return new ModelSignature("fake", List.of(new TensorSignature("x", "FP32", List.of(-1L))),
-                    List.of(new TensorSignature("label", "BYTES", List.of(-1L))));
+            return signature;
         }
 
         @Override
@@ -298,16 +310,8 @@ class PipelineTest {
         public Predictor<Tensors, Tensors> newPredictor() {
             return new Predictor<>() {
                 @Override
-                public Tensors predict(Tensors input) {
-                    if (input.size() == 0) {
-                        return input;
-                    }
-                    float[] values = (float[]) input.get("x").orElseThrow().data();
-                    String[] labels = new String[values.length];
-                    for (int i = 0; i < values.length; i++) {
-                        labels[i] = values[i] > 0 ? "pos" : "neg";
-                    }
-                    return new Tensors(List.of(Tensor.of("label", labels, labels.length)));
+                public Tensors predict(Tensors input) throws Exception {
+                    return input.size() == 0 ? input : answer(input);
                 }
 
                 @Override
@@ -330,57 +334,53 @@ class PipelineTest {
         }
     }
 
+    /** A detector: {@code label} BYTES [n], "pos" for each positive x, "neg" otherwise. */
+    private static final class Labeler extends StepModel {
+
+        Labeler() {
+            super("x", "label", "BYTES");
+        }
+
+        @Override
+        Tensors answer(Tensors input) {
+            float[] values = (float[]) input.get("x").orElseThrow().data();
+            String[] labels = new String[values.length];
+            for (int i = 0; i < values.length; i++) {
+                labels[i] = values[i] > 0 ? "pos" : "neg";
+            }
+            return new Tensors(List.of(Tensor.of("label", labels, labels.length)));
+        }
+    }
+
     /** {@code out = factor * in + offset} over an FP32 tensor; with a gate, each inference waits for a permit. */
-    private record Affine(String in, String out, float factor, float offset, Semaphore gate)
-            implements Model<Tensors, Tensors> {
+    private static final class Affine extends StepModel {
 
-        @Override
-        public ModelSignature signature() {
-            return new ModelSignature("fake", List.of(new TensorSignature(in, "FP32", List.of(-1L))),
-                    List.of(new TensorSignature(out, "FP32", List.of(-1L))));
+        private final String in;
+        private final String out;
+        private final float factor;
+        private final float offset;
+        private final Semaphore gate;
+
+        Affine(String in, String out, float factor, float offset, Semaphore gate) {
+            super(in, out, "FP32");
+            this.in = in;
+            this.out = out;
+            this.factor = factor;
+            this.offset = offset;
+            this.gate = gate;
         }
 
         @Override
-        public TensorIO<Tensors, Tensors> io() {
-            return WholeRequestIO.instance();
-        }
-
-        @Override
-        public Predictor<Tensors, Tensors> newPredictor() {
-            return new Predictor<>() {
-                @Override
-                public Tensors predict(Tensors input) throws Exception {
-                    if (input.size() == 0) {
-                        return input; // the probe
-                    }
-                    if (gate != null) {
-                        gate.acquire();
-                    }
-                    float[] values = (float[]) input.get(in).orElseThrow().data();
-                    float[] result = new float[values.length];
-                    for (int i = 0; i < values.length; i++) {
-                        result[i] = factor * values[i] + offset;
-                    }
-                    return new Tensors(List.of(Tensor.of(out, result, result.length)));
-                }
-
-                @Override
-                public void close() {
-                }
-            };
-        }
-
-        @Override
-        public Tensors probeInput() {
-            return new Tensors(List.of());
-        }
-
-        @Override
-        public void validate(Tensors input, int index) {
-        }
-
-        @Override
-        public void close() {
+        Tensors answer(Tensors input) throws InterruptedException {
+            if (gate != null) {
+                gate.acquire();
+            }
+            float[] values = (float[]) input.get(in).orElseThrow().data();
+            float[] result = new float[values.length];
+            for (int i = 0; i < values.length; i++) {
+                result[i] = factor * values[i] + offset;
+            }
+            return new Tensors(List.of(Tensor.of(out, result, result.length)));
         }
     }
 }

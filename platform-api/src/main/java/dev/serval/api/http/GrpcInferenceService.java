@@ -33,7 +33,6 @@ import dev.serval.error.UnknownDeployment;
 import dev.serval.tensor.Tensors;
 import io.grpc.MethodDescriptor;
 import io.vertx.core.Context;
-import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.http.HttpHeaders;
@@ -421,48 +420,68 @@ public class GrpcInferenceService {
      * every request it has running. Event loop only.
      */
     private void stream(GrpcServerRequest<ModelInferRequest, ModelStreamInferResponse> call) {
+        Stream stream = new Stream(call);
         Metadata metadata = Metadata.of(call);
         Context context = Vertx.currentContext();
-        java.util.Set<CompletableFuture<ModelInferResponse>> running = new java.util.HashSet<>();
-        boolean[] state = new boolean[2]; // [0]: the client ended the stream; [1]: the stream was cancelled
-        call.handler(message -> {
-            CompletableFuture<ModelInferResponse> answer = run(message, metadata, context);
+        call.handler(message -> stream.started(message, run(message, metadata, context)));
+        call.endHandler(ignored -> stream.clientEnded());
+        call.errorHandler(ignored -> stream.cancel());
+        call.exceptionHandler(ignored -> stream.cancel());
+    }
+
+    /** One {@code ModelStreamInfer} stream's requests, running and done; its event loop only. */
+    private static final class Stream {
+
+        private final GrpcServerRequest<ModelInferRequest, ModelStreamInferResponse> call;
+        private final java.util.Set<CompletableFuture<ModelInferResponse>> running = new java.util.HashSet<>();
+        private boolean clientEnded;
+        private boolean cancelled;
+
+        Stream(GrpcServerRequest<ModelInferRequest, ModelStreamInferResponse> call) {
+            this.call = call;
+        }
+
+        void started(ModelInferRequest message, CompletableFuture<ModelInferResponse> answer) {
             running.add(answer);
-            if (running.size() >= MAX_STREAM_IN_FLIGHT) {
+            if (running.size() == MAX_STREAM_IN_FLIGHT) {
                 call.pause();
             }
-            answer.whenComplete((response, failure) -> {
-                running.remove(answer);
-                if (state[1]) {
-                    return;
-                }
-                call.response().write(response != null
-                        ? ModelStreamInferResponse.newBuilder().setInferResponse(response).build()
-                        : ModelStreamInferResponse.newBuilder().setErrorMessage(
-                                "[" + status(ErrorResponses.unwrap(failure)).name() + "] "
-                                + ErrorResponses.message(ErrorResponses.unwrap(failure)))
-                        .setInferResponse(ModelInferResponse.newBuilder().setId(message.getId())
-                                .setModelName(message.getModelName())).build());
-                if (running.size() == MAX_STREAM_IN_FLIGHT - 1) {
-                    call.resume();
-                }
-                if (state[0] && running.isEmpty()) {
-                    call.response().end();
-                }
-            });
-        });
-        call.endHandler(ignored -> {
-            state[0] = true;
-            if (running.isEmpty()) {
+            answer.whenComplete((response, failure) -> answered(message, answer, response, failure));
+        }
+
+        private void answered(ModelInferRequest message, CompletableFuture<ModelInferResponse> answer,
+                ModelInferResponse response, Throwable failure) {
+            running.remove(answer);
+            if (cancelled) {
+                return;
+            }
+            call.response().write(response != null
+                    ? ModelStreamInferResponse.newBuilder().setInferResponse(response).build()
+                    : ModelStreamInferResponse.newBuilder()
+                            .setErrorMessage("[" + status(failure).name() + "] " + ErrorResponses.message(failure))
+                            .setInferResponse(ModelInferResponse.newBuilder().setId(message.getId())
+                                    .setModelName(message.getModelName())).build());
+            if (running.size() == MAX_STREAM_IN_FLIGHT - 1) {
+                call.resume();
+            }
+            endIfDone();
+        }
+
+        void clientEnded() {
+            clientEnded = true;
+            endIfDone();
+        }
+
+        private void endIfDone() {
+            if (clientEnded && running.isEmpty()) {
                 call.response().end();
             }
-        });
-        Handler<Object> cancel = ignored -> {
-            state[1] = true;
+        }
+
+        void cancel() {
+            cancelled = true;
             List.copyOf(running).forEach(answer -> answer.cancel(false));
-        };
-        call.errorHandler(cancel::handle);
-        call.exceptionHandler(cancel::handle);
+        }
     }
 
     /** {@code grpc-timeout} in milliseconds (rounded up), or {@link Long#MAX_VALUE} without one. */
