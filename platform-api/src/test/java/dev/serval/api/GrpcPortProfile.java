@@ -8,7 +8,8 @@ import java.util.Map;
 
 /**
  * Serval serving its default model, with the gRPC service on a port of its own ({@code serval.grpc.port}), and a
- * budget of 64 KiB of request bytes held ({@code serval.http.max-buffered-bytes}).
+ * budget of 64 KiB of request bytes held ({@code serval.http.max-buffered-bytes}), and without the dashboard
+ * ({@code serval.ui.enabled=false}: DashboardOffTest).
  */
 public class GrpcPortProfile implements QuarkusTestProfile {
 
@@ -26,6 +27,7 @@ public class GrpcPortProfile implements QuarkusTestProfile {
 
     @Override
     public Map<String, String> getConfigOverrides() {
-        return Map.of("serval.grpc.port", Integer.toString(PORT), "serval.http.max-buffered-bytes", "64K");
+        return Map.of("serval.grpc.port", Integer.toString(PORT), "serval.http.max-buffered-bytes", "64K",
+                "serval.ui.enabled", "false");
     }
 }

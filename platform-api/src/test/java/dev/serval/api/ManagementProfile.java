@@ -7,7 +7,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 
-/** Serval with a management token and a state directory, serving the default MiniLM; tests add deployments. */
+/**
+ * Serval with a management token and a state directory, serving the default MiniLM; tests add deployments. The
+ * dashboard's data needs the token too ({@code serval.ui.require-token}: DashboardTokenTest).
+ */
 public class ManagementProfile implements QuarkusTestProfile {
 
     static final String TOKEN = "test-token-7f3a";
@@ -25,7 +28,8 @@ public class ManagementProfile implements QuarkusTestProfile {
         return Map.of(
                 "serval.api.token", TOKEN,
                 "serval.api.auth-enabled", "true",
-                "serval.state-dir", STATE_DIR.toString());
+                "serval.state-dir", STATE_DIR.toString(),
+                "serval.ui.require-token", "true");
     }
 
     @Override

@@ -269,6 +269,11 @@ public final class Deployment<I, O> implements AutoCloseable {
         return metrics;
     }
 
+    /** This deployment's phase histograms, to read (the dashboard); the engine records into them. */
+    public DeploymentMetrics.Phases phaseMeters() {
+        return metrics.phases();
+    }
+
     /** The router (tests of this package). */
     Router<I, O> router() {
         return router;

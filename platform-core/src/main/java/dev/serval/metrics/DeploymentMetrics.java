@@ -112,6 +112,19 @@ public final class DeploymentMetrics implements BatchObserver {
         return new DeploymentMetrics(new SimpleMeterRegistry(), deployment);
     }
 
+    /**
+     * The histograms of a request's phases and of batch sizes, for readers that summarise them (the dashboard's
+     * sampler): recording goes through this class's methods, never through these.
+     */
+    public Phases phases() {
+        return new Phases(queueWait, predictorWait, batchWait, inference, batchSize, requestInputs);
+    }
+
+    /** The phase histograms of one deployment ({@link #phases()}). */
+    public record Phases(Timer queueWait, Timer predictorWait, Timer batchWait, Timer inference,
+            DistributionSummary batchSize, DistributionSummary requestInputs) {
+    }
+
     private Timer latency(String name, String description) {
         return Timer.builder(name).description(description).tags("deployment", deployment)
                 .publishPercentileHistogram().register(registry);

@@ -106,6 +106,30 @@ public interface ServalConfig {
 
     Grpc grpc();
 
+    Ui ui();
+
+    /** The status dashboard at {@code /ui/} (docs/dashboard.md). */
+    interface Ui {
+
+        /** Serve the dashboard and sample the meters it shows; off: {@code /ui/} is a 404 and nothing is sampled. */
+        @WithDefault("true")
+        boolean enabled();
+
+        /** Whether the dashboard's data ({@code /ui/api/dashboard}) needs the management token, like {@code /api/status}. */
+        @WithName("require-token")
+        @WithDefault("false")
+        boolean requireToken();
+
+        /** How often the meters are sampled: one point of every chart. */
+        @WithName("sample-interval")
+        @WithDefault("1s")
+        Duration sampleInterval();
+
+        /** How much history is kept per deployment (at most 3,600 samples). */
+        @WithDefault("5m")
+        Duration history();
+    }
+
     /** The Open Inference Protocol's gRPC service (docs/api.md, "gRPC"). */
     interface Grpc {
 

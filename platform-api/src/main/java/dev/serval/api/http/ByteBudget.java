@@ -49,6 +49,15 @@ public class ByteBudget {
                 .register(registry);
     }
 
+    /** Bytes held now. */
+    long used() {
+        return used.get();
+    }
+
+    long capacity() {
+        return capacity;
+    }
+
     /** Whether the budget is spent: new requests are refused on their headers. */
     boolean exhausted() {
         return used.get() >= capacity;

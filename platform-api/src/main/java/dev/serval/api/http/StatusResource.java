@@ -39,37 +39,7 @@ public class StatusResource {
     public Map<String, Object> status() {
         List<Map<String, Object>> all = new ArrayList<>();
         for (ServedDeployment served : deployments.all()) {
-            if (served.multiplexed() != null) {
-                Map<String, Object> entry = new LinkedHashMap<>();
-                entry.put("name", served.name());
-                entry.put("model", served.config().model().name());
-                entry.put("kind", "multiplexed");
-                entry.put("state", "READY");
-                entry.put("ready", true);
-                entry.put("multiplex", ManagementResource.multiplex(served.multiplexed()));
-                entry.put("ongoingRequests", served.multiplexed().multiplexer().ongoingRequests());
-                all.add(entry);
-                continue;
-            }
-            Deployment<?, ?> deployment = served.deployment();
-            DeploymentStatus status = deployment.status();
-            Map<String, Object> entry = new LinkedHashMap<>();
-            entry.put("name", deployment.name());
-            entry.put("model", served.config().model().name());
-            entry.put("kind", served.kind().id());
-            entry.put("version", status.version());
-            entry.put("state", deployment.state().name());
-            entry.put("ready", served.ready());
-            entry.put("replicas", ManagementResource.replicas(status));
-            deployment.autoscaling().ifPresent(autoscaling -> entry.put("autoscaling",
-                    ManagementResource.autoscaling(autoscaling)));
-            entry.put("queuedRequests", deployment.queuedRequests());
-            entry.put("inFlightRequests", deployment.inFlight());
-            entry.put("failureRatio", deployment.failures().lastRatio());
-            deployment.batching().ifPresent(batching -> entry.put("batching", describe(batching)));
-            entry.put("recentErrors", deployment.recentErrors().stream()
-                    .map(error -> Map.of("at", error.at().toString(), "message", error.message())).toList());
-            all.add(entry);
+            all.add(view(served));
         }
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("live", deployments.live());
@@ -79,6 +49,37 @@ public class StatusResource {
         }
         body.put("deployments", all);
         return body;
+    }
+
+    /** One deployment's entry in {@code deployments}; the dashboard's too. */
+    static Map<String, Object> view(ServedDeployment served) {
+        Map<String, Object> entry = new LinkedHashMap<>();
+        entry.put("name", served.name());
+        entry.put("model", served.config().model().name());
+        if (served.multiplexed() != null) {
+            entry.put("kind", "multiplexed");
+            entry.put("state", "READY");
+            entry.put("ready", true);
+            entry.put("multiplex", ManagementResource.multiplex(served.multiplexed()));
+            entry.put("ongoingRequests", served.multiplexed().multiplexer().ongoingRequests());
+            return entry;
+        }
+        Deployment<?, ?> deployment = served.deployment();
+        DeploymentStatus status = deployment.status();
+        entry.put("kind", served.kind().id());
+        entry.put("version", status.version());
+        entry.put("state", deployment.state().name());
+        entry.put("ready", served.ready());
+        entry.put("replicas", ManagementResource.replicas(status));
+        deployment.autoscaling().ifPresent(autoscaling -> entry.put("autoscaling",
+                ManagementResource.autoscaling(autoscaling)));
+        entry.put("queuedRequests", deployment.queuedRequests());
+        entry.put("inFlightRequests", deployment.inFlight());
+        entry.put("failureRatio", deployment.failures().lastRatio());
+        deployment.batching().ifPresent(batching -> entry.put("batching", describe(batching)));
+        entry.put("recentErrors", deployment.recentErrors().stream()
+                .map(error -> Map.of("at", error.at().toString(), "message", error.message())).toList());
+        return entry;
     }
 
     /** {@code {"mode": "single"|"batched", "batchInvariant": bool, "preferredBatch": int, "reason": "..."}}. */

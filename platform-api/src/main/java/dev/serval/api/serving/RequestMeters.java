@@ -4,6 +4,8 @@ import dev.serval.deployment.Deployment;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -82,6 +84,27 @@ public final class RequestMeters {
         } else if (outcome == Outcome.ERROR) {
             served.recordOutcome(true);
         }
+    }
+
+    /** Requests finished with {@code outcome} since the start, over every API (a reader's view: the dashboard). */
+    public double requests(Outcome outcome) {
+        double sum = 0;
+        for (Counter[] byOutcome : requests) {
+            sum += byOutcome[outcome.ordinal()].count();
+        }
+        return sum;
+    }
+
+    /** The latency histograms of {@code outcome} registered so far, one per API that had such a request. */
+    public List<Timer> latencies(Outcome outcome) {
+        List<Timer> registered = new ArrayList<>(latency.length);
+        for (Timer[] byOutcome : latency) {
+            Timer timer = byOutcome[outcome.ordinal()];
+            if (timer != null) {
+                registered.add(timer);
+            }
+        }
+        return registered;
     }
 
     /** The latency histogram of {@code api} and {@code outcome}, registered the first time it is needed. */
