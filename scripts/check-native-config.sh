@@ -2,7 +2,8 @@
 # Checks Serval's native-image configuration (platform-api/src/main/resources/META-INF/native-image) against the
 # jars it is for, without GraalVM: every class named in jni-config.json exists in the fast-jar's libraries, every
 # Java class the bundled JNI libraries (ONNX Runtime, the tokenizers) look up by name is registered for JNI, and
-# every resource pattern matches an entry of some jar. It cannot tell whether native-image succeeds (docs/native.md).
+# every resource pattern matches an entry of some jar (libraries or Serval's own). It cannot tell whether native-image
+# succeeds (docs/native.md).
 # Usage: scripts/check-native-config.sh     (after ./mvnw package; reads platform-api/target/quarkus-app/lib)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,10 +12,11 @@ import json, re, sys, zipfile, pathlib
 root = pathlib.Path(sys.argv[1])
 cfg = root / "platform-api/src/main/resources/META-INF/native-image/dev.serval/platform-api"
 libs = sorted((root / "platform-api/target/quarkus-app/lib").rglob("*.jar"))
+apps = sorted((root / "platform-api/target/quarkus-app/app").glob("*.jar"))  # Serval's own classes and resources
 if not libs:
     sys.exit("no fast-jar libraries under platform-api/target/quarkus-app/lib: run ./mvnw package first")
 entries, natives = set(), {}
-for jar in libs:
+for jar in libs + apps:
     with zipfile.ZipFile(jar) as z:
         for name in z.namelist():
             entries.add(name)

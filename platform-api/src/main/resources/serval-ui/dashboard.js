@@ -8,7 +8,8 @@
  *    whole history; afterwards it passes ?after=<largest t kept> and gets newer points only.
  *  - For each deployment name we keep {id, t[], values{seriesKey: []}}. When history.id
  *    differs from the kept id the deployment was recreated and its points are replaced;
- *    otherwise points newer than the last kept t are appended. Points at or before
+ *    otherwise points newer than the last kept t are appended (a history that started afresh
+ *    during an incremental call makes the next call a full one). Points at or before
  *    now - historyMs are dropped, and names missing from the latest list are forgotten.
  *  - Cards follow the latest list (same order); their charts are redrawn from the kept
  *    points after every successful call. Server text only ever goes through textContent
@@ -138,10 +139,12 @@
 
   // ---------------------------------------------------------------- history merge
 
+  /** Appends history's new points; returns whether this name's history started afresh (new or recreated). */
   function mergeHistory(name, history) {
-    if (!history || !Array.isArray(history.t)) return;
+    if (!history || !Array.isArray(history.t)) return false;
     let k = kept.get(name);
-    if (!k || k.id !== history.id) {
+    const fresh = !k || k.id !== history.id;
+    if (fresh) {
       k = {id: history.id, t: [], values: {}};
       ALL_SERIES.forEach(s => { k.values[s.key] = []; });
       kept.set(name, k);
@@ -152,6 +155,7 @@
       k.t.push(t);
       ALL_SERIES.forEach(s => k.values[s.key].push(pick(history, s.path, i)));
     });
+    return fresh;
   }
 
   /** The i-th number at path in obj, or null (absent, null or not a number). */
@@ -169,13 +173,19 @@
     Object.values(k.values).forEach(v => v.splice(0, drop));
   }
 
+  /**
+   * ?after= is one time for every deployment, so a history that started afresh during an incremental call got
+   * only its newest points: the next call then asks for everything again (known points are not appended twice).
+   */
   function updateKept(list, cutoff) {
-    list.forEach(d => mergeHistory(d.name, d.history));
+    const incremental = latestT != null;
+    let refetch = false;
+    list.forEach(d => { if (mergeHistory(d.name, d.history) && incremental) refetch = true; });
     const names = new Set(list.map(d => d.name));
     for (const name of [...kept.keys()]) if (!names.has(name)) kept.delete(name);
     kept.forEach(k => trim(k, cutoff));
     const lasts = [...kept.values()].filter(k => k.t.length).map(k => k.t[k.t.length - 1]);
-    latestT = lasts.length ? Math.max(...lasts) : null;
+    latestT = lasts.length && !refetch ? Math.max(...lasts) : null;
   }
 
   // ---------------------------------------------------------------- rendering
@@ -238,6 +248,8 @@
 
   function updateDeploymentCard(card, d, range, gapMs) {
     updateCommon(card, d);
+    setField(card, 'queued', fmtInt(d.queuedRequests));
+    setField(card, 'in-flight', fmtInt(d.inFlightRequests));
     setField(card, 'model', d.model);
     setField(card, 'version', d.version);
     renderBatching(field(card, 'batching'), d.batching);
@@ -256,6 +268,7 @@
     setField(card, 'num-replicas', fmtInt(m.num_replicas));
     setField(card, 'models-loaded', fmtInt(m.models_loaded));
     setField(card, 'models-matching', fmtInt(m.models_matching));
+    setField(card, 'ongoing', fmtInt(d.ongoingRequests));
     const rows = (Array.isArray(m.models) ? m.models : []).map(modelRow);
     if (!rows.length) rows.push(el('tr', {}, [el('td', {colspan: '5', class: 'muted', text: 'no models'})]));
     field(card, 'models').replaceChildren(...rows);
@@ -269,8 +282,6 @@
     state.hidden = d.state == null;
     setBadge(state, d.state == null ? '' : String(d.state), stateClass(d.state));
     setBadge(field(card, 'ready'), d.ready ? 'ready' : 'not ready', d.ready ? 'good' : 'bad');
-    setField(card, 'queued', fmtInt(d.queuedRequests));
-    setField(card, 'in-flight', fmtInt(d.inFlightRequests));
     renderErrors(field(card, 'errors'), d.recentErrors);
   }
 
@@ -382,7 +393,7 @@
         ', replicas ', el('span', {'data-field': 'num-replicas'})]),
       el('div', {class: 'stats'}, [
         stat('models loaded', 'models-loaded'), stat('models matching', 'models-matching'),
-        stat('queued', 'queued'), stat('in flight', 'in-flight'),
+        stat('ongoing requests', 'ongoing'),
       ]),
       el('table', {class: 'models'}, [
         el('thead', {}, [el('tr', {}, head.map(h => el('th', {scope: 'col', text: h})))]),

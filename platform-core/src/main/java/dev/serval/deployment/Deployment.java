@@ -270,8 +270,10 @@ public final class Deployment<I, O> implements AutoCloseable {
     }
 
     /** This deployment's phase histograms, to read (the dashboard); the engine records into them. */
-    public DeploymentMetrics.Phases phaseMeters() {
-        return metrics.phases();
+    public PhaseMeters phaseMeters() {
+        return new PhaseMeters(metrics.queueWaitHistogram(), metrics.predictorWaitHistogram(),
+                metrics.batchWaitHistogram(), metrics.inferenceHistogram(), metrics.batchSizeHistogram(),
+                metrics.requestInputsHistogram());
     }
 
     /** The router (tests of this package). */

@@ -112,17 +112,29 @@ public final class DeploymentMetrics implements BatchObserver {
         return new DeploymentMetrics(new SimpleMeterRegistry(), deployment);
     }
 
-    /**
-     * The histograms of a request's phases and of batch sizes, for readers that summarise them (the dashboard's
-     * sampler): recording goes through this class's methods, never through these.
-     */
-    public Phases phases() {
-        return new Phases(queueWait, predictorWait, batchWait, inference, batchSize, requestInputs);
+    /** The phase histograms, for readers that summarise them ({@code deployment.PhaseMeters}); never record here. */
+    public Timer queueWaitHistogram() {
+        return queueWait;
     }
 
-    /** The phase histograms of one deployment ({@link #phases()}). */
-    public record Phases(Timer queueWait, Timer predictorWait, Timer batchWait, Timer inference,
-            DistributionSummary batchSize, DistributionSummary requestInputs) {
+    public Timer predictorWaitHistogram() {
+        return predictorWait;
+    }
+
+    public Timer batchWaitHistogram() {
+        return batchWait;
+    }
+
+    public Timer inferenceHistogram() {
+        return inference;
+    }
+
+    public DistributionSummary batchSizeHistogram() {
+        return batchSize;
+    }
+
+    public DistributionSummary requestInputsHistogram() {
+        return requestInputs;
     }
 
     private Timer latency(String name, String description) {

@@ -61,6 +61,18 @@ class ServalImageIT {
     }
 
     @Test
+    void servesTheDashboardFromTheImage() {
+        HttpResponse<String> page = http.get("/ui/");
+        assertEquals(200, page.statusCode());
+        assertTrue(page.body().contains("dashboard.js"), page.body());
+        assertEquals(200, http.get("/ui/dashboard.js").statusCode());
+        JsonNode feed = Http.parse(http.get("/ui/api/dashboard"));
+        Map<String, String> models = new TreeMap<>();
+        feed.get("deployments").forEach(d -> models.put(d.get("name").asText(), d.get("model").asText()));
+        assertEquals(Map.of(MODEL, MODEL, "echo", "noop"), models, feed.toString());
+    }
+
+    @Test
     void servesTheDeploymentsOfTheMountedConfigFile() {
         JsonNode status = Http.parse(http.get("/api/status", TOKEN));
         Map<String, String> models = new TreeMap<>();

@@ -5,7 +5,7 @@ import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.Outcome;
 import dev.serval.api.serving.RequestMeters;
 import dev.serval.api.serving.ServedDeployment;
-import dev.serval.metrics.DeploymentMetrics;
+import dev.serval.deployment.PhaseMeters;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.event.Observes;
@@ -162,7 +162,7 @@ public class DashboardSampler {
 
         void sample(long epochMillis, long nanos) {
             RequestMeters meters = served.meters();
-            DeploymentMetrics.Phases engine = served.deployment().phaseMeters();
+            PhaseMeters engine = served.deployment().phaseMeters();
             double seconds = (nanos - lastNanos) / 1e9;
             double[] point = DeploymentHistory.emptyPoint();
             for (Outcome outcome : Outcome.values()) {

@@ -91,7 +91,9 @@ record HistogramReading(double count, double total, double[] bounds, double[] cu
     /**
      * The {@code q} quantile of what was recorded (0 &lt; q &lt; 1), interpolated inside its bucket from the bucket
      * below's bound (0 for the first); the highest bound when the rank lies above every bucket; NaN when nothing
-     * was recorded.
+     * was recorded. One refinement over {@code histogram_quantile}: when everything fits the first bucket (under a
+     * millisecond for timers), the values are known to average {@link #mean()}, so they are spread over twice the
+     * mean rather than the whole bucket: a queue that never waited shows 0, not half a millisecond.
      */
     double quantile(double q) {
         if (count <= 0) {
@@ -102,9 +104,10 @@ record HistogramReading(double count, double total, double[] bounds, double[] cu
         double below = 0;
         for (int i = 0; i < bounds.length; i++) {
             if (cumulative[i] >= rank) {
+                double upperBound = i == 0 && cumulative[0] >= count ? Math.min(bounds[0], 2 * mean()) : bounds[i];
                 double inBucket = cumulative[i] - below;
                 double fraction = inBucket > 0 ? (rank - below) / inBucket : 1;
-                return lowerBound + (bounds[i] - lowerBound) * fraction;
+                return lowerBound + (upperBound - lowerBound) * fraction;
             }
             lowerBound = bounds[i];
             below = cumulative[i];

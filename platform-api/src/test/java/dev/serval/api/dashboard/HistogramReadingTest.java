@@ -30,6 +30,18 @@ class HistogramReadingTest {
     }
 
     @Test
+    void valuesThatAllFitTheFirstBucketAreSpreadOverTwiceTheirMean() {
+        HistogramReading zeros = reading(0, 10, 10, 10, 10); // a queue that never waited
+        assertEquals(0, zeros.quantile(0.5), 1e-9);
+        assertEquals(0, zeros.quantile(0.99), 1e-9);
+        HistogramReading small = reading(1, 10, 10, 10, 10); // ten values of 0.1 on average
+        assertEquals(0.1, small.quantile(0.5), 1e-9);
+        assertEquals(0.198, small.quantile(0.99), 1e-9);
+        HistogramReading large = reading(9, 10, 10, 10, 10); // mean 0.9: twice that is past the bucket's bound
+        assertEquals(0.5, large.quantile(0.5), 1e-9);
+    }
+
+    @Test
     void aRankAboveEveryBucketIsTheHighestBound() {
         // 10 values, 2 of them above the highest bound (counted in count only, as +Inf is).
         HistogramReading recorded = new HistogramReading(10, 100, BOUNDS, new double[] {2, 4, 6, 8});

@@ -1,0 +1,13 @@
+package dev.serval.deployment;
+
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Timer;
+
+/**
+ * A deployment's histograms of a request's phases (docs/metrics.md, "The phases of a request") and of batch sizes and
+ * inputs per request, for readers that summarise them (the dashboard's sampler). The engine records into them; a
+ * reader only takes snapshots.
+ */
+public record PhaseMeters(Timer queueWait, Timer predictorWait, Timer batchWait, Timer inference,
+        DistributionSummary batchSize, DistributionSummary requestInputs) {
+}
