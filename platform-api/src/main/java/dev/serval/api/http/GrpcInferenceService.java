@@ -302,7 +302,7 @@ public class GrpcInferenceService {
             call.exceptionHandler(e -> answer.cancel(false));
             answer.whenComplete((response, failure) -> {
                 if (failure == null) {
-                    call.response().end(response);
+                    FlushOnce.around(call.connection(), () -> call.response().end(response));
                 } else if (!(failure instanceof CancellationException)) {
                     fail(call.response(), failure);
                 }

@@ -51,7 +51,13 @@ public final class GrpcBenchmark {
     }
 
     /** One closed-loop run's figures: answers per second, latency percentiles in ms, failed calls. */
-    record Figures(double throughput, double p50, double p99, long errors) {
+    /** {@code cpu}: the generator's and the server's shares of the machine over the run (warm-up included). */
+    record Figures(double throughput, double p50, double p99, long errors, MachineUsage.Shares cpu) {
+    }
+
+    /** CPU microseconds per answered request of a process that had {@code share} of every core at {@code rate}. */
+    private static double microsPerRequest(double share, double rate) {
+        return share * Runtime.getRuntime().availableProcessors() * 1e6 / rate;
     }
 
     public static void main(String[] args) throws Exception {
@@ -73,10 +79,14 @@ public final class GrpcBenchmark {
         StringBuilder md = new StringBuilder("# OIP gRPC against OIP REST\n\n");
         md.append(String.format(Locale.ROOT, "Run %s, load average before %s; `bin/loadbench --grpc --measure %ds "
                 + "--rounds %d`. Closed loops of 1 and 8 requests in flight, %d s each. REST: HTTP/1.1 connections, "
-                + "JSON; gRPC: one HTTP/2 channel, raw contents. Latency in ms.%n%n", Instant.now(),
+                + "JSON; gRPC: one HTTP/2 channel, raw contents. Latency in ms. CPU per request at 8 in flight: the "
+                + "process's user + system time over the run divided by the requests answered, for the server and "
+                + "for the load generator (which shares the machine: its cost is part of the rates).%n%n", Instant.now(),
                 MachineUsage.loadAverage(), measure.toSeconds(), rounds, measure.toSeconds()));
         md.append("| workload | round | REST p50 (1) | gRPC p50 (1) | REST rate (8) | gRPC rate (8) | gRPC / REST rate |"
-                + " REST p50 (8) | gRPC p50 (8) |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+                + " REST p50 (8) | gRPC p50 (8) | server µs/req REST (8) | server µs/req gRPC (8) | gRPC / REST server"
+                + " CPU | generator µs/req REST (8) | generator µs/req gRPC (8) |\n"
+                + "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
         try (LoadGenerator generator = new LoadGenerator();
                 ServalProcess serval = ServalProcess.start(settings, out.resolve("serval.log"))) {
             System.out.printf("Serval ready on port %d%n", serval.port());
@@ -106,12 +116,13 @@ public final class GrpcBenchmark {
                         if (profiler != null) {
                             profiler.stop("rest-" + workload + "-" + round);
                         }
-                        closedLoop(channel, calls, 8, WARM_UP, Duration.ZERO);
-                        Figures grpcOne = closedLoop(channel, calls, 1, Duration.ofSeconds(1), measure);
+                        closedLoop(channel, calls, 8, WARM_UP, Duration.ZERO, serval.pid());
+                        Figures grpcOne = closedLoop(channel, calls, 1, Duration.ofSeconds(1), measure, serval.pid());
                         if (profiler != null) {
                             profiler.start();
                         }
-                        Figures grpcEight = closedLoop(channel, calls, 8, Duration.ofSeconds(1), measure);
+                        Figures grpcEight = closedLoop(channel, calls, 8, Duration.ofSeconds(1), measure,
+                                serval.pid());
                         if (profiler != null) {
                             profiler.stop("grpc-" + workload + "-" + round);
                         }
@@ -119,10 +130,15 @@ public final class GrpcBenchmark {
                                 + "p50 %.3f | gRPC 8: %.0f/s p50 %.3f, errors %s / %d%n", round, workload,
                                 restOne.p50(), grpcOne.p50(), restEight.throughput(), restEight.p50(),
                                 grpcEight.throughput(), grpcEight.p50(), restEight.errors(), grpcEight.errors());
+                        double restServer = microsPerRequest(restEight.cpu().server(), restEight.throughput());
+                        double grpcServer = microsPerRequest(grpcEight.cpu().server(), grpcEight.throughput());
                         md.append(String.format(Locale.ROOT, "| %s | %d | %.3f | %.3f | %.0f | %.0f | %.2f | %.3f | "
-                                + "%.3f |%n", workload, round, restOne.p50(), grpcOne.p50(), restEight.throughput(),
-                                grpcEight.throughput(), grpcEight.throughput() / restEight.throughput(),
-                                restEight.p50(), grpcEight.p50()));
+                                + "%.3f | %.1f | %.1f | %.2f | %.1f | %.1f |%n", workload, round, restOne.p50(),
+                                grpcOne.p50(), restEight.throughput(), grpcEight.throughput(),
+                                grpcEight.throughput() / restEight.throughput(), restEight.p50(), grpcEight.p50(),
+                                restServer, grpcServer, grpcServer / restServer,
+                                microsPerRequest(restEight.cpu().generator(), restEight.throughput()),
+                                microsPerRequest(grpcEight.cpu().generator(), grpcEight.throughput())));
                     }
                 }
             } finally {
@@ -164,7 +180,8 @@ public final class GrpcBenchmark {
      * window are recorded.
      */
     static Figures closedLoop(List<ManagedChannel> channels, List<ModelInferRequest> requests, int inFlight,
-            Duration warmUp, Duration measure) throws InterruptedException {
+            Duration warmUp, Duration measure, long serverPid) throws InterruptedException {
+        MachineUsage.Sample before = MachineUsage.sample(serverPid);
         long from = System.nanoTime() + warmUp.toNanos();
         long to = from + measure.toNanos();
         Recorder latencies = new Recorder(3);
@@ -182,7 +199,7 @@ public final class GrpcBenchmark {
         Histogram histogram = latencies.getIntervalHistogram();
         double seconds = Math.max(measure.toNanos(), 1) / 1e9;
         return new Figures(answered.get() / seconds, histogram.getValueAtPercentile(50) / 1e6,
-                histogram.getValueAtPercentile(99) / 1e6, errors.get());
+                histogram.getValueAtPercentile(99) / 1e6, errors.get(), MachineUsage.sample(serverPid).sharesSince(before));
     }
 
     /** One call in flight at a time, each next one sent from the previous one's completion. */
