@@ -13,6 +13,15 @@ import io.grpc.StatusRuntimeException;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpClientRequest;
+import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.core.http.PoolOptions;
 import java.net.URL;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -60,6 +69,64 @@ class GrpcPortTest {
         } finally {
             own.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             http.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    /** {@code serval_http_buffered_bytes} now, read off the metrics endpoint. */
+    private static double bufferedBytes() {
+        for (String line : io.restassured.RestAssured.given().get("/q/metrics").asString().split("\n")) {
+            if (line.startsWith("serval_http_buffered_bytes ")) {
+                return Double.parseDouble(line.substring(line.indexOf(' ') + 1));
+            }
+        }
+        throw new AssertionError("no serval_http_buffered_bytes in /q/metrics");
+    }
+
+    /** Opens a ModelInfer stream and sends a message prefix declaring {@code declared} bytes and {@code sent} of them. */
+    private static HttpClientRequest halfAMessage(HttpClient client, int declared, int sent) throws Exception {
+        HttpClientRequest request = client.request(HttpMethod.POST, GrpcPortProfile.PORT, "127.0.0.1",
+                "/inference.GRPCInferenceService/ModelInfer").toCompletionStage().toCompletableFuture()
+                .get(10, TimeUnit.SECONDS);
+        request.setChunked(true).putHeader("content-type", "application/grpc").putHeader("te", "trailers");
+        Buffer bytes = Buffer.buffer().appendByte((byte) 0).appendInt(declared).appendBytes(new byte[sent]);
+        request.write(bytes).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        return request;
+    }
+
+    /**
+     * The attack: many streams each sending most of a large message and never the rest. Their bytes count from their
+     * arrival (REST bodies' do too), so the stream whose bytes do not fit is refused at once, UNAVAILABLE, and the
+     * bytes come back when the streams end.
+     */
+    @Test
+    void bytesInTransitCountFromTheirArrivalAndComeBackWhenTheStreamEnds() throws Exception {
+        Vertx vertx = Vertx.vertx();
+        // One connection per stream: each gets HTTP/2's whole initial window (64 KiB) to fill.
+        HttpClient client = vertx.createHttpClient(new HttpClientOptions().setProtocolVersion(HttpVersion.HTTP_2)
+                .setHttp2ClearTextUpgrade(false).setHttp2MultiplexingLimit(1), new PoolOptions().setHttp2MaxSize(4));
+        try {
+            double before = bufferedBytes();
+            HttpClientRequest first = halfAMessage(client, 1_000_000, 30_000);
+            HttpClientRequest second = halfAMessage(client, 1_000_000, 30_000);
+            Serving.await("both streams' bytes counted", () -> io.restassured.RestAssured.given().get("/q/metrics"),
+                    response -> bufferedBytes() >= before + 2 * 30_005);
+
+            HttpClientRequest third = halfAMessage(client, 1_000_000, 30_000);
+            HttpClientResponse refused = third.response().toCompletionStage().toCompletableFuture()
+                    .get(10, TimeUnit.SECONDS);
+            assertEquals(200, refused.statusCode());
+            assertEquals("14", refused.getHeader("grpc-status"), "UNAVAILABLE, trailers only");
+            assertTrue(refused.getHeader("grpc-message").contains("serval.http.max-buffered-bytes"),
+                    refused.getHeader("grpc-message"));
+            assertEquals("1000", refused.getHeader("retry-after-ms"));
+
+            first.reset();
+            second.reset();
+            Serving.await("the bytes of the ended streams given back",
+                    () -> io.restassured.RestAssured.given().get("/q/metrics"), response -> bufferedBytes() <= before);
+        } finally {
+            client.close();
+            vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
         }
     }
 }

@@ -38,6 +38,7 @@ import io.vertx.core.VertxOptions;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Router;
 import io.vertx.grpc.common.GrpcStatus;
@@ -127,7 +128,7 @@ public class GrpcInferenceService {
             vertx.createHttpServer(new HttpServerOptions().setPort(port).setHost(host).setHttp2ClearTextEnabled(true))
                     .requestHandler(request -> {
                         request.headers().set(RequestIds.HEADER, requestId(request.getHeader(RequestIds.HEADER)));
-                        server.handle(request);
+                        handle(server, request);
                     })
                     .listen()
                     .onSuccess(listening -> LOG.infof("gRPC (OIP GRPCInferenceService) on %s:%d", host,
@@ -146,8 +147,20 @@ public class GrpcInferenceService {
                 return;
             }
             request.headers().set(RequestIds.HEADER, context.response().headers().get(RequestIds.HEADER));
-            server.handle(request);
+            handle(server, request);
         });
+    }
+
+    /**
+     * Hands a call to the gRPC server with its bytes counted in the budget as they arrive; refused at once, on its
+     * headers, when the budget is already spent (as REST requests are).
+     */
+    private void handle(GrpcServer server, HttpServerRequest request) {
+        if (budget.exhausted()) {
+            refuse(request);
+            return;
+        }
+        server.handle(new GrpcBytesInTransit(request, budget, this::refuse));
     }
 
     void stop(@Observes io.quarkus.runtime.ShutdownEvent event) {
@@ -329,7 +342,8 @@ public class GrpcInferenceService {
         long start = System.nanoTime();
         CompletableFuture<ModelInferResponse> answer = new CompletableFuture<>();
         // The message's bytes count in the server's budget of request bytes held (its decoded inputs take about as
-        // much) until the request ends; past the budget it is refused before anything is decoded from it.
+        // much) until the request ends, taking over from their count in transit (GrpcBytesInTransit); past the
+        // budget it is refused before anything is decoded from it.
         long size = message.getSerializedSize();
         long reserved = budget.reserve(size);
         answer.whenComplete((ignored, failure) -> budget.release(reserved));
@@ -407,6 +421,9 @@ public class GrpcInferenceService {
             served.release();
         }
     }
+
+    /** HTTP/2's ENHANCE_YOUR_CALM error code, for a stream reset because its bytes do not fit the budget. */
+    private static final long ENHANCE_YOUR_CALM = 0xb;
 
     /** The most requests one {@code ModelStreamInfer} stream may have running; past it, its reading pauses. */
     static final int MAX_STREAM_IN_FLIGHT = 64;
@@ -515,18 +532,59 @@ public class GrpcInferenceService {
         Long retryMillis = failure instanceof Overloaded overloaded ? Long.valueOf(overloaded.retryAfter().toMillis())
                 : status == GrpcStatus.UNAVAILABLE ? Long.valueOf(1000) : null;
         if (retryMillis != null) {
-            com.google.rpc.Status details = com.google.rpc.Status.newBuilder().setCode(status.code).setMessage(message)
-                    .addDetails(Any.pack(RetryInfo.newBuilder().setRetryDelay(Duration.newBuilder()
-                            .setSeconds(retryMillis / 1000).setNanos((int) (retryMillis % 1000) * 1_000_000)).build()))
-                    .build();
-            response.trailers().set(STATUS_DETAILS, Base64.getEncoder().withoutPadding()
-                    .encodeToString(details.toByteArray()));
+            response.trailers().set(STATUS_DETAILS, retryDetails(status, message, retryMillis));
             response.trailers().set(ErrorResponses.RETRY_AFTER_MS, Long.toString(retryMillis));
         }
         if (status == GrpcStatus.INTERNAL) {
             LOG.debugf("gRPC call failed: %s", failure.toString());
         }
         response.end();
+    }
+
+    /** {@code grpc-status-details-bin}: a {@code google.rpc.Status} with a {@code RetryInfo} of {@code retryMillis}. */
+    private static String retryDetails(GrpcStatus status, String message, long retryMillis) {
+        com.google.rpc.Status details = com.google.rpc.Status.newBuilder().setCode(status.code).setMessage(message)
+                .addDetails(Any.pack(RetryInfo.newBuilder().setRetryDelay(Duration.newBuilder()
+                        .setSeconds(retryMillis / 1000).setNanos((int) (retryMillis % 1000) * 1_000_000)).build()))
+                .build();
+        return Base64.getEncoder().withoutPadding().encodeToString(details.toByteArray());
+    }
+
+    /**
+     * Refuses a call whose bytes do not fit the server's budget ({@link GrpcBytesInTransit}): before its answer
+     * started, UNAVAILABLE with a retry delay as {@link #fail} writes it (REST answers 503 + Retry-After); a stream
+     * whose answers already started is reset (ENHANCE_YOUR_CALM, which clients report as RESOURCE_EXHAUSTED).
+     */
+    private void refuse(HttpServerRequest request) {
+        HttpServerResponse response = request.response();
+        if (response.ended() || response.closed()) {
+            return;
+        }
+        if (response.headWritten()) {
+            response.reset(ENHANCE_YOUR_CALM);
+            return;
+        }
+        String message = budget.full().getMessage();
+        response.putHeader(HttpHeaders.CONTENT_TYPE, GRPC)
+                .putHeader("grpc-status", Integer.toString(GrpcStatus.UNAVAILABLE.code))
+                .putHeader("grpc-message", percentEncoded(message))
+                .putHeader(STATUS_DETAILS, retryDetails(GrpcStatus.UNAVAILABLE, message, 1000))
+                .putHeader(ErrorResponses.RETRY_AFTER_MS, "1000")
+                .end();
+    }
+
+    /** {@code grpc-message}'s encoding: printable ASCII but {@code %} as is, everything else percent-encoded (UTF-8). */
+    static String percentEncoded(String message) {
+        StringBuilder encoded = new StringBuilder(message.length());
+        for (byte b : message.getBytes(StandardCharsets.UTF_8)) {
+            if (b >= 0x20 && b <= 0x7e && b != '%') {
+                encoded.append((char) b);
+            } else {
+                encoded.append('%').append(Character.toUpperCase(Character.forDigit((b >> 4) & 0xf, 16)))
+                        .append(Character.toUpperCase(Character.forDigit(b & 0xf, 16)));
+            }
+        }
+        return encoded.toString();
     }
 
     static GrpcStatus status(Throwable failure) {

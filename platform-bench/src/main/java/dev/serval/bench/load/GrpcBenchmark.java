@@ -7,6 +7,15 @@ import dev.serval.api.grpc.v2.ModelInferResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.stub.StreamObserver;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.net.SocketAddress;
+import io.vertx.grpc.client.GrpcClient;
+import io.vertx.grpc.client.GrpcClientResponse;
+import io.vertx.grpc.common.GrpcMessageDecoder;
+import io.vertx.grpc.common.GrpcMessageEncoder;
+import io.vertx.grpc.common.ServiceMethod;
+import io.vertx.grpc.common.ServiceName;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -26,14 +35,16 @@ import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
 /**
- * gRPC against REST on the same server (issue 20): the OIP gRPC {@code ModelInfer} (grpc-java, one HTTP/2 channel,
- * raw tensor contents: what gRPC clients send) and OIP REST (the load generator's HTTP/1.1 connections, JSON), on the
+ * gRPC against REST on the same server (issue 20): the OIP gRPC {@code ModelInfer} (raw tensor contents: what gRPC
+ * clients send) through two clients, grpc-java (one HTTP/2 channel) and Vert.x's gRPC client (one HTTP/2 connection,
+ * the same Vert.x as the REST load generator, so that the two protocols are compared with clients of one kind), and
+ * OIP REST (the load generator's HTTP/1.1 connections, JSON), on the
  * no-op deployment {@code echo} (a FP32 [1, 4] tensor: the platform's own cost) and on the default MiniLM (one short
  * chat text per request). For each, in alternation and {@code --rounds} times: a closed loop of 1 call in flight
- * (latency) and of 8 (throughput), {@code --measure} each after an unrecorded warm-up. Goal from the issue: gRPC noop
- * throughput at least REST's, at equal p50.
+ * (latency) and of 8 (throughput), {@code --measure} each after an unrecorded warm-up, with the server's and the
+ * generator's CPU time per request. Goal from the issue: gRPC noop throughput at least REST's, at equal p50.
  *
- * <p>Output: {@code platform-bench/target/grpc/summary.md} (or {@code --out DIR}). About 4 minutes; from the
+ * <p>Output: {@code platform-bench/target/grpc/summary.md} (or {@code --out DIR}). About 6 minutes; from the
  * repository root:
  * <pre>{@code
  * bin/loadbench --grpc [--measure 10s] [--rounds 2] [--out DIR]
@@ -53,6 +64,31 @@ public final class GrpcBenchmark {
     /** One closed-loop run's figures: answers per second, latency percentiles in ms, failed calls. */
     /** {@code cpu}: the generator's and the server's shares of the machine over the run (warm-up included). */
     record Figures(double throughput, double p50, double p99, long errors, MachineUsage.Shares cpu) {
+    }
+
+    /** A measured run, profiled as {@code name} when {@code profiler} is not null. */
+    private interface Run<T> {
+        T run() throws Exception;
+    }
+
+    private static <T> T profiled(Profiler profiler, String name, Run<T> run) throws Exception {
+        if (profiler == null) {
+            return run.run();
+        }
+        profiler.start();
+        try {
+            return run.run();
+        } finally {
+            profiler.stop(name);
+        }
+    }
+
+    private static void row(StringBuilder md, String workload, int round, String protocol, double p50One,
+            Figures eight, Figures rest) {
+        md.append(String.format(Locale.ROOT, "| %s | %d | %s | %.3f | %.0f | %.2f | %.3f | %.1f | %.1f |%n", workload,
+                round, protocol, p50One, eight.throughput(), eight.throughput() / rest.throughput(), eight.p50(),
+                microsPerRequest(eight.cpu().server(), eight.throughput()),
+                microsPerRequest(eight.cpu().generator(), eight.throughput())));
     }
 
     /** CPU microseconds per answered request of a process that had {@code share} of every core at {@code rate}. */
@@ -78,18 +114,21 @@ public final class GrpcBenchmark {
 
         StringBuilder md = new StringBuilder("# OIP gRPC against OIP REST\n\n");
         md.append(String.format(Locale.ROOT, "Run %s, load average before %s; `bin/loadbench --grpc --measure %ds "
-                + "--rounds %d`. Closed loops of 1 and 8 requests in flight, %d s each. REST: HTTP/1.1 connections, "
-                + "JSON; gRPC: one HTTP/2 channel, raw contents. Latency in ms. CPU per request at 8 in flight: the "
-                + "process's user + system time over the run divided by the requests answered, for the server and "
-                + "for the load generator (which shares the machine: its cost is part of the rates).%n%n", Instant.now(),
-                MachineUsage.loadAverage(), measure.toSeconds(), rounds, measure.toSeconds()));
-        md.append("| workload | round | REST p50 (1) | gRPC p50 (1) | REST rate (8) | gRPC rate (8) | gRPC / REST rate |"
-                + " REST p50 (8) | gRPC p50 (8) | server µs/req REST (8) | server µs/req gRPC (8) | gRPC / REST server"
-                + " CPU | generator µs/req REST (8) | generator µs/req gRPC (8) |\n"
-                + "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+                + "--rounds %d`. Closed loops of 1 and 8 requests in flight, %d s each, against one Serval. REST: "
+                + "HTTP/1.1 connections, JSON, Vert.x's HTTP client; gRPC: one HTTP/2 connection, raw contents, with "
+                + "grpc-java (%d channel(s)) and with Vert.x's gRPC client (the same Vert.x as the REST client). "
+                + "Latency in ms. CPU per request at 8 in flight: the process's user + system time over the run "
+                + "divided by the requests answered, for the server and for the load generator, which shares the "
+                + "machine's cores (its cost is part of every rate).%n%n", Instant.now(), MachineUsage.loadAverage(),
+                measure.toSeconds(), rounds, measure.toSeconds(), channels));
+        md.append("| workload | round | protocol (client) | p50 (1) | rate (8) | rate / REST | p50 (8) | server µs/req |"
+                + " generator µs/req |\n| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1));
+        GrpcClient vertxClient = GrpcClient.client(vertx);
         try (LoadGenerator generator = new LoadGenerator();
                 ServalProcess serval = ServalProcess.start(settings, out.resolve("serval.log"))) {
             System.out.printf("Serval ready on port %d%n", serval.port());
+            SocketAddress server = SocketAddress.inetSocketAddress(serval.port(), "127.0.0.1");
             // Callbacks on the channel's own event loop (no hand-off to an executor), as a load generator should.
             List<ManagedChannel> channel = new ArrayList<>();
             for (int i = 0; i < channels; i++) {
@@ -103,42 +142,39 @@ public final class GrpcBenchmark {
                                 : Workload.texts("minilm", "all-minilm-l6-v2", texts);
                         List<ModelInferRequest> calls = workload.equals("noop") ? List.of(noop())
                                 : texts.stream().map(GrpcBenchmark::text).toList();
-                        generator.closedLoop(LoadBenchmark.SERVAL, serval.port(), serval.pid(), rest, 8,
-                                Duration.ZERO, WARM_UP, DRAIN);
-                        RunResult restOne = generator.closedLoop(LoadBenchmark.SERVAL, serval.port(), serval.pid(),
-                                rest, 1, Duration.ofSeconds(1), measure, DRAIN);
-                        Profiler profiler = profile ? Profiler.of(serval.pid(), out) : null;
-                        if (profiler != null) {
-                            profiler.start();
-                        }
-                        RunResult restEight = generator.closedLoop(LoadBenchmark.SERVAL, serval.port(), serval.pid(),
-                                rest, 8, Duration.ofSeconds(1), measure, DRAIN);
-                        if (profiler != null) {
-                            profiler.stop("rest-" + workload + "-" + round);
-                        }
-                        closedLoop(channel, calls, 8, WARM_UP, Duration.ZERO, serval.pid());
-                        Figures grpcOne = closedLoop(channel, calls, 1, Duration.ofSeconds(1), measure, serval.pid());
-                        if (profiler != null) {
-                            profiler.start();
-                        }
-                        Figures grpcEight = closedLoop(channel, calls, 8, Duration.ofSeconds(1), measure,
-                                serval.pid());
-                        if (profiler != null) {
-                            profiler.stop("grpc-" + workload + "-" + round);
-                        }
-                        System.out.printf("  round %d %-6s REST 1: p50 %.3f ms | gRPC 1: p50 %.3f ms | REST 8: %.0f/s "
-                                + "p50 %.3f | gRPC 8: %.0f/s p50 %.3f, errors %s / %d%n", round, workload,
-                                restOne.p50(), grpcOne.p50(), restEight.throughput(), restEight.p50(),
-                                grpcEight.throughput(), grpcEight.p50(), restEight.errors(), grpcEight.errors());
-                        double restServer = microsPerRequest(restEight.cpu().server(), restEight.throughput());
-                        double grpcServer = microsPerRequest(grpcEight.cpu().server(), grpcEight.throughput());
-                        md.append(String.format(Locale.ROOT, "| %s | %d | %.3f | %.3f | %.0f | %.0f | %.2f | %.3f | "
-                                + "%.3f | %.1f | %.1f | %.2f | %.1f | %.1f |%n", workload, round, restOne.p50(),
-                                grpcOne.p50(), restEight.throughput(), grpcEight.throughput(),
-                                grpcEight.throughput() / restEight.throughput(), restEight.p50(), grpcEight.p50(),
-                                restServer, grpcServer, grpcServer / restServer,
-                                microsPerRequest(restEight.cpu().generator(), restEight.throughput()),
-                                microsPerRequest(grpcEight.cpu().generator(), grpcEight.throughput())));
+                        long pid = serval.pid();
+                        generator.closedLoop(LoadBenchmark.SERVAL, serval.port(), pid, rest, 8, Duration.ZERO,
+                                WARM_UP, DRAIN);
+                        RunResult restOne = generator.closedLoop(LoadBenchmark.SERVAL, serval.port(), pid, rest, 1,
+                                Duration.ofSeconds(1), measure, DRAIN);
+                        Profiler profiler = profile ? Profiler.of(pid, out) : null;
+                        RunResult restEight = profiled(profiler, "rest-" + workload + "-" + round, () -> generator
+                                .closedLoop(LoadBenchmark.SERVAL, serval.port(), pid, rest, 8, Duration.ofSeconds(1),
+                                        measure, DRAIN));
+                        Figures restFigures = new Figures(restEight.throughput(), restEight.p50(), restEight.p99(),
+                                restEight.errors().values().stream().mapToLong(Long::longValue).sum(),
+                                restEight.cpu());
+
+                        closedLoop(channel, calls, 8, WARM_UP, Duration.ZERO, pid);
+                        Figures grpcOne = closedLoop(channel, calls, 1, Duration.ofSeconds(1), measure, pid);
+                        Figures grpcEight = profiled(profiler, "grpc-" + workload + "-" + round,
+                                () -> closedLoop(channel, calls, 8, Duration.ofSeconds(1), measure, pid));
+
+                        vertxClosedLoop(vertxClient, server, calls, 8, WARM_UP, Duration.ZERO, pid);
+                        Figures vertxOne = vertxClosedLoop(vertxClient, server, calls, 1, Duration.ofSeconds(1),
+                                measure, pid);
+                        Figures vertxEight = profiled(profiler, "grpc-vertx-" + workload + "-" + round,
+                                () -> vertxClosedLoop(vertxClient, server, calls, 8, Duration.ofSeconds(1), measure,
+                                        pid));
+
+                        System.out.printf("  round %d %-6s REST 8: %.0f/s p50 %.3f | gRPC (grpc-java) 8: %.0f/s p50 "
+                                + "%.3f | gRPC (Vert.x) 8: %.0f/s p50 %.3f | errors %d / %d / %d%n", round, workload,
+                                restFigures.throughput(), restFigures.p50(), grpcEight.throughput(), grpcEight.p50(),
+                                vertxEight.throughput(), vertxEight.p50(), restFigures.errors(), grpcEight.errors(),
+                                vertxEight.errors());
+                        row(md, workload, round, "REST (Vert.x)", restOne.p50(), restFigures, restFigures);
+                        row(md, workload, round, "gRPC (grpc-java)", grpcOne.p50(), grpcEight, restFigures);
+                        row(md, workload, round, "gRPC (Vert.x)", vertxOne.p50(), vertxEight, restFigures);
                     }
                 }
             } finally {
@@ -146,6 +182,8 @@ public final class GrpcBenchmark {
                     open.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
                 }
             }
+        } finally {
+            vertx.close().toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
         }
         Files.writeString(out.resolve("summary.md"), md.toString());
         System.out.println();
@@ -200,6 +238,62 @@ public final class GrpcBenchmark {
         double seconds = Math.max(measure.toNanos(), 1) / 1e9;
         return new Figures(answered.get() / seconds, histogram.getValueAtPercentile(50) / 1e6,
                 histogram.getValueAtPercentile(99) / 1e6, errors.get(), MachineUsage.sample(serverPid).sharesSince(before));
+    }
+
+    /** {@code ModelInfer} for the Vert.x gRPC client, with the messages generated from platform-api's proto. */
+    private static final ServiceMethod<ModelInferResponse, ModelInferRequest> MODEL_INFER = ServiceMethod.client(
+            ServiceName.create("inference.GRPCInferenceService"), "ModelInfer", GrpcMessageEncoder.encoder(),
+            GrpcMessageDecoder.decoder(ModelInferResponse.parser()));
+
+    /** {@link #closedLoop} with the Vert.x gRPC client (one HTTP/2 connection, on one event loop). */
+    static Figures vertxClosedLoop(GrpcClient client, SocketAddress server, List<ModelInferRequest> requests,
+            int inFlight, Duration warmUp, Duration measure, long serverPid) throws InterruptedException {
+        MachineUsage.Sample before = MachineUsage.sample(serverPid);
+        long from = System.nanoTime() + warmUp.toNanos();
+        long to = from + measure.toNanos();
+        Recorder latencies = new Recorder(3);
+        AtomicLong next = new AtomicLong();
+        AtomicLong answered = new AtomicLong();
+        AtomicLong errors = new AtomicLong();
+        CountDownLatch lanes = new CountDownLatch(inFlight);
+        for (int lane = 0; lane < inFlight; lane++) {
+            new VertxLane(client, server, requests, next, from, to, latencies, answered, errors, lanes).send();
+        }
+        if (!lanes.await(warmUp.plus(measure).plus(DRAIN).toMillis(), TimeUnit.MILLISECONDS)) {
+            System.err.println("  some gRPC calls were still unanswered after the drain");
+        }
+        Histogram histogram = latencies.getIntervalHistogram();
+        double seconds = Math.max(measure.toNanos(), 1) / 1e9;
+        return new Figures(answered.get() / seconds, histogram.getValueAtPercentile(50) / 1e6,
+                histogram.getValueAtPercentile(99) / 1e6, errors.get(), MachineUsage.sample(serverPid).sharesSince(before));
+    }
+
+    /** A {@link Lane} of the Vert.x gRPC client. */
+    private record VertxLane(GrpcClient client, SocketAddress server, List<ModelInferRequest> requests,
+            AtomicLong next, long from, long to, Recorder latencies, AtomicLong answered, AtomicLong errors,
+            CountDownLatch lanes) {
+
+        void send() {
+            long start = System.nanoTime();
+            if (start >= to) {
+                lanes.countDown();
+                return;
+            }
+            ModelInferRequest request = requests.get((int) (next.getAndIncrement() % requests.size()));
+            client.request(server, MODEL_INFER).compose(call -> {
+                call.end(request);
+                return call.response().compose(GrpcClientResponse::last);
+            }).onComplete(done -> {
+                long end = System.nanoTime();
+                if (done.failed()) {
+                    errors.incrementAndGet();
+                } else if (start >= from && end <= to) {
+                    latencies.recordValue(end - start);
+                    answered.incrementAndGet();
+                }
+                send();
+            });
+        }
     }
 
     /** One call in flight at a time, each next one sent from the previous one's completion. */

@@ -1,0 +1,105 @@
+package dev.serval.api.http;
+
+import io.vertx.core.Handler;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.impl.HttpServerRequestInternal;
+import io.vertx.core.http.impl.HttpServerRequestWrapper;
+import java.util.function.Consumer;
+
+/**
+ * A gRPC call's request bytes count in the server's budget of request bytes held ({@code serval.http.max-buffered-bytes},
+ * {@link ByteBudget}) from the moment they arrive, as a REST body's do: Vert.x's gRPC layer buffers a message until it
+ * has all of it (up to {@code serval.http.max-body-size}), and many streams could each hold most of one. Each chunk is
+ * taken from the budget as it arrives; the bytes of a message are given back when its last byte arrives, just before
+ * the gRPC layer hands the message over (from then on the call holds the message's bytes until its answer:
+ * {@code GrpcInferenceService.run}); the bytes of a message never completed are given back when the stream ends. A
+ * chunk that does not fit refuses the call ({@code refuse}) and nothing more of it is read.
+ *
+ * <p>Messages are found by their gRPC framing (a flag byte and a four-byte big-endian length before each). Event loop
+ * only: Vert.x calls the handlers on the connection's event loop.
+ */
+final class GrpcBytesInTransit extends HttpServerRequestWrapper {
+
+    private static final int PREFIX = 5;
+
+    private final ByteBudget budget;
+    private final Consumer<HttpServerRequest> refuse;
+    /** Bytes of the message being received (prefix included) taken from the budget and not given back. */
+    private long held;
+    /** Prefix bytes of the current message read so far (0 to 5), its length as read, and its payload still to come. */
+    private int prefixRead;
+    private long length;
+    private long payloadLeft;
+    private boolean refused;
+    private boolean ended;
+
+    GrpcBytesInTransit(HttpServerRequest request, ByteBudget budget, Consumer<HttpServerRequest> refuse) {
+        super((HttpServerRequestInternal) request);
+        this.budget = budget;
+        this.refuse = refuse;
+        request.response().closeHandler(ignored -> giveBack());
+        request.response().endHandler(ignored -> giveBack());
+    }
+
+    @Override
+    public HttpServerRequest handler(Handler<Buffer> handler) {
+        delegate.handler(handler == null ? null : chunk -> {
+            if (refused || ended) {
+                return;
+            }
+            int size = chunk.length();
+            long taken = budget.reserve(size);
+            if (taken < size) {
+                budget.release(taken);
+                refused = true;
+                refuse.accept(delegate);
+                return;
+            }
+            held += size;
+            budget.release(completedIn(chunk));
+            handler.handle(chunk);
+        });
+        return this;
+    }
+
+    /** Reads {@code chunk}'s framing; returns the held bytes of the messages it completes, no longer held after it. */
+    private long completedIn(Buffer chunk) {
+        long heldBefore = held - chunk.length();
+        long completed = 0;
+        long completedUpTo = 0; // bytes of this chunk that belong to completed messages
+        int position = 0;
+        while (position < chunk.length()) {
+            if (prefixRead < PREFIX) {
+                if (prefixRead > 0) {
+                    length = (length << 8) | (chunk.getByte(position) & 0xff);
+                }
+                position++;
+                if (++prefixRead == PREFIX) {
+                    payloadLeft = length;
+                }
+            } else {
+                int take = (int) Math.min(payloadLeft, chunk.length() - position);
+                position += take;
+                payloadLeft -= take;
+            }
+            if (prefixRead == PREFIX && payloadLeft == 0) {
+                completed += position - completedUpTo + (completedUpTo == 0 ? heldBefore : 0);
+                completedUpTo = position;
+                prefixRead = 0;
+                length = 0;
+            }
+        }
+        held -= completed;
+        return completed;
+    }
+
+    /** The stream ended (answered, reset or closed): what an unfinished message held goes back. */
+    private void giveBack() {
+        if (!ended) {
+            ended = true;
+            budget.release(held);
+            held = 0;
+        }
+    }
+}
