@@ -117,7 +117,7 @@ public class DashboardSampler {
         }
     }
 
-    /** Takes one sample of every deployment (the sampler's thread; tests call it directly). */
+    /** Takes one sample of every deployment (the sampler's thread only). */
     void sample(long epochMillis, long nanos) {
         boolean changed = false;
         Map<String, ServedDeployment> current = new HashMap<>();
