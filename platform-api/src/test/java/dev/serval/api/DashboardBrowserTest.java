@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The dashboard in a real browser: Debian's Chromium, headless, renders {@code /ui/} while traffic flows, and the test
- * reads the page its scripts built (deployment, replicas, a non-zero request rate, a drawn chart) and keeps a
+ * reads the page its scripts built (deployments, replicas, a non-zero request rate, a drawn chart) and keeps a
  * screenshot in {@code target/dashboard.png}. {@code bin/test} installs Chromium when it is missing.
  */
 @QuarkusTest
@@ -37,6 +37,8 @@ class DashboardBrowserTest {
     private static final String BODY = "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],"
             + "\"data\":[\"what the dashboard shows\"]}]}";
 
+    private static final String SECOND = "dash-browser-echo";
+
     @TestHTTPResource("/ui/")
     URL page;
 
@@ -44,6 +46,10 @@ class DashboardBrowserTest {
     void aBrowserShowsTheDeploymentItsReplicasAndItsTraffic() throws Exception {
         Serving.awaitReady();
         Path chromium = chromium();
+        // A second deployment, created at run time: the page shows it beside the default one.
+        given().contentType("application/json").body("{\"model\":\"noop\",\"num_replicas\":2}")
+                .put("/api/deployments/" + SECOND).then().statusCode(201);
+        Serving.awaitModelReady(SECOND);
         String url = "http://127.0.0.1:" + page.getPort() + "/ui/";
         AtomicBoolean stop = new AtomicBoolean();
         AtomicInteger answered = new AtomicInteger();
@@ -64,6 +70,7 @@ class DashboardBrowserTest {
         } finally {
             stop.set(true);
             traffic.join();
+            given().delete("/api/deployments/" + SECOND).then().statusCode(200);
         }
         assertTrue(answered.get() > 0, "the traffic was answered");
 
@@ -79,6 +86,9 @@ class DashboardBrowserTest {
         double rate = Double.parseDouble(text(card, "data-field=\"rps-ok\""));
         assertTrue(rate > 0, "requests per second shown: " + rate);
         assertTrue(Double.parseDouble(text(card, "data-field=\"p99-total\"")) > 0, "a p99 is shown");
+        String second = card(dom, SECOND);
+        assertEquals("2", text(second, "data-field=\"replicas-running\""));
+        assertEquals("noop", text(second, "data-field=\"kind\""));
         Matcher okSeries = Pattern.compile("<path[^>]*data-series=\"ok\"[^>]*>").matcher(card);
         assertTrue(okSeries.find(), "the requests chart has an ok series");
         assertTrue(okSeries.group().matches(".*\\sd=\"M[^\"]+\".*"), "the ok series is drawn: " + okSeries.group());
