@@ -31,6 +31,7 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
@@ -135,6 +136,8 @@ public final class GrpcBenchmark {
                 channel.add(ManagedChannelBuilder.forAddress("127.0.0.1", serval.port()).usePlaintext()
                         .directExecutor().build());
             }
+            Client grpcJava = grpcJava(channel);
+            Client vertxGrpc = vertxGrpc(vertxClient, server);
             try {
                 for (int round = 1; round <= rounds; round++) {
                     for (String workload : List.of("noop", "MiniLM")) {
@@ -155,17 +158,15 @@ public final class GrpcBenchmark {
                                 restEight.errors().values().stream().mapToLong(Long::longValue).sum(),
                                 restEight.cpu());
 
-                        closedLoop(channel, calls, 8, WARM_UP, Duration.ZERO, pid);
-                        Figures grpcOne = closedLoop(channel, calls, 1, Duration.ofSeconds(1), measure, pid);
+                        closedLoop(grpcJava, calls, 8, WARM_UP, Duration.ZERO, pid);
+                        Figures grpcOne = closedLoop(grpcJava, calls, 1, Duration.ofSeconds(1), measure, pid);
                         Figures grpcEight = profiled(profiler, "grpc-" + workload + "-" + round,
-                                () -> closedLoop(channel, calls, 8, Duration.ofSeconds(1), measure, pid));
+                                () -> closedLoop(grpcJava, calls, 8, Duration.ofSeconds(1), measure, pid));
 
-                        vertxClosedLoop(vertxClient, server, calls, 8, WARM_UP, Duration.ZERO, pid);
-                        Figures vertxOne = vertxClosedLoop(vertxClient, server, calls, 1, Duration.ofSeconds(1),
-                                measure, pid);
+                        closedLoop(vertxGrpc, calls, 8, WARM_UP, Duration.ZERO, pid);
+                        Figures vertxOne = closedLoop(vertxGrpc, calls, 1, Duration.ofSeconds(1), measure, pid);
                         Figures vertxEight = profiled(profiler, "grpc-vertx-" + workload + "-" + round,
-                                () -> vertxClosedLoop(vertxClient, server, calls, 8, Duration.ofSeconds(1), measure,
-                                        pid));
+                                () -> closedLoop(vertxGrpc, calls, 8, Duration.ofSeconds(1), measure, pid));
 
                         System.out.printf("  round %d %-6s REST 8: %.0f/s p50 %.3f | gRPC (grpc-java) 8: %.0f/s p50 "
                                 + "%.3f | gRPC (Vert.x) 8: %.0f/s p50 %.3f | errors %d / %d / %d%n", round, workload,
@@ -212,32 +213,30 @@ public final class GrpcBenchmark {
                 .addRawInputContents(ByteString.copyFrom(raw.array())).build();
     }
 
-    /**
-     * {@code inFlight} calls on {@code channel}, each sending the next request of {@code requests} (cycling) as soon as
-     * the previous one is answered, for {@code warmUp} then {@code measure}; answers that end inside the measured
-     * window are recorded.
-     */
-    static Figures closedLoop(List<ManagedChannel> channels, List<ModelInferRequest> requests, int inFlight,
-            Duration warmUp, Duration measure, long serverPid) throws InterruptedException {
-        MachineUsage.Sample before = MachineUsage.sample(serverPid);
-        long from = System.nanoTime() + warmUp.toNanos();
-        long to = from + measure.toNanos();
-        Recorder latencies = new Recorder(3);
-        AtomicLong next = new AtomicLong();
-        AtomicLong answered = new AtomicLong();
-        AtomicLong errors = new AtomicLong();
-        CountDownLatch lanes = new CountDownLatch(inFlight);
-        for (int lane = 0; lane < inFlight; lane++) {
-            new Lane(GRPCInferenceServiceGrpc.newStub(channels.get(lane % channels.size())), requests, next, from, to,
-                    latencies, answered, errors, lanes).send();
-        }
-        if (!lanes.await(warmUp.plus(measure).plus(DRAIN).toMillis(), TimeUnit.MILLISECONDS)) {
-            System.err.println("  some gRPC calls were still unanswered after the drain");
-        }
-        Histogram histogram = latencies.getIntervalHistogram();
-        double seconds = Math.max(measure.toNanos(), 1) / 1e9;
-        return new Figures(answered.get() / seconds, histogram.getValueAtPercentile(50) / 1e6,
-                histogram.getValueAtPercentile(99) / 1e6, errors.get(), MachineUsage.sample(serverPid).sharesSince(before));
+    /** One gRPC client: sends {@code request} and calls {@code done} (on any thread) with whether it was answered. */
+    interface Client {
+        void call(int lane, ModelInferRequest request, Consumer<Boolean> done);
+    }
+
+    /** grpc-java over {@code channels} (lanes spread over them), callbacks on the channels' event loops. */
+    static Client grpcJava(List<ManagedChannel> channels) {
+        List<GRPCInferenceServiceGrpc.GRPCInferenceServiceStub> stubs = channels.stream()
+                .map(GRPCInferenceServiceGrpc::newStub).toList();
+        return (lane, request, done) -> stubs.get(lane % stubs.size()).modelInfer(request, new StreamObserver<>() {
+            @Override
+            public void onNext(ModelInferResponse response) {
+            }
+
+            @Override
+            public void onError(Throwable failure) {
+                done.accept(false);
+            }
+
+            @Override
+            public void onCompleted() {
+                done.accept(true);
+            }
+        });
     }
 
     /** {@code ModelInfer} for the Vert.x gRPC client, with the messages generated from platform-api's proto. */
@@ -245,89 +244,58 @@ public final class GrpcBenchmark {
             ServiceName.create("inference.GRPCInferenceService"), "ModelInfer", GrpcMessageEncoder.encoder(),
             GrpcMessageDecoder.decoder(ModelInferResponse.parser()));
 
-    /** {@link #closedLoop} with the Vert.x gRPC client (one HTTP/2 connection, on one event loop). */
-    static Figures vertxClosedLoop(GrpcClient client, SocketAddress server, List<ModelInferRequest> requests,
-            int inFlight, Duration warmUp, Duration measure, long serverPid) throws InterruptedException {
-        MachineUsage.Sample before = MachineUsage.sample(serverPid);
-        long from = System.nanoTime() + warmUp.toNanos();
-        long to = from + measure.toNanos();
-        Recorder latencies = new Recorder(3);
-        AtomicLong next = new AtomicLong();
-        AtomicLong answered = new AtomicLong();
-        AtomicLong errors = new AtomicLong();
-        CountDownLatch lanes = new CountDownLatch(inFlight);
-        for (int lane = 0; lane < inFlight; lane++) {
-            new VertxLane(client, server, requests, next, from, to, latencies, answered, errors, lanes).send();
-        }
-        if (!lanes.await(warmUp.plus(measure).plus(DRAIN).toMillis(), TimeUnit.MILLISECONDS)) {
-            System.err.println("  some gRPC calls were still unanswered after the drain");
-        }
-        Histogram histogram = latencies.getIntervalHistogram();
-        double seconds = Math.max(measure.toNanos(), 1) / 1e9;
-        return new Figures(answered.get() / seconds, histogram.getValueAtPercentile(50) / 1e6,
-                histogram.getValueAtPercentile(99) / 1e6, errors.get(), MachineUsage.sample(serverPid).sharesSince(before));
+    /** Vert.x's gRPC client (one HTTP/2 connection to {@code server}, on its Vert.x's event loop). */
+    static Client vertxGrpc(GrpcClient client, SocketAddress server) {
+        return (lane, request, done) -> client.request(server, MODEL_INFER).compose(call -> {
+            call.end(request);
+            return call.response().compose(GrpcClientResponse::last);
+        }).onComplete(answer -> done.accept(answer.succeeded()));
     }
 
-    /** A {@link Lane} of the Vert.x gRPC client. */
-    private record VertxLane(GrpcClient client, SocketAddress server, List<ModelInferRequest> requests,
-            AtomicLong next, long from, long to, Recorder latencies, AtomicLong answered, AtomicLong errors,
-            CountDownLatch lanes) {
+    /**
+     * {@code inFlight} calls through {@code client}, each sending the next request of {@code requests} (cycling) as
+     * soon as the previous one is answered, for {@code warmUp} then {@code measure}; answers that end inside the
+     * measured window are recorded.
+     */
+    static Figures closedLoop(Client client, List<ModelInferRequest> requests, int inFlight, Duration warmUp,
+            Duration measure, long serverPid) throws InterruptedException {
+        MachineUsage.Sample before = MachineUsage.sample(serverPid);
+        long from = System.nanoTime() + warmUp.toNanos();
+        Loop loop = new Loop(client, requests, from, from + measure.toNanos(), new Recorder(3), new AtomicLong(),
+                new AtomicLong(), new AtomicLong(), new CountDownLatch(inFlight));
+        for (int lane = 0; lane < inFlight; lane++) {
+            loop.send(lane);
+        }
+        if (!loop.lanes.await(warmUp.plus(measure).plus(DRAIN).toMillis(), TimeUnit.MILLISECONDS)) {
+            System.err.println("  some gRPC calls were still unanswered after the drain");
+        }
+        Histogram histogram = loop.latencies.getIntervalHistogram();
+        double seconds = Math.max(measure.toNanos(), 1) / 1e9;
+        return new Figures(loop.answered.get() / seconds, histogram.getValueAtPercentile(50) / 1e6,
+                histogram.getValueAtPercentile(99) / 1e6, loop.errors.get(),
+                MachineUsage.sample(serverPid).sharesSince(before));
+    }
 
-        void send() {
+    /** A closed loop's shared state: each lane has one call in flight, the next sent from the previous one's end. */
+    private record Loop(Client client, List<ModelInferRequest> requests, long from, long to, Recorder latencies,
+            AtomicLong next, AtomicLong answered, AtomicLong errors, CountDownLatch lanes) {
+
+        void send(int lane) {
             long start = System.nanoTime();
             if (start >= to) {
                 lanes.countDown();
                 return;
             }
             ModelInferRequest request = requests.get((int) (next.getAndIncrement() % requests.size()));
-            client.request(server, MODEL_INFER).compose(call -> {
-                call.end(request);
-                return call.response().compose(GrpcClientResponse::last);
-            }).onComplete(done -> {
+            client.call(lane, request, answered -> {
                 long end = System.nanoTime();
-                if (done.failed()) {
+                if (!answered) {
                     errors.incrementAndGet();
                 } else if (start >= from && end <= to) {
                     latencies.recordValue(end - start);
-                    answered.incrementAndGet();
+                    this.answered.incrementAndGet();
                 }
-                send();
-            });
-        }
-    }
-
-    /** One call in flight at a time, each next one sent from the previous one's completion. */
-    private record Lane(GRPCInferenceServiceGrpc.GRPCInferenceServiceStub stub, List<ModelInferRequest> requests,
-            AtomicLong next, long from, long to, Recorder latencies, AtomicLong answered, AtomicLong errors,
-            CountDownLatch lanes) {
-
-        void send() {
-            long start = System.nanoTime();
-            if (start >= to) {
-                lanes.countDown();
-                return;
-            }
-            ModelInferRequest request = requests.get((int) (next.getAndIncrement() % requests.size()));
-            stub.modelInfer(request, new StreamObserver<>() {
-                @Override
-                public void onNext(ModelInferResponse response) {
-                }
-
-                @Override
-                public void onError(Throwable failure) {
-                    errors.incrementAndGet();
-                    send();
-                }
-
-                @Override
-                public void onCompleted() {
-                    long end = System.nanoTime();
-                    if (start >= from && end <= to) {
-                        latencies.recordValue(end - start);
-                        answered.incrementAndGet();
-                    }
-                    send();
-                }
+                send(lane);
             });
         }
     }
