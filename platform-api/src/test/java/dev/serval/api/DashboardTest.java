@@ -77,6 +77,8 @@ class DashboardTest {
         given().get("/ui/serval-ui/index.html").then().statusCode(404);
         given().get("/serval-ui/index.html").then().statusCode(404);
         given().post("/ui/api/dashboard").then().statusCode(405);
+        given().get("/q/openapi?format=json").then().statusCode(200)
+                .body("paths", org.hamcrest.Matchers.hasKey("/ui/api/dashboard"));
     }
 
     @Test
