@@ -113,7 +113,7 @@ public class CompositionProfile implements QuarkusTestProfile {
                     /** Never answers (until its thread is interrupted when the replica stops). */
                     public class Hangs implements Handler {
                         public List<Tensor> handle(Request request) throws InterruptedException {
-                            Thread.sleep(Long.MAX_VALUE);
+                            Thread.sleep(Long.MAX_VALUE); // a hanging handler by design: the deadline tests' fixture
                             return List.of();
                         }
                     }

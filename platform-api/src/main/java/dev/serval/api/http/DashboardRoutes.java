@@ -145,10 +145,11 @@ public class DashboardRoutes {
             }
             all.add(entry);
         }
+        boolean live = deployments.live();
         Map<String, Object> server = new LinkedHashMap<>();
-        server.put("live", deployments.live());
+        server.put("live", live);
         server.put("ready", deployments.allReady());
-        server.put("notLiveReason", deployments.live() ? null : deployments.notLiveReason());
+        server.put("notLiveReason", live ? null : deployments.notLiveReason());
         server.put("bufferedBytes", budget.used());
         server.put("maxBufferedBytes", budget.capacity());
         Map<String, Object> body = new LinkedHashMap<>();

@@ -16,21 +16,16 @@ import java.util.function.Consumer;
  * {@code GrpcInferenceService.run}); the bytes of a message never completed are given back when the stream ends. A
  * chunk that does not fit refuses the call ({@code refuse}) and nothing more of it is read.
  *
- * <p>Messages are found by their gRPC framing (a flag byte and a four-byte big-endian length before each). Event loop
- * only: Vert.x calls the handlers on the connection's event loop.
+ * <p>Messages are found by their gRPC framing ({@link GrpcFraming}). Event loop only: Vert.x calls the handlers on the
+ * connection's event loop.
  */
 final class GrpcBytesInTransit extends HttpServerRequestWrapper {
 
-    private static final int PREFIX = 5;
-
     private final ByteBudget budget;
     private final Consumer<HttpServerRequest> refuse;
+    private final GrpcFraming framing = new GrpcFraming();
     /** Bytes of the message being received (prefix included) taken from the budget and not given back. */
     private long held;
-    /** Prefix bytes of the current message read so far (0 to 5), its length as read, and its payload still to come. */
-    private int prefixRead;
-    private long length;
-    private long payloadLeft;
     private boolean refused;
     private boolean ended;
 
@@ -57,41 +52,14 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
                 return;
             }
             held += size;
-            budget.release(completedIn(chunk));
+            int end = framing.endOfLastMessage(chunk);
+            if (end >= 0) { // the messages that end here go back: held from now on by their calls
+                budget.release(held - (size - end));
+                held = size - end;
+            }
             handler.handle(chunk);
         });
         return this;
-    }
-
-    /** Reads {@code chunk}'s framing; returns the held bytes of the messages it completes, no longer held after it. */
-    private long completedIn(Buffer chunk) {
-        long heldBefore = held - chunk.length();
-        long completed = 0;
-        long completedUpTo = 0; // bytes of this chunk that belong to completed messages
-        int position = 0;
-        while (position < chunk.length()) {
-            if (prefixRead < PREFIX) {
-                if (prefixRead > 0) {
-                    length = (length << 8) | (chunk.getByte(position) & 0xff);
-                }
-                position++;
-                if (++prefixRead == PREFIX) {
-                    payloadLeft = length;
-                }
-            } else {
-                int take = (int) Math.min(payloadLeft, chunk.length() - position);
-                position += take;
-                payloadLeft -= take;
-            }
-            if (prefixRead == PREFIX && payloadLeft == 0) {
-                completed += position - completedUpTo + (completedUpTo == 0 ? heldBefore : 0);
-                completedUpTo = position;
-                prefixRead = 0;
-                length = 0;
-            }
-        }
-        held -= completed;
-        return completed;
     }
 
     /** The stream ended (answered, reset or closed): what an unfinished message held goes back. */

@@ -1,0 +1,49 @@
+package dev.serval.api.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.vertx.core.buffer.Buffer;
+import org.junit.jupiter.api.Test;
+
+class GrpcFramingTest {
+
+    private static Buffer message(int payload) {
+        return Buffer.buffer().appendByte((byte) 0).appendInt(payload).appendBytes(new byte[payload]);
+    }
+
+    @Test
+    void aWholeMessageEndsWhereTheChunkEnds() {
+        assertEquals(15, new GrpcFraming().endOfLastMessage(message(10)));
+    }
+
+    @Test
+    void severalMessagesInOneChunkEndAtTheLastOne() {
+        Buffer chunk = message(3).appendBuffer(message(0)).appendBuffer(message(4)).appendBuffer(message(9)
+                .getBuffer(0, 7)); // and the start of a fourth
+        GrpcFraming framing = new GrpcFraming();
+        assertEquals(8 + 5 + 9, framing.endOfLastMessage(chunk));
+        assertEquals(7, framing.endOfLastMessage(message(9).getBuffer(7, 14)), "the fourth's rest");
+    }
+
+    @Test
+    void aMessageSplitAnywhereEndsInItsLastChunk() {
+        Buffer whole = message(300);
+        for (int first = 1; first < whole.length(); first += 37) {
+            for (int second = first; second < whole.length(); second += 53) {
+                GrpcFraming framing = new GrpcFraming();
+                assertEquals(-1, framing.endOfLastMessage(whole.getBuffer(0, first)));
+                assertEquals(-1, framing.endOfLastMessage(whole.getBuffer(first, second)));
+                assertEquals(whole.length() - second, framing.endOfLastMessage(whole.getBuffer(second, whole.length())),
+                        "split at " + first + " and " + second);
+            }
+        }
+    }
+
+    @Test
+    void aLengthIsReadAsAnUnsignedBigEndianNumber() {
+        GrpcFraming framing = new GrpcFraming();
+        Buffer prefix = Buffer.buffer().appendByte((byte) 0).appendInt(0x01000000); // 16 MiB declared
+        assertEquals(-1, framing.endOfLastMessage(prefix));
+        assertEquals(-1, framing.endOfLastMessage(Buffer.buffer(new byte[1 << 16])));
+    }
+}
