@@ -4,6 +4,7 @@ import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.quarkus.test.junit.QuarkusTest;
@@ -29,6 +30,19 @@ class DashboardTokenTest {
         given().header("Authorization", "Bearer wrong").get("/ui/api/dashboard").then().statusCode(401);
         ManagementApiTest.admin().get("/ui/api/dashboard").then().statusCode(200);
         given().get("/ui/").then().statusCode(200);
+    }
+
+    /** Every spelling of the data's path either reaches it, and needs the token, or reaches nothing. */
+    @Test
+    void noSpellingOfThePathWalksAroundTheToken() {
+        for (String path : new String[] {"//ui/api/dashboard", "/ui//api/dashboard", "/%75i/api/dashboard",
+            "/ui/api/%64ashboard", "/ui/./api/dashboard", "/ui/x/../api/dashboard", "/v2/../ui/api/dashboard",
+            "/ui/api/dashboard/", "/ui/api/dashboard?after=0", "/ui/%2e%2e/ui/api/dashboard",
+            "/UI/api/dashboard", "/ui/api/dashboard;x=1"}) {
+            int status = given().urlEncodingEnabled(false).get(path).statusCode();
+            assertTrue(status == 401 || status == 404 || status == 400, path + " answered " + status
+                    + " without the token");
+        }
     }
 
     @Test
