@@ -86,6 +86,8 @@ class MetricsTest {
             "serval_replicas{deployment=\"" + MODEL + "\",state=\"running\"} 1.0",
             "serval_replica_failures_total{deployment=\"" + MODEL + "\",kind=\"unhealthy\"}",
             "serval_replica_in_flight{deployment=\"" + MODEL + "\",replica=\"0\"}",
+            // the packaged runtime, under the Java API of the onnxruntime jar (docs/onnxruntime.md)
+            "serval_onnxruntime_info{java_api=\"1.29.0\",version=\"1.32.0\"} 1.0",
         }) {
             assertTrue(metrics.contains(series), series + " missing from /q/metrics");
         }

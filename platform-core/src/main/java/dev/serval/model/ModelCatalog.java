@@ -1,5 +1,6 @@
 package dev.serval.model;
 
+import dev.serval.model.onnx.OnnxRuntimeLibrary;
 import dev.serval.model.onnx.TensorModels;
 import dev.serval.model.text.TextModels;
 import java.io.IOException;
@@ -14,6 +15,18 @@ import java.nio.file.Path;
 public final class ModelCatalog {
 
     private ModelCatalog() {
+    }
+
+    /**
+     * Selects the ONNX Runtime native library every ONNX model of this process runs on: {@code packaged} (the newest
+     * runtime packaged with Serval), {@code onnxruntime-jar} or the absolute path of a {@code libonnxruntime.so}
+     * (docs/onnxruntime.md). Call it before the first model loads; a model loading first selects {@code packaged}.
+     *
+     * @throws IOException           when the choice cannot be used (a path that is no newer ONNX Runtime library)
+     * @throws IllegalStateException when another choice was already made in this process
+     */
+    public static NativeRuntime selectNativeRuntime(String choice) throws IOException {
+        return OnnxRuntimeLibrary.select(choice);
     }
 
     /**

@@ -168,6 +168,20 @@ public interface ServalConfig {
         int residencyFactor();
     }
 
+    Onnxruntime onnxruntime();
+
+    /** The ONNX Runtime native library Serval runs (docs/onnxruntime.md). */
+    interface Onnxruntime {
+
+        /**
+         * {@code packaged} (the newest ONNX Runtime, packaged with Serval; on platforms without one, the runtime inside
+         * ONNX Runtime Java's jar), {@code onnxruntime-jar} (that runtime, 1.29.0), or the absolute path of a
+         * {@code libonnxruntime.so} at least as new as ONNX Runtime Java.
+         */
+        @WithDefault("packaged")
+        String library();
+    }
+
     /** Console logs as one JSON object per line (with the MDC, so the request id), instead of text. */
     @WithName("log.json")
     @WithDefault("false")

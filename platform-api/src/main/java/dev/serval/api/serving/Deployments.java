@@ -8,16 +8,20 @@ import dev.serval.deployment.ModelLoader;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.error.UnknownDeployment;
 import dev.serval.model.Model;
+import dev.serval.model.ModelCatalog;
 import dev.serval.model.ModelDescriptor;
 import dev.serval.model.ModelKind;
+import dev.serval.model.NativeRuntime;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.MultiplexSpec;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Singleton;
+import java.io.IOException;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Collection;
@@ -64,6 +68,7 @@ public class Deployments {
     }
 
     void start(@Observes StartupEvent event) {
+        selectOnnxRuntime();
         List<DeploymentSpec> initial = StartupConfigs.of(config, applied).load();
         initial.forEach(this::check);
         checkServerLimits(initial, "the initial deployments");
@@ -79,6 +84,24 @@ public class Deployments {
             initial.forEach(c -> started.put(c.name(), create(c)));
             deployments.publish(started);
         }
+    }
+
+    /**
+     * {@code serval.onnxruntime.library}, before any model loads: ONNX Runtime's native library is loaded once per
+     * process. Published as {@code serval_onnxruntime_info{version, java_api}}.
+     */
+    private void selectOnnxRuntime() {
+        String choice = config.onnxruntime().library();
+        NativeRuntime runtime;
+        try {
+            runtime = ModelCatalog.selectNativeRuntime(choice);
+        } catch (IOException | IllegalStateException e) {
+            throw new InvalidConfig("serval.onnxruntime.library", null, null, e.getMessage());
+        }
+        Gauge.builder("serval.onnxruntime.info", () -> 1)
+                .description("The ONNX Runtime this process runs (version) under ONNX Runtime Java (java_api)")
+                .tags("version", runtime.version(), "java_api", runtime.javaApi())
+                .register(registry);
     }
 
     /** {@code serval.autoscaling.period}, checked: a bad value stops the start naming the property. */

@@ -125,7 +125,7 @@ public final class RawEmbeddingLoop {
     }
 
     /**
-     * The child-JVM side: prints {@code READY {"onnxruntime": VERSION, "djl": VERSION}}, then answers commands read from standard
+     * The child-JVM side: prints {@code READY {"onnxruntime": VERSION, "onnxruntimeJava": VERSION, "djl": VERSION}}, then answers commands read from standard
      * input, one per line, each with one {@code RESULT {json}} line, until {@code quit} or the end of its input (its
      * parent is gone). Models are loaded on first use, one per intra-op thread count and batch mode, and kept:
      * <ul>
@@ -141,9 +141,12 @@ public final class RawEmbeddingLoop {
         Map<String, Model<String, Embedding>> models = new HashMap<>();
         try {
             model(models, true, 1); // first: DJL's engine must create the ONNX Runtime environment
-            System.out.println(READY + " " + json.writeValueAsString(Map.of("onnxruntime",
-                    ai.onnxruntime.OrtEnvironment.getEnvironment().getVersion(), "djl",
-                    ai.djl.engine.Engine.getDjlVersion())));
+            // the runtime the process really maps (the packaged one by default, docs/onnxruntime.md)
+            String runtime = dev.serval.model.onnx.OnnxRuntimeLibrary.loaded().map(r -> r.version())
+                    .orElse(ai.onnxruntime.OrtEnvironment.getEnvironment().getVersion());
+            System.out.println(READY + " " + json.writeValueAsString(Map.of("onnxruntime", runtime,
+                    "onnxruntimeJava", dev.serval.model.onnx.OnnxRuntimeLibrary.javaApiVersion(),
+                    "djl", ai.djl.engine.Engine.getDjlVersion())));
             System.out.flush();
             String line;
             while ((line = commands.readLine()) != null && !line.equals("quit")) {

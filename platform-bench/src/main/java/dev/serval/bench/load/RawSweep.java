@@ -74,8 +74,9 @@ final class RawSweep implements AutoCloseable {
         Map<String, Object> ready = JSON.readValue(djl.awaitLine(RawEmbeddingLoop.READY, Duration.ofMinutes(3)),
                 new TypeReference<LinkedHashMap<String, Object>>() { });
         String version = String.valueOf(ready.get("onnxruntime"));
-        sweep.runtimes.add(new RawLimits.Runtime(RawLimits.DJL, "DJL " + ready.get("djl") + ", ONNX Runtime Java "
-                + version + " (RawEmbeddingLoop)", version, true, null));
+        sweep.runtimes.add(new RawLimits.Runtime(RawLimits.DJL, "DJL " + ready.get("djl") + ", ONNX Runtime "
+                + version + " under ONNX Runtime Java " + ready.get("onnxruntimeJava") + " (RawEmbeddingLoop)", version,
+                true, null));
         sweep.loops.put(RawLimits.DJL, djl);
         if (python == null) {
             sweep.runtimes.add(new RawLimits.Runtime("python", "Python onnxruntime", "", false,

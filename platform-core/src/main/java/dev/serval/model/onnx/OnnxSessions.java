@@ -43,6 +43,7 @@ public final class OnnxSessions {
         String fileName = modelFile.getFileName().toString();
         String modelName = fileName.endsWith(".onnx") ? fileName.substring(0, fileName.length() - 5) : fileName;
         DjlSettings.ensureOffline();
+        OnnxRuntimeLibrary.ensureSelected(); // before ONNX Runtime Java loads its native libraries
         Model model = Model.newInstance(modelName, "OnnxRuntime");
         // DJL's OrtModel starts from the session options it is given and applies the string options on top; it does
         // not close them, and ONNX Runtime copies them into the session: closed here once the session exists
