@@ -90,7 +90,8 @@ public final class OnnxRuntimeLibrary {
      */
     private static NativeRuntime fromOrtProperties() {
         String file = System.getProperty(RUNTIME_PATH);
-        Path runtime = file != null ? Path.of(file) : Path.of(System.getProperty(RUNTIME_DIRECTORY), "libonnxruntime.so");
+        Path runtime = file != null ? Path.of(file)
+                : Path.of(System.getProperty(RUNTIME_DIRECTORY), "libonnxruntime.so");
         String source = "ONNX Runtime's onnxruntime.native.* properties: " + runtime;
         try {
             return new NativeRuntime(runtimeVersion(runtime), javaApiVersion(), source, Optional.of(runtime));
@@ -122,7 +123,8 @@ public final class OnnxRuntimeLibrary {
                 Path file = Path.of(line.substring(slash).replace(" (deleted)", ""));
                 String name = file.getFileName().toString();
                 if (name.startsWith("libonnxruntime.so") && Files.isRegularFile(file)) {
-                    return Optional.of(new NativeRuntime(runtimeVersion(file), javaApiVersion(), "mapped", Optional.of(file)));
+                    return Optional.of(new NativeRuntime(runtimeVersion(file), javaApiVersion(), "mapped",
+                            Optional.of(file)));
                 }
             }
             return Optional.empty();
@@ -155,9 +157,9 @@ public final class OnnxRuntimeLibrary {
             String resource = platform.map(p -> "dev/serval/model/onnx/native/" + p + "/libonnxruntime.so")
                     .orElse(null);
             if (resource == null || OnnxRuntimeLibrary.class.getClassLoader().getResource(resource) == null) {
-                return new NativeRuntime(javaApiVersion(), javaApiVersion(), "ONNX Runtime Java's jar: no runtime is packaged for "
-                        + platform.orElse(System.getProperty("os.name") + "/" + System.getProperty("os.arch")),
-                        Optional.empty());
+                return new NativeRuntime(javaApiVersion(), javaApiVersion(), "ONNX Runtime Java's jar: no runtime is"
+                        + " packaged for " + platform.orElse(System.getProperty("os.name") + "/"
+                        + System.getProperty("os.arch")), Optional.empty());
             }
             Path directory = directory();
             Path runtime = directory.resolve("libonnxruntime.so");

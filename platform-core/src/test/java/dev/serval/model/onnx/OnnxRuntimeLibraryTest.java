@@ -99,7 +99,8 @@ class OnnxRuntimeLibraryTest {
 
     @Test
     void aPathThatIsNoNewerOnnxRuntimeIsRefusedByName() throws IOException {
-        IOException relative = assertThrows(IOException.class, () -> OnnxRuntimeLibrary.prepare("lib/libonnxruntime.so"));
+        IOException relative = assertThrows(IOException.class,
+                () -> OnnxRuntimeLibrary.prepare("lib/libonnxruntime.so"));
         assertTrue(relative.getMessage().contains("absolute path"), relative.getMessage());
         assertThrows(IOException.class, () -> OnnxRuntimeLibrary.prepare(dir.resolve("missing.so").toString()));
 
