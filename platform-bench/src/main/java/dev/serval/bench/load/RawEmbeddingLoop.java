@@ -125,8 +125,9 @@ public final class RawEmbeddingLoop {
     }
 
     /**
-     * The child-JVM side: prints {@code READY {"onnxruntime": VERSION, "onnxruntimeJava": VERSION, "djl": VERSION}}, then answers commands read from standard
-     * input, one per line, each with one {@code RESULT {json}} line, until {@code quit} or the end of its input (its
+     * The child-JVM side: prints {@code READY {"onnxruntime": VERSION, "onnxruntimeJava": VERSION, "djl": VERSION}}
+     * (the runtime its process maps, and the ONNX Runtime Java whose classes drive it), then answers commands read from
+     * standard input, one per line, each with one {@code RESULT {json}} line, until {@code quit} or the end of its input (its
      * parent is gone). Models are loaded on first use, one per intra-op thread count and batch mode, and kept:
      * <ul>
      *   <li>{@code measure SET BATCH WARM_UP_MS MEASURE_MS WORKERS INTRA_OP}: texts/s of the loop over text set
