@@ -171,7 +171,7 @@ public final class OnnxRuntimeLibrary {
         }
         Path runtime = Path.of(choice);
         if (!runtime.isAbsolute() || !Files.isRegularFile(runtime) || !Files.isReadable(runtime)) {
-            throw new IOException(PROPERTY + " is '" + choice + "': neither " + PACKAGED + ", " + JAR
+            throw new IOException("'" + choice + "' is neither " + PACKAGED + ", " + JAR
                     + " nor the absolute path of a readable libonnxruntime.so");
         }
         if (platform.isEmpty()) {
