@@ -7,7 +7,9 @@ import dev.serval.model.Predictor;
 import dev.serval.model.LoadOptions;
 import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
+import dev.serval.model.NativeRuntime;
 import dev.serval.model.onnx.OnnxOptions;
+import dev.serval.model.onnx.OnnxRuntimeLibrary;
 import dev.serval.model.text.TextModels;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -143,10 +145,10 @@ public final class RawEmbeddingLoop {
         try {
             model(models, true, 1); // first: DJL's engine must create the ONNX Runtime environment
             // the runtime the process really maps (the packaged one by default, docs/onnxruntime.md)
-            String runtime = dev.serval.model.onnx.OnnxRuntimeLibrary.loaded().map(r -> r.version())
-                    .orElse(ai.onnxruntime.OrtEnvironment.getEnvironment().getVersion());
+            String runtime = OnnxRuntimeLibrary.loaded().map(NativeRuntime::version)
+                    .orElseGet(() -> ai.onnxruntime.OrtEnvironment.getEnvironment().getVersion());
             System.out.println(READY + " " + json.writeValueAsString(Map.of("onnxruntime", runtime,
-                    "onnxruntimeJava", dev.serval.model.onnx.OnnxRuntimeLibrary.javaApiVersion(),
+                    "onnxruntimeJava", OnnxRuntimeLibrary.javaApiVersion(),
                     "djl", ai.djl.engine.Engine.getDjlVersion())));
             System.out.flush();
             String line;

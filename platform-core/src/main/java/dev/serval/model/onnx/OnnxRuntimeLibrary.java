@@ -220,10 +220,22 @@ public final class OnnxRuntimeLibrary {
 
     /** The version of ONNX Runtime Java's binding: the runtime version it was built against ({@code 1.29.0}). */
     public static String javaApiVersion() {
-        try {
-            return version(neededVersion(ElfVersions.read(ByteBuffer.wrap(binding(platform().orElseThrow())))));
-        } catch (IOException | RuntimeException e) {
-            return "unknown";
+        return JavaApi.VERSION;
+    }
+
+    /**
+     * Read once from the binding's ELF, not from ONNX Runtime Java's classes: touching them loads the native libraries,
+     * which must wait for the selection.
+     */
+    private static final class JavaApi {
+        static final String VERSION = read();
+
+        private static String read() {
+            try {
+                return version(neededVersion(ElfVersions.read(ByteBuffer.wrap(binding(platform().orElseThrow())))));
+            } catch (IOException | RuntimeException e) {
+                return "unknown";
+            }
         }
     }
 
