@@ -1,0 +1,155 @@
+package dev.serval.bench.load;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Serval against Serval: the same workload on two or more Servals started with different settings, measured in
+ * alternation in one run, so that a change is judged by a ratio from one stretch of time on this noisy machine and
+ * never by two numbers from different runs. Every variant's server is started first and pre-warmed; then, round after
+ * round, each variant in turn runs a closed loop at each connection count. The report gives each variant's rate,
+ * p50 and server CPU per request, and its rate over the first variant's in the same round.
+ *
+ * <p>A variant is {@code name=settings}: JVM arguments for that Serval, separated by spaces (an empty settings list
+ * is Serval as shipped). Output: {@code platform-bench/target/variants/summary.md} (or {@code --out DIR}). From the
+ * repository root:
+ * <pre>{@code
+ * bin/loadbench --variants --variant 'shipped=' --variant 'one-loop=-Dquarkus.vertx.event-loops-pool-size=1' \
+ *     [--workload minilm-short|noop] [--connections 1,128] [--rounds 3] [--measure 10s] [--pre-warm 40s]
+ * }</pre>
+ */
+public final class VariantBenchmark {
+
+    private static final String USAGE = "usage: bin/loadbench --variants --variant NAME=[-Dkey=value ...] "
+            + "--variant NAME=... [--workload minilm-short|noop] [--connections 1,128] [--rounds 3] "
+            + "[--measure 10s] [--pre-warm 40s] [--out DIR] [--serval-opt -Dkey=value]...";
+    private static final Duration DRAIN = Duration.ofSeconds(3);
+
+    private VariantBenchmark() {
+    }
+
+    /** One variant: its name and the JVM arguments of its Serval. */
+    record Variant(String name, List<String> arguments) {
+
+        static Variant parse(String text) {
+            int equals = text.indexOf('=');
+            if (equals <= 0) {
+                throw new IllegalArgumentException("--variant needs NAME=settings, got '" + text + "'");
+            }
+            String settings = text.substring(equals + 1).trim();
+            return new Variant(text.substring(0, equals),
+                    settings.isEmpty() ? List.of() : Arrays.asList(settings.split("\\s+")));
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        Options.check(args, USAGE, Set.of(), Set.of("--variant", "--workload", "--connections", "--rounds",
+                "--measure", "--pre-warm", "--out", "--serval-opt"));
+        List<String> arguments = Arrays.asList(args);
+        List<Variant> variants = new ArrayList<>();
+        for (int i = 0; i < args.length - 1; i++) {
+            if (args[i].equals("--variant")) {
+                variants.add(Variant.parse(args[i + 1]));
+            }
+        }
+        if (variants.size() < 2) {
+            System.err.println("give at least two --variant");
+            System.err.println(USAGE);
+            System.exit(2);
+        }
+        String workloadName = Options.value(arguments, "--workload", LoadBenchmark.MINILM_SHORT);
+        Workload workload = switch (workloadName) {
+            case "noop" -> Workload.noop("echo");
+            case LoadBenchmark.MINILM_SHORT -> Workload.texts(LoadBenchmark.MINILM_SHORT,
+                    LoadBenchmark.MINILM_DEPLOYMENT, ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED));
+            default -> throw new IllegalArgumentException("--workload is noop or minilm-short, not " + workloadName);
+        };
+        List<Integer> connections = Arrays.stream(Options.value(arguments, "--connections", "1,128").split(","))
+                .map(String::trim).map(Integer::parseInt).toList();
+        int rounds = Integer.parseInt(Options.value(arguments, "--rounds", "3"));
+        Duration measure = Options.duration(arguments, "--measure", Duration.ofSeconds(10));
+        Duration preWarm = Options.duration(arguments, "--pre-warm", Duration.ofSeconds(40));
+        Path out = Path.of(Options.value(arguments, "--out", "platform-bench/target/variants"));
+        Files.createDirectories(out);
+
+        List<String> common = new ArrayList<>(List.of("-Dserval.api.auth-enabled=false",
+                "-Dserval.deployments." + LoadBenchmark.MINILM_DEPLOYMENT + ".max-queued-requests=1024"));
+        if (workloadName.equals("noop")) {
+            common.add("-Dserval.deployments.echo.model=noop");
+            common.add("-Dserval.deployments.echo.max-queued-requests=1024");
+        }
+        common.addAll(Options.servalOptions(args));
+
+        StringBuilder md = new StringBuilder("# Serval against Serval\n\n");
+        md.append(String.format(Locale.ROOT, "Run %s, load average before %s; workload %s; closed loops at %s "
+                + "connections, %d s each after 1 s unrecorded, %d rounds, variants in alternation, each against its "
+                + "own Serval (all started and pre-warmed %d s first). Settings common to all: `%s`.%n%n",
+                Instant.now(), MachineUsage.loadAverage(), workloadName, connections, measure.toSeconds(), rounds,
+                preWarm.toSeconds(), String.join(" ", common)));
+        for (Variant variant : variants) {
+            md.append("- `").append(variant.name()).append("`: `").append(String.join(" ", variant.arguments()))
+                    .append("`\n");
+        }
+        md.append("\n| round | connections | variant | req/s | / ").append(variants.getFirst().name())
+                .append(" | p50 ms | p99 ms | server µs/req | errors |\n|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+
+        Map<String, ServalProcess> servers = new LinkedHashMap<>();
+        try (LoadGenerator generator = new LoadGenerator()) {
+            for (Variant variant : variants) {
+                List<String> settings = new ArrayList<>(common);
+                settings.addAll(variant.arguments());
+                servers.put(variant.name(), ServalProcess.start(settings, out.resolve(variant.name() + ".log")));
+            }
+            for (Variant variant : variants) {
+                ServalProcess server = servers.get(variant.name());
+                RunResult warm = generator.closedLoop(LoadBenchmark.SERVAL, server.port(), server.pid(), workload,
+                        connections.getLast(), Duration.ZERO, preWarm, DRAIN);
+                System.out.printf("pre-warm %-16s %8.0f req/s%n", variant.name(), warm.throughput());
+            }
+            Map<String, List<Double>> ratios = new LinkedHashMap<>();
+            for (int round = 1; round <= rounds; round++) {
+                for (int count : connections) {
+                    double first = Double.NaN;
+                    for (Variant variant : variants) {
+                        ServalProcess server = servers.get(variant.name());
+                        RunResult run = generator.closedLoop(LoadBenchmark.SERVAL, server.port(), server.pid(),
+                                workload, count, Duration.ofSeconds(1), measure, DRAIN);
+                        if (Double.isNaN(first)) {
+                            first = run.throughput();
+                        }
+                        double ratio = run.throughput() / first;
+                        ratios.computeIfAbsent(variant.name() + " @" + count, k -> new ArrayList<>()).add(ratio);
+                        long errors = run.errors().values().stream().mapToLong(Long::longValue).sum();
+                        double micros = run.cpu().server() * Runtime.getRuntime().availableProcessors() * 1e6
+                                / run.throughput();
+                        String row = String.format(Locale.ROOT, "| %d | %d | %s | %.0f | %.3f | %.3f | %.3f | %.1f | %d |%n",
+                                round, count, variant.name(), run.throughput(), ratio, run.p50(), run.p99(), micros,
+                                errors);
+                        md.append(row);
+                        System.out.print(row);
+                    }
+                }
+            }
+            md.append("\nRatios to `").append(variants.getFirst().name()).append("` per round:\n\n");
+            ratios.forEach((key, values) -> md.append("- ").append(key).append(": ").append(values.stream()
+                    .map(v -> String.format(Locale.ROOT, "%.3f", v)).toList()).append('\n'));
+        } finally {
+            for (ServalProcess server : servers.values()) {
+                server.close();
+            }
+        }
+        Files.writeString(out.resolve("summary.md"), md.toString());
+        System.out.println();
+        System.out.println(md);
+        System.out.println("Wrote " + out.resolve("summary.md"));
+    }
+}
