@@ -63,6 +63,28 @@ final class InputQueue<I, O> {
         return tasks.take();
     }
 
+    /**
+     * The next task: looked for during {@code spinNanos} of wall time, the core given to any other runnable thread
+     * between looks ({@link Thread#yield}), then waited for asleep. A task queued during the spin is taken without
+     * the queue having to wake a sleeping thread. Polling an empty queue reads one atomic count, no lock.
+     */
+    InputTask<I, O> take(long spinNanos) throws InterruptedException {
+        if (spinNanos > 0) {
+            long until = System.nanoTime() + spinNanos;
+            do {
+                InputTask<I, O> task = tasks.poll();
+                if (task != null) {
+                    return task;
+                }
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                Thread.yield();
+            } while (System.nanoTime() - until < 0);
+        }
+        return tasks.take();
+    }
+
     /** The next task, or null when none is queued. */
     InputTask<I, O> poll() {
         return tasks.poll();

@@ -84,7 +84,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
         String name = spec.name() + "#" + id;
         PredictorPool<I, O> pool = new PredictorPool<>(spec.name(), name, spec.predictors().predictorThreads(),
                 maxQueuedInputs(spec), spec.batching().maxBatchSize(), model, threads, nanoTime, metrics);
-        pool.tune(spec.batching().maxBatchSize(), spec.batching().batchWaitTimeout());
+        tune(pool, spec);
         pool.start();
         try {
             pool.awaitWarmUp();
@@ -180,7 +180,12 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
 
     @Override
     public void tune(DeploymentSpec spec) {
-        pool.tune(spec.batching().maxBatchSize(), spec.batching().batchWaitTimeout());
+        tune(pool, spec);
+    }
+
+    /** Gives {@code pool} the settings of {@code spec} that change in place: batch size and wait, idle spin. */
+    private static void tune(PredictorPool<?, ?> pool, DeploymentSpec spec) {
+        pool.tune(spec.batching().maxBatchSize(), spec.batching().batchWaitTimeout(), spec.predictors().idleSpin());
     }
 
     /**

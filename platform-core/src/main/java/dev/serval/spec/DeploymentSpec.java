@@ -225,10 +225,10 @@ public record DeploymentSpec(
     /**
      * Whether replicas built for {@code other} can keep serving under this spec: same model reference, version,
      * threads, per-replica admission limits and batch invariance. The other settings never call for new replicas
-     * (running replicas take a new batch size and batch wait over in place).
+     * (running replicas take a new batch size, batch wait and idle spin over in place).
      */
     public boolean sameReplicaShape(DeploymentSpec other) {
-        return model.equals(other.model) && version.equals(other.version) && predictors.equals(other.predictors)
+        return model.equals(other.model) && version.equals(other.version) && predictors.sameThreads(other.predictors)
                 && admission.maxOngoingRequests() == other.admission.maxOngoingRequests()
                 && admission.maxInputsPerRequest() == other.admission.maxInputsPerRequest()
                 && batching.batchInvariance() == other.batching.batchInvariance();

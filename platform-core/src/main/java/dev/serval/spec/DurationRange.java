@@ -41,11 +41,17 @@ public record DurationRange(String field, Duration min, Duration max) {
         return value;
     }
 
-    /** A duration as the config file writes it: {@code 2ms}, {@code 30s}; ISO-8601 when finer than a millisecond. */
+    /**
+     * A duration as the config file writes it: {@code 400us}, {@code 2ms}, {@code 30s}; ISO-8601 when finer than a
+     * microsecond.
+     */
     public static String text(Duration duration) {
         long millis = duration.toMillis();
         if (Duration.ofMillis(millis).equals(duration)) {
             return millis % 1000 == 0 ? millis / 1000 + "s" : millis + "ms";
+        }
+        if (duration.getNano() % 1000 == 0 && duration.getSeconds() < 1000) {
+            return duration.toNanos() / 1000 + "us";
         }
         return duration.toString();
     }

@@ -55,7 +55,7 @@ class PredictorPoolTest {
         PredictorPool<String, String> pool = new PredictorPool<>("fake", "fake#0", threads, maxQueuedInputs, 32, model,
                 Thread.ofPlatform().daemon(true).name("serval-fake-r0-", 0).factory(), System::nanoTime,
                 DeploymentMetrics.create(registry, "fake"));
-        pool.tune(32, batchWait);
+        pool.tune(32, batchWait, Duration.ZERO);
         pools.add(pool);
         pool.start();
         pool.awaitWarmUp();

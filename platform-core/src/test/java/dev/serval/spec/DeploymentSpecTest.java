@@ -79,13 +79,16 @@ class DeploymentSpecTest {
                 .withAdmission(spec.admission().withMaxQueuedRequests(10).withRequestTimeout(Duration.ofSeconds(1)))
                 .withBatching(spec.batching().withMaxBatchSize(4).withBatchWaitTimeout(Duration.ofMillis(2)))
                 .withHealth(new HealthSpec(Duration.ofSeconds(1), 1, 0))
-                .withRollout(new RolloutSpec(1, Duration.ZERO))));
+                .withRollout(new RolloutSpec(1, Duration.ZERO))
+                .withPredictors(spec.predictors().withIdleSpin(Duration.ZERO))));
 
         assertFalse(spec.sameReplicaShape(spec.withModel(ModelReference.named("other"))));
         assertFalse(spec.sameReplicaShape(spec.withModel(new ModelReference("m", 0, LongInputPolicy.CHUNK, 32,
                 ChunkReduction.MEAN, 64))), "a loader option");
         assertFalse(spec.sameReplicaShape(spec.withVersion("2")));
         assertFalse(spec.sameReplicaShape(spec.withPredictors(spec.predictors().withIntraOpThreads(2))));
+        assertFalse(spec.sameReplicaShape(spec.withPredictors(spec.predictors().withPredictorThreads(3))));
+        assertFalse(spec.sameReplicaShape(spec.withPredictors(spec.predictors().withLendIdleCores(false))));
         assertFalse(spec.sameReplicaShape(spec.withAdmission(spec.admission().withMaxOngoingRequests(1))));
         assertFalse(spec.sameReplicaShape(spec.withAdmission(spec.admission().withMaxInputsPerRequest(1))));
         assertFalse(spec.sameReplicaShape(spec.withBatching(spec.batching().withBatchInvariance(false))));

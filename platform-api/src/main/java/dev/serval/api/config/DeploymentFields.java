@@ -72,6 +72,7 @@ final class DeploymentFields {
             s -> s.predictors().intraOpThreads());
     static final Field<Boolean> LEND_IDLE_CORES = field("lend_idle_cores", Kind.BOOLEAN,
             s -> s.predictors().lendIdleCores());
+    static final Field<Duration> IDLE_SPIN = field(PredictorSpec.IDLE_SPIN, s -> s.predictors().idleSpin());
     static final Field<Integer> MAX_INPUTS_PER_REQUEST = field(tighter(AdmissionSpec.MAX_INPUTS_PER_REQUEST, MAX_COUNT),
             s -> s.admission().maxInputsPerRequest());
     static final Field<Duration> HEALTH_CHECK_PERIOD = field(HealthSpec.HEALTH_CHECK_PERIOD,
@@ -93,7 +94,7 @@ final class DeploymentFields {
     /** Every field, in the order the API shows them and the state file writes them. */
     static final List<Field<?>> ALL = List.of(MODEL, VERSION, MAX_LENGTH, LONG_INPUTS, CHUNK_OVERLAP, CHUNK_REDUCTION,
             MAX_CHUNKS_PER_INPUT, NUM_REPLICAS, MIN_READY_REPLICAS, MAX_ONGOING_REQUESTS, MAX_QUEUED_REQUESTS,
-            PREDICTOR_THREADS, INTRA_OP_THREADS, LEND_IDLE_CORES, MAX_INPUTS_PER_REQUEST, HEALTH_CHECK_PERIOD,
+            PREDICTOR_THREADS, INTRA_OP_THREADS, LEND_IDLE_CORES, IDLE_SPIN, MAX_INPUTS_PER_REQUEST, HEALTH_CHECK_PERIOD,
             HEALTH_CHECK_FAILURE_THRESHOLD, GRACEFUL_SHUTDOWN_TIMEOUT, REQUEST_TIMEOUT, BATCH_INVARIANCE,
             MAX_BATCH_SIZE, BATCH_WAIT_TIMEOUT, ROLLING_UPDATE_FRACTION);
 
@@ -112,6 +113,8 @@ final class DeploymentFields {
     }
 
     private static final Map<String, Field<?>> BY_KEY = byKey();
+    /** Microseconds, which Quarkus's duration syntax lacks: at most 9 digits, so the nanoseconds fit a long. */
+    private static final java.util.regex.Pattern MICROSECONDS = java.util.regex.Pattern.compile("[0-9]{1,9}us");
 
     private DeploymentFields() {
     }
@@ -133,7 +136,7 @@ final class DeploymentFields {
                 new BatchingSpec(values.get(BATCH_INVARIANCE), values.get(MAX_BATCH_SIZE),
                         values.get(BATCH_WAIT_TIMEOUT)),
                 new PredictorSpec(values.get(PREDICTOR_THREADS), values.get(INTRA_OP_THREADS),
-                        values.get(LEND_IDLE_CORES)),
+                        values.get(LEND_IDLE_CORES), values.get(IDLE_SPIN)),
                 new HealthSpec(values.get(HEALTH_CHECK_PERIOD), values.get(HEALTH_CHECK_FAILURE_THRESHOLD),
                         values.get(MIN_READY_REPLICAS)),
                 new RolloutSpec(values.get(ROLLING_UPDATE_FRACTION), values.get(GRACEFUL_SHUTDOWN_TIMEOUT)),
@@ -396,7 +399,10 @@ final class DeploymentFields {
             };
         }
 
-        /** A duration such as {@code 2ms}, {@code 30s}, {@code 1m} or {@code PT30S}, within {@code range}. */
+        /**
+         * A duration such as {@code 400us}, {@code 2ms}, {@code 30s}, {@code 1m} or {@code PT30S}, within
+         * {@code range}.
+         */
         static Kind<Duration> duration(DurationRange range) {
             return new Kind<>() {
                 @Override
@@ -404,9 +410,12 @@ final class DeploymentFields {
                     if (node == null || !node.isTextual()) {
                         throw new Refused("must be a duration such as 2ms, 30s or 1m, not " + node);
                     }
+                    String text = node.textValue().trim();
                     Duration duration;
                     try {
-                        duration = DurationConverter.parseDuration(node.textValue().trim());
+                        duration = MICROSECONDS.matcher(text).matches()
+                                ? Duration.ofNanos(Long.parseLong(text, 0, text.length() - 2, 10) * 1000)
+                                : DurationConverter.parseDuration(text);
                     } catch (RuntimeException e) {
                         throw new Refused("'" + node.textValue() + "' is not a duration such as 2ms, 30s or 1m");
                     }

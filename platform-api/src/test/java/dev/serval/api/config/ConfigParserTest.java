@@ -181,8 +181,10 @@ class ConfigParserTest {
     @Test
     void durationsInOtherUnitsRoundTrip() {
         List<DeploymentSpec> configs = parse(bert("health_check_period: 1m", "graceful_shutdown_timeout: 1.5s",
-                "request_timeout: PT2M", "batch_wait_timeout: 250ms"));
+                "request_timeout: PT2M", "batch_wait_timeout: 250ms", "idle_spin: 250us"));
         DeploymentSpec bert = configs.getFirst();
+        assertEquals(Duration.ofNanos(250_000), bert.predictors().idleSpin());
+        assertTrue(ConfigParser.toYaml(configs).contains("250us"), "microseconds are written as such");
         assertEquals(Duration.ofMinutes(1), bert.health().healthCheckPeriod());
         assertEquals(Duration.ofMillis(1500), bert.rollout().gracefulShutdownTimeout());
         assertEquals(Duration.ofMinutes(2), bert.admission().requestTimeout());
@@ -414,6 +416,10 @@ class ConfigParserTest {
         "request_timeout: 2h           | request_timeout    | must be between 1ms and 3600s, not 2h",
         "batch_wait_timeout: 5s        | batch_wait_timeout | must be between 0s and 1s, not 5s",
         "batch_wait_timeout: -1ms      | batch_wait_timeout | must be between 0s and 1s, not -1ms",
+        "idle_spin: 20ms               | idle_spin          | must be between 0s and 10ms, not 20ms",
+        "idle_spin: 10001us            | idle_spin          | must be between 0s and 10ms, not 10001us",
+        "idle_spin: 9999999999us       | idle_spin          | '9999999999us' is not a duration such as 2ms, 30s or 1m",
+        "idle_spin: -5us               | idle_spin          | '-5us' is not a duration such as 2ms, 30s or 1m",
         "health_check_period: 5ms      | health_check_period | must be between 10ms and 86400s, not 5ms",
         "graceful_shutdown_timeout: -1s | graceful_shutdown_timeout | must be between 0s and 3600s, not -1s",
         "graceful_shutdown_timeout: ''  | graceful_shutdown_timeout | must be between 0s and 3600s, not ",

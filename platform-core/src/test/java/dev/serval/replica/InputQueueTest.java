@@ -1,0 +1,120 @@
+package dev.serval.replica;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.serval.admission.RetryAfter;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** How a predictor takes its next task from the {@link InputQueue}: spinning for a while, then asleep. */
+class InputQueueTest {
+
+    private static final long AN_HOUR = Duration.ofHours(1).toNanos();
+
+    private final InputQueue<String, String> queue = new InputQueue<>("d", 16, RetryAfter.servicePaced(1));
+    private final List<Taker> takers = new java.util.ArrayList<>();
+
+    /** A taker left spinning by a failed test would burn a core for an hour. */
+    @AfterEach
+    void stopTakers() {
+        takers.forEach(taker -> taker.thread.interrupt());
+    }
+
+    @Test
+    void aQueuedTaskIsTakenAtOnceWhateverTheSpin() throws Exception {
+        PoolRequest<String, String> request = queue.admit(List.of("a"), 0);
+        assertSame(request, queue.take(AN_HOUR).request());
+        queue.admit(List.of("b"), 0);
+        assertEquals(0, queue.take(0).index());
+    }
+
+    /**
+     * A spinning taker never sleeps while its spin lasts, and takes what comes: were the spin ignored, it would be
+     * parked (WAITING) within microseconds, long before the thousands of looks below end.
+     */
+    @Test
+    void aSpinningTakerStaysAwakeAndTakesWhatArrives() throws Exception {
+        Taker taker = start(AN_HOUR);
+        taker.entered.await();
+        for (int look = 0; look < 5_000; look++) {
+            assertNotEquals(Thread.State.WAITING, taker.thread.getState(), "parked while spinning, look " + look);
+            Thread.yield();
+        }
+        PoolRequest<String, String> request = queue.admit(List.of("late"), 0);
+        assertSame(request, taker.taken.get(10, TimeUnit.SECONDS).request());
+    }
+
+    /** Once its spin is over the taker sleeps in the queue, and a task queued then still wakes it. */
+    @Test
+    void afterTheSpinTheTakerSleepsAndIsWokenByWork() throws Exception {
+        for (long spin : new long[] {0, Duration.ofMillis(1).toNanos()}) {
+            Taker taker = start(spin);
+            awaitState(taker.thread, Thread.State.WAITING);
+            assertFalse(taker.taken.isDone());
+            PoolRequest<String, String> request = queue.admit(List.of("x"), 0);
+            assertSame(request, taker.taken.get(10, TimeUnit.SECONDS).request(), "spin " + spin);
+        }
+    }
+
+    @Test
+    void anInterruptEndsTheSpin() throws Exception {
+        Taker taker = start(AN_HOUR);
+        taker.entered.await();
+        taker.thread.interrupt();
+        taker.thread.join(Duration.ofSeconds(10));
+        assertFalse(taker.thread.isAlive());
+        assertTrue(taker.interrupted);
+    }
+
+    @Test
+    void aStopSignalEndsTheSpinLikeAnyTask() throws Exception {
+        Taker taker = start(AN_HOUR);
+        taker.entered.await();
+        queue.addStops(1);
+        assertTrue(taker.taken.get(10, TimeUnit.SECONDS).isStop());
+    }
+
+    private Taker start(long spinNanos) {
+        Taker taker = Taker.start(queue, spinNanos);
+        takers.add(taker);
+        return taker;
+    }
+
+    private static void awaitState(Thread thread, Thread.State state) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (thread.getState() != state) {
+            assertTrue(System.nanoTime() < deadline, thread.getName() + " never reached " + state);
+            Thread.onSpinWait(); // waits on the thread's own state: there is nothing to be notified by
+        }
+    }
+
+    /** A thread taking one task with a given spin. */
+    private static final class Taker {
+        final CountDownLatch entered = new CountDownLatch(1);
+        final CompletableFuture<InputTask<String, String>> taken = new CompletableFuture<>();
+        volatile boolean interrupted;
+        Thread thread;
+
+        static Taker start(InputQueue<String, String> queue, long spinNanos) {
+            Taker taker = new Taker();
+            taker.thread = Thread.ofPlatform().name("taker").daemon().start(() -> {
+                taker.entered.countDown();
+                try {
+                    taker.taken.complete(queue.take(spinNanos));
+                } catch (InterruptedException e) {
+                    taker.interrupted = true;
+                }
+            });
+            return taker;
+        }
+    }
+}
