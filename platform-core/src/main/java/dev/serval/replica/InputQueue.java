@@ -7,6 +7,7 @@ import dev.serval.error.Overloaded;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The inputs waiting for a replica's predictors, with a hard bound on how many: admission to a {@link PredictorPool}.
@@ -18,7 +19,8 @@ import java.util.concurrent.TimeUnit;
  * and its {@link RetryAfter} estimate. Predictors take tasks and {@link #claim} them, which gives back the place; a
  * request that ends early gives back the places of its unclaimed tasks itself (see {@link PoolRequest}), and the
  * tasks it leaves behind are skipped by the claim. The closing thread adds stop signals and fails what is left
- * ({@link #failAll}). Nothing here locks beyond the queue's own; {@link #queuedInputs()} is a best-effort read.
+ * ({@link #failAll}). Nothing here locks beyond the queue's own; {@link #queuedInputs()} is a best-effort read, and
+ * {@link #spinning} is taken by CAS and given back by the predictor that took it.
  */
 final class InputQueue<I, O> {
 
@@ -26,6 +28,8 @@ final class InputQueue<I, O> {
     private final LinkedBlockingQueue<InputTask<I, O>> tasks = new LinkedBlockingQueue<>();
     private final BoundedCount queued;
     private final RetryAfter retryAfter;
+    /** Whether a taker is spinning now ({@link #take(long)}). */
+    private final AtomicBoolean spinning = new AtomicBoolean();
 
     /**
      * @param deployment      the deployment's name, for refusals
@@ -66,21 +70,27 @@ final class InputQueue<I, O> {
     /**
      * The next task: looked for during {@code spinNanos} of wall time, the core given to any other runnable thread
      * between looks ({@link Thread#yield}), then waited for asleep. A task queued during the spin is taken without
-     * the queue having to wake a sleeping thread. Polling an empty queue reads one atomic count, no lock.
+     * the queue having to wake a sleeping thread. One taker spins at a time ({@link #spinning}): the others sleep at
+     * once, so an idle replica keeps at most one core looking, whatever its predictor count. Polling an empty queue
+     * reads one atomic count, no lock.
      */
     InputTask<I, O> take(long spinNanos) throws InterruptedException {
-        if (spinNanos > 0) {
-            long until = System.nanoTime() + spinNanos;
-            do {
-                InputTask<I, O> task = tasks.poll();
-                if (task != null) {
-                    return task;
-                }
-                if (Thread.interrupted()) {
-                    throw new InterruptedException();
-                }
-                Thread.yield();
-            } while (System.nanoTime() - until < 0);
+        if (spinNanos > 0 && spinning.compareAndSet(false, true)) {
+            try {
+                long until = System.nanoTime() + spinNanos;
+                do {
+                    InputTask<I, O> task = tasks.poll();
+                    if (task != null) {
+                        return task;
+                    }
+                    if (Thread.interrupted()) {
+                        throw new InterruptedException();
+                    }
+                    Thread.yield();
+                } while (System.nanoTime() - until < 0);
+            } finally {
+                spinning.set(false);
+            }
         }
         return tasks.take();
     }

@@ -43,8 +43,8 @@ import java.util.function.LongSupplier;
  *
  * <p>Idle spin. A worker that finds the queue empty keeps polling it for the spec's {@code idle_spin} (yielding its core
  * to any other runnable thread between polls) before it sleeps in the queue: a request that arrives meanwhile starts
- * without a thread wake-up, which costs a lone request about 0.15 ms on a VM. Under load the queue is never empty and
- * nothing spins.
+ * without a thread wake-up, which costs a lone request about 0.15 ms on a VM. One worker spins at a time
+ * ({@link InputQueue#take(long)}); under load the queue is never empty and nothing spins.
  *
  * <p>Threads and fields: {@link #queue} is shared by callers and workers; {@link #busy} is written by workers and read
  * by workers forming a batch; {@link #idleCores} is taken and released by workers around each inference;

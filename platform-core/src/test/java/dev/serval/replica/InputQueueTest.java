@@ -53,6 +53,24 @@ class InputQueueTest {
         assertSame(request, taker.taken.get(10, TimeUnit.SECONDS).request());
     }
 
+    /** One taker spins at a time: a second one sleeps at once, and both take what comes. */
+    @Test
+    void aSecondTakerSleepsWhileOneSpins() throws Exception {
+        Taker first = start(AN_HOUR);
+        Taker second = start(AN_HOUR);
+        first.entered.await();
+        second.entered.await();
+        Taker sleeper = awaitEitherWaiting(first, second);
+        Taker spinner = sleeper == first ? second : first;
+        for (int look = 0; look < 5_000; look++) {
+            assertNotEquals(Thread.State.WAITING, spinner.thread.getState(), "both parked, look " + look);
+            Thread.yield();
+        }
+        queue.admit(List.of("a", "b"), 0);
+        assertEquals(java.util.Set.of(0, 1), java.util.Set.of(first.taken.get(10, TimeUnit.SECONDS).index(),
+                second.taken.get(10, TimeUnit.SECONDS).index()));
+    }
+
     /** Once its spin is over the taker sleeps in the queue, and a task queued then still wakes it. */
     @Test
     void afterTheSpinTheTakerSleepsAndIsWokenByWork() throws Exception {
@@ -87,6 +105,20 @@ class InputQueueTest {
         Taker taker = Taker.start(queue, spinNanos);
         takers.add(taker);
         return taker;
+    }
+
+    private static Taker awaitEitherWaiting(Taker one, Taker other) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        for (;;) {
+            if (one.thread.getState() == Thread.State.WAITING) {
+                return one;
+            }
+            if (other.thread.getState() == Thread.State.WAITING) {
+                return other;
+            }
+            assertTrue(System.nanoTime() < deadline, "neither taker sleeps: both spin");
+            Thread.onSpinWait();
+        }
     }
 
     private static void awaitState(Thread thread, Thread.State state) throws InterruptedException {

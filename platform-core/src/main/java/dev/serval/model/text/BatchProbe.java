@@ -83,7 +83,7 @@ final class BatchProbe {
         Encoding[] texts = new Encoding[LARGEST];
         List<String> synthetic = texts(LARGEST);
         for (int i = 0; i < texts.length; i++) {
-            texts[i] = tokenizer.encode(synthetic.get(i));
+            texts[i] = LeanEncoding.of(tokenizer, synthetic.get(i));
         }
         Result result = measure(rows -> predictor.predict(Arrays.copyOf(texts, rows)), LARGEST,
                 System::nanoTime, BUDGET);

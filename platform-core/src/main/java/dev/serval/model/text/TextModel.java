@@ -162,8 +162,9 @@ abstract class TextModel<O> implements Model<String, O> {
             throw e;
         }
         try (OnnxModel.Runner<Encoding[], List<O>> predictor = model.newRunner(translator)) {
-            O alone = predictor.predict(new Encoding[] {tokenizer.encode(PROBE)}).getFirst();
-            O together = predictor.predict(new Encoding[] {tokenizer.encode(PROBE), tokenizer.encode(PROBE_PARTNER)})
+            O alone = predictor.predict(new Encoding[] {LeanEncoding.of(tokenizer, PROBE)}).getFirst();
+            O together = predictor.predict(new Encoding[] {LeanEncoding.of(tokenizer, PROBE),
+                    LeanEncoding.of(tokenizer, PROBE_PARTNER)})
                     .getFirst();
             BatchingDecision rows = decide(modelFile, options.batchInvariance(), head.difference(alone, together));
             BatchingDecision batching = longInputs.chunk() ? rows : BatchProbe.sized(rows, predictor, tokenizer);
@@ -273,7 +274,7 @@ abstract class TextModel<O> implements Model<String, O> {
         @Override
         public O predict(String input, java.util.function.BooleanSupplier abandoned) throws Exception {
             if (chunker == null) {
-                return run(tokenizer.encode(input));
+                return run(LeanEncoding.of(tokenizer, input));
             }
             Encoding whole = chunker.encode(input);
             Encoding[] rest = whole.getOverflowing();
@@ -318,7 +319,7 @@ abstract class TextModel<O> implements Model<String, O> {
             Encoding[] encodings = new Encoding[n];
             Integer[] order = new Integer[n];
             for (int i = 0; i < n; i++) {
-                encodings[i] = tokenizer.encode(inputs.get(i));
+                encodings[i] = LeanEncoding.of(tokenizer, inputs.get(i));
                 order[i] = i;
             }
             Arrays.sort(order, Comparator.comparingInt(i -> encodings[i].getIds().length));
