@@ -4,10 +4,11 @@ import dev.serval.admission.BoundedCount;
 import dev.serval.admission.RetryAfter;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
+import java.lang.invoke.VarHandle;
 import java.util.List;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The inputs waiting for a replica's predictors, with a hard bound on how many: admission to a {@link PredictorPool}.
@@ -19,16 +20,26 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * and its {@link RetryAfter} estimate. Predictors take tasks and {@link #claim} them, which gives back the place; a
  * request that ends early gives back the places of its unclaimed tasks itself (see {@link PoolRequest}), and the
  * tasks it leaves behind are skipped by the claim. The closing thread adds stop signals and fails what is left
- * ({@link #failAll}). Nothing here locks beyond the queue's own; {@link #queuedInputs()} is a best-effort read, and
- * {@link #spinning} is taken by CAS and given back by the predictor that took it.
+ * ({@link #failAll}).
+ *
+ * <p>Waiting. A predictor that finds no task may spin for a while ({@link #take(long)}; one at a time, the
+ * {@link #spinning} flag, taken by CAS and given back by the predictor that took it), then sleeps: it registers in
+ * {@link #sleepers}, looks once more, and parks. Whoever queues tasks wakes that many sleepers, one fewer while a
+ * predictor spins (it takes one itself), and a predictor that takes a task and sees more queued wakes one more. Both
+ * sides publish first and look second (task then flag or sleepers; flag or registration then tasks, a full fence
+ * between), so of a task and a sleeper, or a task and a spinner that stops, at least one sees the other: no task is
+ * left queued while every predictor sleeps. A sleeper woken for a task another predictor took looks again and
+ * sleeps again. Nothing locks; {@link #queuedInputs()} is a best-effort read.
  */
 final class InputQueue<I, O> {
 
     private final String deployment;
-    private final LinkedBlockingQueue<InputTask<I, O>> tasks = new LinkedBlockingQueue<>();
+    private final ConcurrentLinkedQueue<InputTask<I, O>> tasks = new ConcurrentLinkedQueue<>();
+    /** Predictors parked until a task is queued; each removes itself when it wakes. */
+    private final ConcurrentLinkedQueue<Thread> sleepers = new ConcurrentLinkedQueue<>();
     private final BoundedCount queued;
     private final RetryAfter retryAfter;
-    /** Whether a taker is spinning now ({@link #take(long)}). */
+    /** Whether a predictor is spinning now ({@link #take(long)}). */
     private final AtomicBoolean spinning = new AtomicBoolean();
 
     /**
@@ -59,50 +70,143 @@ final class InputQueue<I, O> {
         for (int i = 0; i < n; i++) {
             tasks.add(new InputTask<>(request, i, nowNanos));
         }
+        wake(n);
         return request;
     }
 
-    /** The next task, waiting for one. */
-    InputTask<I, O> take() throws InterruptedException {
-        return tasks.take();
-    }
-
     /**
-     * The next task: looked for during {@code spinNanos} of wall time, the core given to any other runnable thread
-     * between looks ({@link Thread#yield}), then waited for asleep. A task queued during the spin is taken without
-     * the queue having to wake a sleeping thread. One taker spins at a time ({@link #spinning}): the others sleep at
-     * once, so an idle replica keeps at most one core looking, whatever its predictor count. Polling an empty queue
-     * reads one atomic count, no lock.
+     * The next task, waiting for one: looked for during {@code spinNanos} of wall time by one predictor at a time, the
+     * core given to any other runnable thread between looks ({@link Thread#yield}), else asleep. A task queued during
+     * the spin is taken without waking a sleeping thread; the other predictors sleep at once, so an idle replica keeps
+     * at most one core looking.
      */
     InputTask<I, O> take(long spinNanos) throws InterruptedException {
-        if (spinNanos > 0 && spinning.compareAndSet(false, true)) {
-            try {
-                long until = System.nanoTime() + spinNanos;
-                do {
-                    InputTask<I, O> task = tasks.poll();
-                    if (task != null) {
-                        return task;
-                    }
-                    if (Thread.interrupted()) {
-                        throw new InterruptedException();
-                    }
-                    Thread.yield();
-                } while (System.nanoTime() - until < 0);
-            } finally {
-                spinning.set(false);
+        boolean spun = false;
+        for (;;) {
+            InputTask<I, O> task = tasks.poll();
+            if (task != null) {
+                return taken(task);
+            }
+            if (!spun && spinNanos > 0 && spinning.compareAndSet(false, true)) {
+                spun = true;
+                task = spin(spinNanos);
+                if (task != null) {
+                    return taken(task);
+                }
+                continue; // the spin is over: look once more (a task queued as it ended woke nobody), then sleep
+            }
+            task = sleep(0);
+            if (task != null) {
+                return taken(task);
             }
         }
-        return tasks.take();
     }
 
     /** The next task, or null when none is queued. */
     InputTask<I, O> poll() {
-        return tasks.poll();
+        InputTask<I, O> task = tasks.poll();
+        return task == null ? null : taken(task);
     }
 
-    /** The next task, waiting up to {@code nanos} for one; null when none came. */
+    /** The next task, waiting asleep up to {@code nanos} for one; null when none came. */
     InputTask<I, O> poll(long nanos) throws InterruptedException {
-        return tasks.poll(nanos, TimeUnit.NANOSECONDS);
+        long deadline = System.nanoTime() + nanos;
+        for (;;) {
+            InputTask<I, O> task = tasks.poll();
+            if (task != null) {
+                return taken(task);
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return null;
+            }
+            task = sleep(left);
+            if (task != null) {
+                return taken(task);
+            }
+        }
+    }
+
+    /**
+     * Polls until a task comes or {@code spinNanos} pass, holding {@link #spinning}; gives it back before returning,
+     * and fences so that a task queued by someone who still saw it held is seen by the caller's next look.
+     */
+    private InputTask<I, O> spin(long spinNanos) throws InterruptedException {
+        try {
+            long until = System.nanoTime() + spinNanos;
+            do {
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
+                }
+                Thread.yield();
+                InputTask<I, O> task = tasks.poll();
+                if (task != null) {
+                    return task;
+                }
+            } while (System.nanoTime() - until < 0);
+            return null;
+        } finally {
+            spinning.set(false);
+            VarHandle.fullFence();
+        }
+    }
+
+    /**
+     * Sleeps until woken for a task, or for up to {@code nanos} when positive: registers, looks once more (a task
+     * queued before the registration woke nobody), then parks.
+     *
+     * @return the task found on that last look, or null once woken (the caller looks again)
+     */
+    private InputTask<I, O> sleep(long nanos) throws InterruptedException {
+        Thread self = Thread.currentThread();
+        sleepers.add(self);
+        try {
+            VarHandle.fullFence();
+            InputTask<I, O> task = tasks.poll();
+            if (task != null) {
+                return task;
+            }
+            if (nanos > 0) {
+                LockSupport.parkNanos(this, nanos);
+            } else {
+                LockSupport.park(this);
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            return null;
+        } finally {
+            sleepers.remove(self); // gone already when a producer woke it
+        }
+    }
+
+    /** {@code task}, after waking one more sleeper when tasks are still queued behind it. */
+    private InputTask<I, O> taken(InputTask<I, O> task) {
+        if (!tasks.isEmpty()) {
+            wakeOne();
+        }
+        return task;
+    }
+
+    /** Wakes a sleeper for each of {@code count} tasks just queued, but one when a predictor spins. */
+    private void wake(int count) {
+        VarHandle.fullFence();
+        int wakes = spinning.get() ? count - 1 : count;
+        for (int i = 0; i < wakes; i++) {
+            if (!wakeOne()) {
+                return;
+            }
+        }
+    }
+
+    /** Wakes one sleeper; false when none sleeps. */
+    private boolean wakeOne() {
+        Thread sleeper = sleepers.poll();
+        if (sleeper == null) {
+            return false;
+        }
+        LockSupport.unpark(sleeper);
+        return true;
     }
 
     /**
@@ -122,6 +226,7 @@ final class InputQueue<I, O> {
         for (int i = 0; i < count; i++) {
             tasks.add(InputTask.stop());
         }
+        wake(count);
     }
 
     /** Fails every request that still has a task queued with {@link NotReady} carrying {@code reason}. */

@@ -101,6 +101,79 @@ class InputQueueTest {
         assertTrue(taker.taken.get(10, TimeUnit.SECONDS).isStop());
     }
 
+    /**
+     * Real threads, many interleavings: producers queue requests of 1 to 4 inputs while predictors take them, some
+     * spinning and some not, sleeping and waking all along. Every input is taken exactly once and none is left
+     * queued while the predictors sleep (a stranded one would keep its predictor from ever seeing the stop signal).
+     */
+    @Test
+    void everyInputIsTakenOnceAndNoneIsStranded() throws Exception {
+        InputQueue<Integer, String> shared = new InputQueue<>("d", 1_000_000, RetryAfter.servicePaced(1));
+        int producers = 3;
+        int requestsEach = 20_000;
+        java.util.concurrent.ConcurrentHashMap<InputTask<Integer, String>, Boolean> seen =
+                new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.concurrent.atomic.AtomicInteger duplicates = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger inputs = new java.util.concurrent.atomic.AtomicInteger();
+        List<Thread> predictors = new java.util.ArrayList<>();
+        for (int p = 0; p < 3; p++) {
+            long spin = p == 0 ? 0 : 50_000L * p;
+            predictors.add(Thread.ofPlatform().name("predictor-" + p).daemon().start(() -> {
+                try {
+                    for (;;) {
+                        InputTask<Integer, String> task = shared.take(spin);
+                        if (task.isStop()) {
+                            return;
+                        }
+                        if (shared.claim(task) && seen.put(task, true) != null) { // a task is its request and index
+                            duplicates.incrementAndGet();
+                        }
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+        }
+        List<Thread> callers = new java.util.ArrayList<>();
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(producers);
+        for (int c = 0; c < producers; c++) {
+            int seed = c;
+            callers.add(Thread.ofPlatform().name("caller-" + c).start(() -> {
+                java.util.Random random = new java.util.Random(seed);
+                try {
+                    start.await();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+                for (int r = 0; r < requestsEach; r++) {
+                    int n = 1 + random.nextInt(4);
+                    inputs.addAndGet(n);
+                    shared.admit(java.util.Collections.nCopies(n, r), 0);
+                    if (random.nextInt(8) == 0) {
+                        Thread.yield(); // now and then the predictors drain the queue and go back to sleep
+                    }
+                }
+            }));
+        }
+        for (Thread caller : callers) {
+            caller.join(Duration.ofSeconds(60));
+        }
+        // Before any stop signal (which wakes every predictor): a task stranded while all of them sleep stays queued.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (shared.queuedInputs() > 0) {
+            assertTrue(System.nanoTime() < deadline, shared.queuedInputs() + " inputs stranded in the queue");
+            Thread.onSpinWait(); // waits on the predictors' progress: there is nothing to be notified by
+        }
+        shared.addStops(predictors.size());
+        for (Thread predictor : predictors) {
+            predictor.join(Duration.ofSeconds(60));
+            assertFalse(predictor.isAlive(), predictor.getName() + " never saw its stop signal: a task was stranded");
+        }
+        assertEquals(0, duplicates.get());
+        assertEquals(inputs.get(), seen.size());
+        assertEquals(0, shared.queuedInputs());
+    }
+
     private Taker start(long spinNanos) {
         Taker taker = Taker.start(queue, spinNanos);
         takers.add(taker);
