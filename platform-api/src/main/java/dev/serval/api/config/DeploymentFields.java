@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.regex.Pattern;
 
 /**
  * The flat keys of a deployment's config, each written once: its snake_case key, how its value is read and written,
@@ -114,7 +115,7 @@ final class DeploymentFields {
 
     private static final Map<String, Field<?>> BY_KEY = byKey();
     /** Microseconds, which Quarkus's duration syntax lacks: at most 9 digits, so the nanoseconds fit a long. */
-    private static final java.util.regex.Pattern MICROSECONDS = java.util.regex.Pattern.compile("[0-9]{1,9}us");
+    private static final Pattern MICROSECONDS = Pattern.compile("[0-9]{1,9}us");
 
     private DeploymentFields() {
     }

@@ -88,14 +88,10 @@ public final class GrpcBenchmark {
             Figures eight, Figures rest) {
         md.append(String.format(Locale.ROOT, "| %s | %d | %s | %.3f | %.0f | %.2f | %.3f | %.1f | %.1f |%n", workload,
                 round, protocol, p50One, eight.throughput(), eight.throughput() / rest.throughput(), eight.p50(),
-                microsPerRequest(eight.cpu().server(), eight.throughput()),
-                microsPerRequest(eight.cpu().generator(), eight.throughput())));
+                MachineUsage.microsPerRequest(eight.cpu().server(), eight.throughput()),
+                MachineUsage.microsPerRequest(eight.cpu().generator(), eight.throughput())));
     }
 
-    /** CPU microseconds per answered request of a process that had {@code share} of every core at {@code rate}. */
-    private static double microsPerRequest(double share, double rate) {
-        return share * Runtime.getRuntime().availableProcessors() * 1e6 / rate;
-    }
 
     public static void main(String[] args) throws Exception {
         Options.check(args, USAGE, Set.of("--profile"), Set.of("--measure", "--rounds", "--channels", "--out",

@@ -21,6 +21,11 @@ public final class MachineUsage {
     }
 
     /** Fractions of all cores' time over an interval (1.0 = every core busy throughout). */
+    /** CPU microseconds per answered request of a process that had {@code share} of every core at {@code rate}. */
+    static double microsPerRequest(double share, double rate) {
+        return share * Runtime.getRuntime().availableProcessors() * 1e6 / rate;
+    }
+
     public record Shares(double generator, double server, double other) {
     }
 

@@ -109,13 +109,18 @@ final class Options {
 
     /** Every value after a {@code --serval-opt}: extra JVM arguments for Serval. */
     static List<String> servalOptions(String[] args) {
-        List<String> options = new ArrayList<>();
+        return values(args, "--serval-opt");
+    }
+
+    /** Every value after {@code name}, for an option that may be repeated. */
+    static List<String> values(String[] args, String name) {
+        List<String> values = new ArrayList<>();
         for (int i = 0; i < args.length - 1; i++) {
-            if (args[i].equals("--serval-opt")) {
-                options.add(args[i + 1]);
+            if (args[i].equals(name)) {
+                values.add(args[i + 1]);
             }
         }
-        return options;
+        return values;
     }
 
     /** {@code git describe}-like facts of the working directory: the commit and whether files differ from it. */

@@ -55,12 +55,7 @@ public final class VariantBenchmark {
         Options.check(args, USAGE, Set.of(), Set.of("--variant", "--workload", "--connections", "--rounds",
                 "--measure", "--pre-warm", "--out", "--serval-opt"));
         List<String> arguments = Arrays.asList(args);
-        List<Variant> variants = new ArrayList<>();
-        for (int i = 0; i < args.length - 1; i++) {
-            if (args[i].equals("--variant")) {
-                variants.add(Variant.parse(args[i + 1]));
-            }
-        }
+        List<Variant> variants = Options.values(args, "--variant").stream().map(Variant::parse).toList();
         if (variants.size() < 2) {
             System.err.println("give at least two --variant");
             System.err.println(USAGE);
@@ -129,8 +124,7 @@ public final class VariantBenchmark {
                         double ratio = run.throughput() / first;
                         ratios.computeIfAbsent(variant.name() + " @" + count, k -> new ArrayList<>()).add(ratio);
                         long errors = run.errors().values().stream().mapToLong(Long::longValue).sum();
-                        double micros = run.cpu().server() * Runtime.getRuntime().availableProcessors() * 1e6
-                                / run.throughput();
+                        double micros = MachineUsage.microsPerRequest(run.cpu().server(), run.throughput());
                         String row = String.format(Locale.ROOT, "| %d | %d | %s | %.0f | %.3f | %.3f | %.3f | %.1f | %d |%n",
                                 round, count, variant.name(), run.throughput(), ratio, run.p50(), run.p99(), micros,
                                 errors);
