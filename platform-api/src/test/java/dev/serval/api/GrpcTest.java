@@ -21,19 +21,27 @@ import dev.serval.api.grpc.v2.RepositoryModelUnloadRequest;
 import dev.serval.api.grpc.v2.ServerLiveRequest;
 import dev.serval.api.grpc.v2.ServerMetadataRequest;
 import dev.serval.api.grpc.v2.ServerReadyRequest;
+import io.grpc.CallOptions;
+import io.grpc.ClientCall;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.MetadataUtils;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.URL;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -189,6 +197,102 @@ class GrpcTest {
         assertEquals(2, stub.modelInfer(typedMlp()).getOutputs(0).getContents().getFp32ContentsCount(),
                 "the server goes on serving");
         given().get("/v2/health/live").then().statusCode(200);
+    }
+
+    /** Bytes as they are: a call's message sent and read without protobuf. */
+    private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
+        @Override
+        public InputStream stream(byte[] value) {
+            return new ByteArrayInputStream(value);
+        }
+
+        @Override
+        public byte[] parse(InputStream stream) {
+            try {
+                return stream.readAllBytes();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    };
+
+    private static MethodDescriptor<byte[], byte[]> raw(String method, MethodDescriptor.MethodType type) {
+        return MethodDescriptor.<byte[], byte[]>newBuilder().setType(type).setRequestMarshaller(BYTES)
+                .setResponseMarshaller(BYTES).setFullMethodName("inference.GRPCInferenceService/" + method).build();
+    }
+
+    /** How a call of {@code method} ends when the client sends {@code messages} (any bytes) and half-closes. */
+    private Status rawCall(String method, byte[]... messages) throws Exception {
+        CompletableFuture<Status> closed = new CompletableFuture<>();
+        ClientCall<byte[], byte[]> call = channel.newCall(raw(method, MethodDescriptor.MethodType.UNARY),
+                CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS));
+        call.start(new ClientCall.Listener<>() {
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                closed.complete(status);
+            }
+        }, new Metadata());
+        call.request(1);
+        for (byte[] message : messages) {
+            call.sendMessage(message);
+        }
+        call.halfClose();
+        return closed.get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aMessageThatDoesNotParseOrNeverComesIsAnInvalidArgumentNotAHang() throws Exception {
+        // model_name (field 1, length-delimited) declared 100 bytes long, 3 sent: the message ends inside a field.
+        byte[] truncated = {0x0a, 100, 'm', 'l', 'p'};
+        Status status = rawCall("ModelInfer", truncated);
+        assertEquals(Status.Code.INVALID_ARGUMENT, status.getCode(), status.toString());
+        assertTrue(status.getDescription().contains("inference.ModelInferRequest"), status.toString());
+        // A field number 0 and a wire type 7 exist in no protobuf message.
+        status = rawCall("ModelInfer", new byte[] {0x07, 0x01});
+        assertEquals(Status.Code.INVALID_ARGUMENT, status.getCode(), status.toString());
+        status = rawCall("ModelInfer");
+        assertEquals(Status.Code.INVALID_ARGUMENT, status.getCode(), status.toString());
+        assertTrue(status.getDescription().contains("without"), status.toString());
+        status = rawCall("ServerLive", truncated);
+        assertEquals(Status.Code.INVALID_ARGUMENT, status.getCode(), status.toString());
+        assertTrue(status.getDescription().contains("inference.ServerLiveRequest"), status.toString());
+        status = rawCall("RepositoryIndex", truncated);
+        assertEquals(Status.Code.INVALID_ARGUMENT, status.getCode(), status.toString());
+
+        // In a stream, a message that does not parse is answered inline and the stream goes on.
+        List<byte[]> answers = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        CompletableFuture<Status> closed = new CompletableFuture<>();
+        ClientCall<byte[], byte[]> stream = channel.newCall(raw("ModelStreamInfer",
+                MethodDescriptor.MethodType.BIDI_STREAMING), CallOptions.DEFAULT.withDeadlineAfter(20,
+                        TimeUnit.SECONDS));
+        stream.start(new ClientCall.Listener<>() {
+            @Override
+            public void onMessage(byte[] message) {
+                answers.add(message);
+            }
+
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+                closed.complete(status);
+            }
+        }, new Metadata());
+        stream.request(10);
+        stream.sendMessage(truncated);
+        stream.sendMessage(typedMlp().toBuilder().setId("good").build().toByteArray());
+        stream.halfClose();
+        assertEquals(Status.Code.OK, closed.get(30, TimeUnit.SECONDS).getCode());
+        assertEquals(2, answers.size());
+        List<dev.serval.api.grpc.v2.ModelStreamInferResponse> parsed = new java.util.ArrayList<>();
+        for (byte[] answer : answers) {
+            parsed.add(dev.serval.api.grpc.v2.ModelStreamInferResponse.parseFrom(answer));
+        }
+        assertTrue(parsed.stream().anyMatch(answer -> answer.getErrorMessage().startsWith("[INVALID_ARGUMENT]")
+                && answer.getErrorMessage().contains("inference.ModelInferRequest")), parsed.toString());
+        assertTrue(parsed.stream().anyMatch(answer -> answer.getErrorMessage().isEmpty()
+                && answer.getInferResponse().getId().equals("good")), parsed.toString());
+
+        assertEquals(2, stub.modelInfer(typedMlp()).getOutputs(0).getContents().getFp32ContentsCount(),
+                "the server goes on serving");
     }
 
     @Test

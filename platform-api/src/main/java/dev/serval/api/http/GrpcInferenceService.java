@@ -41,7 +41,10 @@ import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Router;
+import io.vertx.grpc.common.CodecException;
 import io.vertx.grpc.common.GrpcStatus;
+import io.vertx.grpc.common.InvalidMessageException;
+import io.vertx.grpc.common.MessageSizeOverflowException;
 import io.vertx.grpc.server.GrpcServer;
 import io.vertx.grpc.server.GrpcServerOptions;
 import io.vertx.grpc.server.GrpcServerRequest;
@@ -57,6 +60,7 @@ import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 import org.jboss.logging.Logger;
@@ -186,8 +190,8 @@ public class GrpcInferenceService {
         });
         unary(server, GRPCInferenceServiceGrpc.getModelMetadataMethod(),
                 request -> metadata.model(request.getName()).thenApply(GrpcInferenceService::modelMetadata));
-        server.callHandler(GRPCInferenceServiceGrpc.getModelInferMethod(), this::infer);
-        server.callHandler(GRPCInferenceServiceGrpc.getModelStreamInferMethod(), this::stream);
+        server.callHandler(GrpcMessages.served(GRPCInferenceServiceGrpc.getModelInferMethod()), this::infer);
+        server.callHandler(GrpcMessages.served(GRPCInferenceServiceGrpc.getModelStreamInferMethod()), this::stream);
         managed(server, GRPCInferenceServiceGrpc.getRepositoryIndexMethod(), request -> {
             RepositoryIndexResponse.Builder index = RepositoryIndexResponse.newBuilder();
             for (Map<String, Object> entry : repository.index()) {
@@ -217,7 +221,7 @@ public class GrpcInferenceService {
 
     /** Registers a unary RPC answered by {@code call} (on the event loop; it may complete later on any thread). */
     private <Q, R> void unary(GrpcServer server, MethodDescriptor<Q, R> method, Function<Q, CompletionStage<R>> call) {
-        server.callHandler(method, request -> request.last().onSuccess(message -> {
+        server.callHandler(GrpcMessages.served(method), request -> whenRead(request, message -> {
             Context context = Vertx.currentContext();
             CompletionStage<R> answer;
             try {
@@ -236,11 +240,27 @@ public class GrpcInferenceService {
         }));
     }
 
+    /**
+     * Calls {@code then} with a unary call's message once the client has sent all of it. When the client ended its
+     * side but the message does not parse ({@link GrpcMessages} names what is wrong) or never came, the call is
+     * INVALID_ARGUMENT; a call whose stream failed first (reset, connection closed) has nobody left to answer.
+     */
+    private static <Q> void whenRead(GrpcServerRequest<Q, ?> call, Consumer<Q> then) {
+        call.end().onSuccess(ended -> call.last().onComplete(read -> {
+            if (read.succeeded()) {
+                then.accept(read.result());
+            } else {
+                fail(call.response(), new InvalidInput("message", read.cause() instanceof CodecException unreadable
+                        ? unreadable.getMessage() : "the call ended without its request message"));
+            }
+        }));
+    }
+
     /** A repository RPC: the management token first, then {@code call} on a worker thread (it changes deployments). */
     private <Q, R> void managed(GrpcServer server, MethodDescriptor<Q, R> method, Function<Q, R> call) {
-        server.callHandler(method, request -> {
+        server.callHandler(GrpcMessages.served(method), request -> {
             String authorization = request.headers().get(HttpHeaders.AUTHORIZATION);
-            request.last().onSuccess(message -> {
+            whenRead(request, message -> {
                 if (!token.accepts(authorization)) {
                     fail(request.response(), new ApiError(401, authorization == null
                             ? "this call needs the management token: authorization: Bearer <token> metadata"
@@ -307,7 +327,7 @@ public class GrpcInferenceService {
 
     private void infer(GrpcServerRequest<ModelInferRequest, ModelInferResponse> call) {
         Metadata metadata = Metadata.of(call);
-        call.last().onSuccess(message -> {
+        whenRead(call, message -> {
             CompletableFuture<ModelInferResponse> answer = run(message, metadata, Vertx.currentContext());
             // A client that cancels resets its stream, which Vert.x reports as a gRPC error (CANCELLED) on the request;
             // a connection that breaks, as an exception: either way the request leaves the queue or its run ends.
@@ -441,6 +461,7 @@ public class GrpcInferenceService {
         Metadata metadata = Metadata.of(call);
         Context context = Vertx.currentContext();
         call.handler(message -> stream.started(message, run(message, metadata, context)));
+        call.invalidMessageHandler(stream::invalid);
         call.endHandler(ignored -> stream.clientEnded());
         call.errorHandler(ignored -> stream.cancel());
         call.exceptionHandler(ignored -> stream.cancel());
@@ -493,6 +514,26 @@ public class GrpcInferenceService {
             if (clientEnded && running.isEmpty()) {
                 call.response().end();
             }
+        }
+
+        /**
+         * A message the stream cannot take: one that does not parse is answered inline as INVALID_ARGUMENT and the
+         * stream goes on; one over the size limit ends the stream RESOURCE_EXHAUSTED (its bytes are not read).
+         */
+        void invalid(InvalidMessageException invalid) {
+            if (cancelled) {
+                return;
+            }
+            if (invalid instanceof MessageSizeOverflowException) {
+                cancel();
+                call.response().status(GrpcStatus.RESOURCE_EXHAUSTED).statusMessage("a message of the stream is over "
+                        + "serval.http.max-body-size").end();
+                return;
+            }
+            String problem = invalid.getCause() instanceof CodecException unreadable ? unreadable.getMessage()
+                    : "a message of the stream could not be read";
+            call.response().write(ModelStreamInferResponse.newBuilder()
+                    .setErrorMessage("[" + GrpcStatus.INVALID_ARGUMENT.name() + "] " + problem).build());
         }
 
         void cancel() {
