@@ -65,6 +65,12 @@ public final class GrpcBenchmark {
     /** One closed-loop run's figures: answers per second, latency percentiles in ms, failed calls. */
     /** {@code cpu}: the generator's and the server's shares of the machine over the run (warm-up included). */
     record Figures(double throughput, double p50, double p99, long errors, MachineUsage.Shares cpu) {
+
+        /** A REST run's figures. */
+        static Figures of(RunResult run) {
+            return new Figures(run.throughput(), run.p50(), run.p99(),
+                    run.errors().values().stream().mapToLong(Long::longValue).sum(), run.cpu());
+        }
     }
 
     /** A measured run, profiled as {@code name} when {@code profiler} is not null. */
@@ -150,9 +156,7 @@ public final class GrpcBenchmark {
                         RunResult restEight = profiled(profiler, "rest-" + workload + "-" + round, () -> generator
                                 .closedLoop(LoadBenchmark.SERVAL, serval.port(), pid, rest, 8, Duration.ofSeconds(1),
                                         measure, DRAIN));
-                        Figures restFigures = new Figures(restEight.throughput(), restEight.p50(), restEight.p99(),
-                                restEight.errors().values().stream().mapToLong(Long::longValue).sum(),
-                                restEight.cpu());
+                        Figures restFigures = Figures.of(restEight);
 
                         closedLoop(grpcJava, calls, 8, WARM_UP, Duration.ZERO, pid);
                         Figures grpcOne = closedLoop(grpcJava, calls, 1, Duration.ofSeconds(1), measure, pid);
@@ -192,7 +196,7 @@ public final class GrpcBenchmark {
         return Arrays.asList(args);
     }
 
-    private static ModelInferRequest noop() {
+    static ModelInferRequest noop() {
         ByteBuffer raw = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putFloat(1).putFloat(2).putFloat(3)
                 .putFloat(4);
         return ModelInferRequest.newBuilder().setModelName("echo").addInputs(ModelInferRequest.InferInputTensor

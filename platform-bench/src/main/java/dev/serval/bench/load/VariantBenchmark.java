@@ -1,5 +1,8 @@
 package dev.serval.bench.load;
 
+import dev.serval.api.grpc.v2.ModelInferRequest;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -11,26 +14,30 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Serval against Serval: the same workload on two or more Servals started with different settings, measured in
  * alternation in one run, so that a change is judged by a ratio from one stretch of time on this noisy machine and
  * never by two numbers from different runs. Every variant's server is started first and pre-warmed; then, round after
  * round, each variant in turn runs a closed loop at each connection count. The report gives each variant's rate,
- * p50 and server CPU per request, and its rate over the first variant's in the same round.
+ * p50 and server CPU per request, and its rate over the first variant's in the same round. Workload {@code grpc-noop}
+ * is {@code noop} over the OIP gRPC {@code ModelInfer} (raw contents, grpc-java, one HTTP/2 channel per variant, the
+ * connection count read as calls in flight on it).
  *
  * <p>A variant is {@code name=settings}: JVM arguments for that Serval, separated by spaces (an empty settings list
  * is Serval as shipped). Output: {@code platform-bench/target/variants/summary.md} (or {@code --out DIR}). From the
  * repository root:
  * <pre>{@code
  * bin/loadbench --variants --variant 'shipped=' --variant 'one-loop=-Dquarkus.vertx.event-loops-pool-size=1' \
- *     [--workload minilm-short|noop] [--connections 1,128] [--rounds 3] [--measure 10s] [--pre-warm 40s]
+ *     [--workload minilm-short|noop|grpc-noop] [--connections 1,128] [--rounds 3] [--measure 10s] \
+ *     [--pre-warm 40s]
  * }</pre>
  */
 public final class VariantBenchmark {
 
     private static final String USAGE = "usage: bin/loadbench --variants --variant NAME=[-Dkey=value ...] "
-            + "--variant NAME=... [--workload minilm-short|noop] [--connections 1,128] [--rounds 3] "
+            + "--variant NAME=... [--workload minilm-short|noop|grpc-noop] [--connections 1,128] [--rounds 3] "
             + "[--measure 10s] [--pre-warm 40s] [--out DIR] [--serval-opt -Dkey=value]...";
     private static final Duration DRAIN = Duration.ofSeconds(3);
 
@@ -63,10 +70,11 @@ public final class VariantBenchmark {
         }
         String workloadName = Options.value(arguments, "--workload", LoadBenchmark.MINILM_SHORT);
         Workload workload = switch (workloadName) {
-            case "noop" -> Workload.noop("echo");
+            case "noop", "grpc-noop" -> Workload.noop("echo");
             case LoadBenchmark.MINILM_SHORT -> Workload.texts(LoadBenchmark.MINILM_SHORT,
                     LoadBenchmark.MINILM_DEPLOYMENT, ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED));
-            default -> throw new IllegalArgumentException("--workload is noop or minilm-short, not " + workloadName);
+            default -> throw new IllegalArgumentException("--workload is noop, grpc-noop or minilm-short, not "
+                    + workloadName);
         };
         List<Integer> connections = Arrays.stream(Options.value(arguments, "--connections", "1,128").split(","))
                 .map(String::trim).map(Integer::parseInt).toList();
@@ -78,7 +86,9 @@ public final class VariantBenchmark {
 
         List<String> common = new ArrayList<>(List.of("-Dserval.api.auth-enabled=false",
                 "-Dserval.deployments." + LoadBenchmark.MINILM_DEPLOYMENT + ".max-queued-requests=1024"));
-        if (workloadName.equals("noop")) {
+        boolean grpc = workloadName.equals("grpc-noop");
+        List<ModelInferRequest> calls = List.of(GrpcBenchmark.noop());
+        if (workload.name().equals("noop")) {
             common.add("-Dserval.deployments.echo.model=noop");
             common.add("-Dserval.deployments.echo.max-queued-requests=1024");
         }
@@ -98,16 +108,25 @@ public final class VariantBenchmark {
                 .append(" | p50 ms | p99 ms | server µs/req | errors |\n|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
 
         Map<String, ServalProcess> servers = new LinkedHashMap<>();
+        Map<String, ManagedChannel> channels = new LinkedHashMap<>();
         try (LoadGenerator generator = new LoadGenerator()) {
             for (Variant variant : variants) {
                 List<String> settings = new ArrayList<>(common);
                 settings.addAll(variant.arguments());
-                servers.put(variant.name(), ServalProcess.start(settings, out.resolve(variant.name() + ".log")));
+                ServalProcess server = ServalProcess.start(settings, out.resolve(variant.name() + ".log"));
+                servers.put(variant.name(), server);
+                if (grpc) {
+                    channels.put(variant.name(), ManagedChannelBuilder.forAddress("127.0.0.1", server.port())
+                            .usePlaintext().directExecutor().build());
+                }
             }
             for (Variant variant : variants) {
                 ServalProcess server = servers.get(variant.name());
-                RunResult warm = generator.closedLoop(LoadBenchmark.SERVAL, server.port(), server.pid(), workload,
-                        connections.getLast(), Duration.ZERO, preWarm, DRAIN);
+                GrpcBenchmark.Figures warm = grpc
+                        ? GrpcBenchmark.closedLoop(GrpcBenchmark.grpcJava(List.of(channels.get(variant.name()))),
+                                calls, connections.getLast(), preWarm, Duration.ZERO, server.pid())
+                        : GrpcBenchmark.Figures.of(generator.closedLoop(LoadBenchmark.SERVAL, server.port(),
+                                server.pid(), workload, connections.getLast(), Duration.ZERO, preWarm, DRAIN));
                 System.out.printf("pre-warm %-16s %8.0f req/s%n", variant.name(), warm.throughput());
             }
             Map<String, List<Double>> ratios = new LinkedHashMap<>();
@@ -116,18 +135,20 @@ public final class VariantBenchmark {
                     double first = Double.NaN;
                     for (Variant variant : variants) {
                         ServalProcess server = servers.get(variant.name());
-                        RunResult run = generator.closedLoop(LoadBenchmark.SERVAL, server.port(), server.pid(),
-                                workload, count, Duration.ofSeconds(1), measure, DRAIN);
+                        GrpcBenchmark.Figures run = grpc
+                                ? GrpcBenchmark.closedLoop(GrpcBenchmark.grpcJava(List.of(channels.get(
+                                        variant.name()))), calls, count, Duration.ofSeconds(1), measure, server.pid())
+                                : GrpcBenchmark.Figures.of(generator.closedLoop(LoadBenchmark.SERVAL, server.port(),
+                                        server.pid(), workload, count, Duration.ofSeconds(1), measure, DRAIN));
                         if (Double.isNaN(first)) {
                             first = run.throughput();
                         }
                         double ratio = run.throughput() / first;
                         ratios.computeIfAbsent(variant.name() + " @" + count, k -> new ArrayList<>()).add(ratio);
-                        long errors = run.errors().values().stream().mapToLong(Long::longValue).sum();
                         double micros = MachineUsage.microsPerRequest(run.cpu().server(), run.throughput());
                         String row = String.format(Locale.ROOT, "| %d | %d | %s | %.0f | %.3f | %.3f | %.3f | %.1f | %d |%n",
                                 round, count, variant.name(), run.throughput(), ratio, run.p50(), run.p99(), micros,
-                                errors);
+                                run.errors());
                         md.append(row);
                         System.out.print(row);
                     }
@@ -137,6 +158,9 @@ public final class VariantBenchmark {
             ratios.forEach((key, values) -> md.append("- ").append(key).append(": ").append(values.stream()
                     .map(v -> String.format(Locale.ROOT, "%.3f", v)).toList()).append('\n'));
         } finally {
+            for (ManagedChannel channel : channels.values()) {
+                channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
             for (ServalProcess server : servers.values()) {
                 server.close();
             }
