@@ -23,9 +23,10 @@ import java.util.concurrent.TimeUnit;
  * response (status, headers and body captured from Serval for the same request), doing nothing else. Measured with
  * the same client as Serval, its throughput and latency are what HTTP on this machine allows, so Serval's figures
  * over it are the platform's own cost. Like Quarkus by default, it runs 2 event loops per core with one server
- * instance on each, on plain NIO.
+ * instance on each, on plain NIO; or as many as its third argument says (the load benchmark also runs one with
+ * Serval's event loop count, and takes the better of the two as the limit).
  *
- * <p>Run as a child JVM by the load benchmark: arguments {@code port routesFile}, where the routes file is a JSON
+ * <p>Run as a child JVM by the load benchmark: arguments {@code port routesFile [eventLoops]}, where the routes file is a JSON
  * object from request path to {@code {"status":200,"headers":{...},"body":"..."}}; it prints {@code READY} once
  * listening on 127.0.0.1, and exits when its standard input ends (its parent is gone), or after an hour in any
  * case. Unknown paths get 404.
@@ -48,7 +49,7 @@ public final class BareServer {
                 new TypeReference<LinkedHashMap<String, Canned>>() { });
         Map<String, Buffer> bodies = new LinkedHashMap<>();
         routes.forEach((path, canned) -> bodies.put(path, Buffer.buffer(canned.body())));
-        int loops = 2 * Runtime.getRuntime().availableProcessors();
+        int loops = args.length > 2 ? Integer.parseInt(args[2]) : 2 * Runtime.getRuntime().availableProcessors();
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(loops).setPreferNativeTransport(false));
         vertx.deployVerticle(() -> new AbstractVerticle() {
             @Override

@@ -67,6 +67,8 @@ public final class LoadBenchmark {
     static final String MINILM_MIXED = "minilm-mixed";
     static final String SERVAL = "serval";
     static final String BARE = "bare-vertx";
+    /** The bare server with Serval's own number of event loops (fewer than Vert.x's default two per core). */
+    static final String BARE_SERVAL_LOOPS = "bare-vertx-serval-loops";
     /** The default deployment, serving the default model. */
     static final String MINILM_DEPLOYMENT = "all-minilm-l6-v2";
     /** Predictor threads in Serval, each with one intra-op thread. */
@@ -240,11 +242,16 @@ public final class LoadBenchmark {
                 if (settings.bareTexts() && workloads.contains(MINILM_SHORT)) {
                     routes.put(shortTexts.path(), capture(server, shortTexts));
                 }
-                BareJvm bareJvm = routes.isEmpty() ? null : startBare(routes);
+                BareJvm bareJvm = routes.isEmpty() ? null : startBare(routes, 2 * cores());
                 Target bare = bareJvm == null ? null : new Target(BARE, bareJvm.port(), bareJvm.jvm().pid());
+                // Serval's default event loops (platform-api's EventLoopsDefault: one per two cores).
+                BareJvm servalLoopsJvm = workloads.contains(NOOP) ? startBare(routes, Math.max(1, cores() / 2)) : null;
+                Target bareServalLoops = servalLoopsJvm == null ? null
+                        : new Target(BARE_SERVAL_LOOPS, servalLoopsJvm.port(), servalLoopsJvm.jvm().pid());
                 Target serval = new Target(SERVAL, server.port(), server.pid());
                 if (workloads.contains(NOOP)) {
-                    transportWorkload(generator, serval, bare, noop);
+                    transportWorkload(generator, serval, bare, bareServalLoops, noop);
+                    servalLoopsJvm.jvm().close();
                 }
                 if (workloads.contains(MINILM_SHORT)) {
                     computeWorkload(generator, serval, settings.bareTexts() ? bare : null, shortTexts, "short", batch,
@@ -404,29 +411,35 @@ public final class LoadBenchmark {
         private record BareJvm(ChildProcess jvm, int port) {
         }
 
-        private BareJvm startBare(Map<String, BareServer.Canned> routes) throws Exception {
+        private BareJvm startBare(Map<String, BareServer.Canned> routes, int eventLoops) throws Exception {
             Path file = out.resolve("bare-routes.json");
             JSON.writeValue(file.toFile(), routes);
             int port = ServalProcess.freeLoopbackPort();
-            ChildProcess jvm = child(ChildProcess.startJvm(BareServer.class, List.of(Integer.toString(port), file.toString())));
+            ChildProcess jvm = child(ChildProcess.startJvm(BareServer.class, List.of(Integer.toString(port),
+                    file.toString(), Integer.toString(eventLoops))));
             jvm.awaitLine(BareServer.READY, Duration.ofMinutes(1));
-            System.out.printf("Bare Vert.x server ready on port %d (pid %d)%n", port, jvm.pid());
+            System.out.printf("Bare Vert.x server with %d event loop(s) ready on port %d (pid %d)%n", eventLoops, port,
+                    jvm.pid());
             return new BareJvm(jvm, port);
         }
 
         /**
-         * Closed loops on Serval and the bare server alternately, then open loops at fractions of Serval's
-         * saturation rate, the bare server at the same absolute rates.
+         * Closed loops on Serval and the bare server (with Vert.x's default event loops and with Serval's)
+         * alternately, then open loops at fractions of Serval's saturation rate, the bare server (default event
+         * loops) at the same absolute rates.
          */
-        private void transportWorkload(LoadGenerator generator, Target serval, Target bare, Workload workload)
-                throws InterruptedException, IOException {
+        private void transportWorkload(LoadGenerator generator, Target serval, Target bare, Target bareServalLoops,
+                Workload workload) throws InterruptedException, IOException {
             System.out.println("Workload " + workload.name() + " (" + workload.path() + ")");
             preWarm(generator, bare, workload, settings.preWarmNoop());
+            preWarm(generator, bareServalLoops, workload, settings.preWarmNoop());
             preWarm(generator, serval, workload, settings.preWarmNoop());
             List<Integer> connections = settings.noopConnections();
             for (int c : connections) {
                 record(generator.closedLoop(BARE, bare.port(), bare.pid(), workload, c, settings.warmUp(),
                         settings.measure(), settings.drain()));
+                record(generator.closedLoop(BARE_SERVAL_LOOPS, bareServalLoops.port(), bareServalLoops.pid(),
+                        workload, c, settings.warmUp(), settings.measure(), settings.drain()));
                 record(generator.closedLoop(SERVAL, serval.port(), serval.pid(), workload, c, settings.warmUp(),
                         settings.measure(), settings.drain()));
             }

@@ -54,6 +54,25 @@ class GoalsTest {
     }
 
     @Test
+    void theNoopLimitIsTheBareServersBetterEventLoopCount() {
+        List<RunResult> runs = List.of(
+                closed(LoadBenchmark.BARE, LoadBenchmark.NOOP, 64, 70_000, 0.4),
+                closed(LoadBenchmark.BARE_SERVAL_LOOPS, LoadBenchmark.NOOP, 64, 90_000, 0.4),
+                closed(LoadBenchmark.SERVAL, LoadBenchmark.NOOP, 64, 54_000, 0.6));
+
+        Goals.Goal throughput = find(Goals.evaluate(runs, Map.of()), LoadBenchmark.NOOP, "req/s");
+        assertEquals(54_000.0 / 90_000, throughput.value(), 1e-9);
+        assertTrue(throughput.limitName().contains("Serval's event loops"), throughput.limitName());
+
+        runs = List.of(
+                closed(LoadBenchmark.BARE, LoadBenchmark.NOOP, 64, 95_000, 0.4),
+                closed(LoadBenchmark.BARE_SERVAL_LOOPS, LoadBenchmark.NOOP, 64, 90_000, 0.4),
+                closed(LoadBenchmark.SERVAL, LoadBenchmark.NOOP, 64, 54_000, 0.6));
+        throughput = find(Goals.evaluate(runs, Map.of()), LoadBenchmark.NOOP, "req/s");
+        assertEquals(54_000.0 / 95_000, throughput.value(), 1e-9);
+    }
+
+    @Test
     void errorsCountOnlyInOpenLoopRunsBelowSaturation() {
         List<RunResult> runs = List.of(
                 closed(LoadBenchmark.SERVAL, LoadBenchmark.NOOP, 32, 50_000, 0.6),
