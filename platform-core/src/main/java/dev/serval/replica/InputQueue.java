@@ -36,7 +36,7 @@ final class InputQueue<I, O> {
     private final String deployment;
     private final ConcurrentLinkedQueue<InputTask<I, O>> tasks = new ConcurrentLinkedQueue<>();
     /** Predictors parked until a task is queued; each removes itself when it wakes. */
-    private final ConcurrentLinkedQueue<Thread> sleepers = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Thread> sleepers;
     private final BoundedCount queued;
     private final RetryAfter retryAfter;
     /** Whether a predictor is spinning now ({@link #take(long)}). */
@@ -48,6 +48,12 @@ final class InputQueue<I, O> {
      * @param retryAfter      the estimate a refusal carries
      */
     InputQueue(String deployment, int maxQueuedInputs, RetryAfter retryAfter) {
+        this(deployment, maxQueuedInputs, retryAfter, new ConcurrentLinkedQueue<>());
+    }
+
+    /** With {@code sleepers} given: a test's queue places a producer between a predictor's look and its sleep. */
+    InputQueue(String deployment, int maxQueuedInputs, RetryAfter retryAfter, ConcurrentLinkedQueue<Thread> sleepers) {
+        this.sleepers = sleepers;
         this.deployment = deployment;
         this.queued = new BoundedCount(maxQueuedInputs);
         this.retryAfter = retryAfter;

@@ -71,6 +71,42 @@ class InputQueueTest {
                 second.taken.get(10, TimeUnit.SECONDS).index()));
     }
 
+    /**
+     * The lost wake-up: a task queued after a taker found the queue empty and before it registered to sleep wakes
+     * nobody (there is no sleeper yet), so the taker must look again once registered. Placed exactly there by a
+     * sleepers queue that queues the task when the taker registers: without that look the taker parks for good.
+     */
+    @Test
+    void aTaskQueuedBetweenTheLastLookAndTheSleepIsTaken() throws Exception {
+        CompletableFuture<PoolRequest<String, String>> queuedInBetween = new CompletableFuture<>();
+        java.util.concurrent.atomic.AtomicReference<InputQueue<String, String>> late =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        late.set(new InputQueue<>("d", 16, RetryAfter.servicePaced(1), new java.util.concurrent
+                .ConcurrentLinkedQueue<>() {
+            @Override
+            public boolean add(Thread sleeper) {
+                if (!queuedInBetween.isDone()) {
+                    queuedInBetween.complete(late.get().admit(List.of("between"), 0)); // wakes nobody: no sleeper yet
+                }
+                return super.add(sleeper);
+            }
+        }));
+        CompletableFuture<InputTask<String, String>> taken = new CompletableFuture<>();
+        Thread taker = Thread.ofPlatform().daemon().start(() -> {
+            try {
+                taken.complete(late.get().take(0));
+            } catch (Throwable e) {
+                taken.completeExceptionally(e);
+            }
+        });
+        try {
+            assertSame(queuedInBetween.get(10, TimeUnit.SECONDS), taken.get(10, TimeUnit.SECONDS).request(),
+                    "the task queued while the taker went to sleep");
+        } finally {
+            taker.interrupt();
+        }
+    }
+
     /** Once its spin is over the taker sleeps in the queue, and a task queued then still wakes it. */
     @Test
     void afterTheSpinTheTakerSleepsAndIsWokenByWork() throws Exception {
