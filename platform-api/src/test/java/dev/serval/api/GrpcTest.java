@@ -295,6 +295,27 @@ class GrpcTest {
                 "the server goes on serving");
     }
 
+    /**
+     * A compressed message's size says nothing of what it inflates to: 32 MiB of zeros (four times
+     * serval.http.max-body-size) gzip to 32 KiB, and the gRPC layer would inflate every such message whole before
+     * anything could check it. Compressed messages are refused, UNIMPLEMENTED as the gRPC spec has it for an encoding
+     * the server does not take, before they are inflated.
+     */
+    @Test
+    void aCompressedMessageIsRefusedBeforeItIsInflated() {
+        ModelInferRequest bomb = ModelInferRequest.newBuilder().setModelName("mlp").addInputs(input("input", "FP32",
+                1, 8 << 20)).addRawInputContents(ByteString.copyFrom(new byte[32 << 20])).build();
+        StatusRuntimeException refused = assertThrows(StatusRuntimeException.class,
+                () -> stub.withCompression("gzip").modelInfer(bomb));
+        assertEquals(Status.Code.UNIMPLEMENTED, refused.getStatus().getCode(), refused.getStatus().toString());
+        assertTrue(refused.getStatus().getDescription().contains("compressed"), refused.getStatus().toString());
+        StatusRuntimeException small = assertThrows(StatusRuntimeException.class,
+                () -> stub.withCompression("gzip").modelInfer(typedMlp()));
+        assertEquals(Status.Code.UNIMPLEMENTED, small.getStatus().getCode(), small.getStatus().toString());
+        assertEquals(2, stub.modelInfer(typedMlp()).getOutputs(0).getContents().getFp32ContentsCount(),
+                "uncompressed calls are served");
+    }
+
     @Test
     void aFullQueueIsResourceExhaustedWithRetryInfoAndTheDeadlineEndsTheStep() throws Exception {
         ManagementAdmin.put("jam", "{\"model\":\"hangs\",\"max_ongoing_requests\":1,\"max_queued_requests\":0,"

@@ -16,6 +16,10 @@ import java.util.function.Consumer;
  * {@code GrpcInferenceService.run}); the bytes of a message never completed are given back when the stream ends. A
  * chunk that does not fit refuses the call ({@code refuse}) and nothing more of it is read.
  *
+ * <p>A compressed message refuses the call too ({@code refuseCompressed}), in the chunk where its flag arrives: its
+ * length says nothing of what it inflates to, and the gRPC layer would inflate it whole, unbounded, before anything
+ * could look at it.
+ *
  * <p>Messages are found by their gRPC framing ({@link GrpcFraming}). Event loop only: Vert.x calls the handlers on the
  * connection's event loop.
  */
@@ -23,16 +27,23 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
 
     private final ByteBudget budget;
     private final Consumer<HttpServerRequest> refuse;
+    private final Consumer<HttpServerRequest> refuseCompressed;
     private final GrpcFraming framing = new GrpcFraming();
     /** Bytes of the message being received (prefix included) taken from the budget and not given back. */
     private long held;
     private boolean refused;
     private boolean ended;
 
-    GrpcBytesInTransit(HttpServerRequest request, ByteBudget budget, Consumer<HttpServerRequest> refuse) {
+    /**
+     * @param refuse           ends a call whose bytes do not fit the budget
+     * @param refuseCompressed ends a call that sent a compressed message, before the gRPC layer sees it
+     */
+    GrpcBytesInTransit(HttpServerRequest request, ByteBudget budget, Consumer<HttpServerRequest> refuse,
+            Consumer<HttpServerRequest> refuseCompressed) {
         super((HttpServerRequestInternal) request);
         this.budget = budget;
         this.refuse = refuse;
+        this.refuseCompressed = refuseCompressed;
         request.response().closeHandler(ignored -> giveBack());
         request.response().endHandler(ignored -> giveBack());
     }
@@ -53,6 +64,11 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
             }
             held += size;
             int end = framing.endOfLastMessage(chunk);
+            if (framing.sawCompressed()) {
+                refused = true;
+                refuseCompressed.accept(delegate);
+                return;
+            }
             if (end >= 0) { // the messages that end here go back: held from now on by their calls
                 budget.release(held - (size - end));
                 held = size - end;

@@ -4,7 +4,8 @@ import io.vertx.core.buffer.Buffer;
 
 /**
  * Where gRPC messages end in a stream of chunks: each message is a flag byte, a four-byte big-endian length and that
- * many bytes. Fed the chunks in order, it says where in each the last message that ends there ends. One per stream;
+ * many bytes. Fed the chunks in order, it says where in each the last message that ends there ends, and whether a
+ * message so far was compressed (the flag byte's low bit). One per stream;
  * not thread-safe (a stream's chunks arrive on its event loop).
  */
 final class GrpcFraming {
@@ -15,6 +16,13 @@ final class GrpcFraming {
     private int prefixRead;
     private long length;
     private long payloadLeft;
+    /** Whether a message read so far has its compressed flag set. */
+    private boolean compressed;
+
+    /** Whether a message whose prefix has been read so far is compressed (its flag byte's low bit). */
+    boolean sawCompressed() {
+        return compressed;
+    }
 
     /** Reads {@code chunk}; returns the offset just after the last message that ends in it, or -1 when none does. */
     int endOfLastMessage(Buffer chunk) {
@@ -24,6 +32,8 @@ final class GrpcFraming {
             if (prefixRead < PREFIX) {
                 if (prefixRead > 0) {
                     length = (length << 8) | (chunk.getByte(position) & 0xff);
+                } else if ((chunk.getByte(position) & 1) != 0) {
+                    compressed = true;
                 }
                 position++;
                 if (++prefixRead == PREFIX) {

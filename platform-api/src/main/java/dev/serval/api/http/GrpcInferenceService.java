@@ -164,7 +164,7 @@ public class GrpcInferenceService {
             refuse(request);
             return;
         }
-        server.handle(new GrpcBytesInTransit(request, budget, this::refuse));
+        server.handle(new GrpcBytesInTransit(request, budget, this::refuse, GrpcInferenceService::refuseCompressed));
     }
 
     void stop(@Observes io.quarkus.runtime.ShutdownEvent event) {
@@ -444,6 +444,11 @@ public class GrpcInferenceService {
 
     /** HTTP/2's ENHANCE_YOUR_CALM error code, for a stream reset because its bytes do not fit the budget. */
     private static final long ENHANCE_YOUR_CALM = 0xb;
+    /** HTTP/2's REFUSED_STREAM error code, for a stream reset because it sent a compressed message. */
+    private static final long REFUSED_STREAM = 0x7;
+    private static final String COMPRESSED = "compressed messages are not accepted (grpc-encoding "
+            + "identity only): what a message inflates to cannot be bounded before it is inflated; send it "
+            + "uncompressed";
 
     /** The most requests one {@code ModelStreamInfer} stream may have running; past it, its reading pauses. */
     static final int MAX_STREAM_IN_FLIGHT = 64;
@@ -611,6 +616,27 @@ public class GrpcInferenceService {
                 .putHeader("grpc-message", percentEncoded(message))
                 .putHeader(STATUS_DETAILS, retryDetails(GrpcStatus.UNAVAILABLE, message, 1000))
                 .putHeader(ErrorResponses.RETRY_AFTER_MS, "1000")
+                .end();
+    }
+
+    /**
+     * Refuses a call that sent a compressed message ({@link GrpcBytesInTransit}), before it is inflated: UNIMPLEMENTED
+     * with {@code grpc-accept-encoding: identity}, as the gRPC spec answers an encoding the server does not take; a
+     * stream whose answers already started is reset (REFUSED_STREAM).
+     */
+    private static void refuseCompressed(HttpServerRequest request) {
+        HttpServerResponse response = request.response();
+        if (response.ended() || response.closed()) {
+            return;
+        }
+        if (response.headWritten()) {
+            response.reset(REFUSED_STREAM);
+            return;
+        }
+        response.putHeader(HttpHeaders.CONTENT_TYPE, GRPC)
+                .putHeader("grpc-status", Integer.toString(GrpcStatus.UNIMPLEMENTED.code))
+                .putHeader("grpc-message", percentEncoded(COMPRESSED))
+                .putHeader("grpc-accept-encoding", "identity")
                 .end();
     }
 

@@ -1,6 +1,8 @@
 package dev.serval.api.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.vertx.core.buffer.Buffer;
 import org.junit.jupiter.api.Test;
@@ -45,5 +47,18 @@ class GrpcFramingTest {
         Buffer prefix = Buffer.buffer().appendByte((byte) 0).appendInt(0x01000000); // 16 MiB declared
         assertEquals(-1, framing.endOfLastMessage(prefix));
         assertEquals(-1, framing.endOfLastMessage(Buffer.buffer(new byte[1 << 16])));
+    }
+
+    @Test
+    void aCompressedFlagIsSeenInWhicheverMessageAndChunkItComes() {
+        GrpcFraming framing = new GrpcFraming();
+        framing.endOfLastMessage(message(3).appendBuffer(message(2)));
+        assertFalse(framing.sawCompressed(), "flag 0: uncompressed");
+        // A payload byte of 1 is not a flag: only the first byte of each prefix is.
+        framing.endOfLastMessage(Buffer.buffer().appendByte((byte) 0).appendInt(2).appendBytes(new byte[] {1, 1}));
+        assertFalse(framing.sawCompressed(), "payload bytes are not flags");
+        Buffer compressed = Buffer.buffer().appendByte((byte) 1).appendInt(4).appendBytes(new byte[4]);
+        framing.endOfLastMessage(message(1).appendBuffer(compressed.getBuffer(0, 1)));
+        assertTrue(framing.sawCompressed(), "the third message's flag, at the end of a chunk");
     }
 }
