@@ -316,6 +316,43 @@ class GrpcTest {
                 "uncompressed calls are served");
     }
 
+    /**
+     * A client that sends on a stream and never reads the answers must not make the server hold them all: once the
+     * answers it could not send fill the stream's write queue, the server stops reading the stream (HTTP/2 flow
+     * control then holds the client back). Without that, the server read all 200,000 requests here and queued their
+     * answers in memory.
+     */
+    @Test
+    void aStreamWhoseClientReadsNoAnswerIsNoLongerRead() throws Exception {
+        java.util.concurrent.Semaphore ready = new java.util.concurrent.Semaphore(0);
+        ClientCall<byte[], byte[]> stream = channel.newCall(raw("ModelStreamInfer",
+                MethodDescriptor.MethodType.BIDI_STREAMING), CallOptions.DEFAULT.withDeadlineAfter(120,
+                        TimeUnit.SECONDS));
+        stream.start(new ClientCall.Listener<>() {
+            @Override
+            public void onReady() {
+                ready.release();
+            }
+        }, new Metadata()); // and never request(): no answer is read
+        byte[] request = ModelInferRequest.newBuilder().setModelName("nope").setId("unread").build().toByteArray();
+        int sent = 0;
+        try {
+            while (sent < 200_000) {
+                if (stream.isReady()) {
+                    stream.sendMessage(request);
+                    sent++;
+                } else if (!ready.tryAcquire(3, TimeUnit.SECONDS)) {
+                    break; // the server stopped reading
+                }
+            }
+        } finally {
+            stream.cancel("done", null);
+        }
+        assertTrue(sent < 200_000, "the server read all " + sent + " requests of a client that reads no answer");
+        assertEquals(2, stub.modelInfer(typedMlp()).getOutputs(0).getContents().getFp32ContentsCount(),
+                "the server goes on serving");
+    }
+
     @Test
     void aFullQueueIsResourceExhaustedWithRetryInfoAndTheDeadlineEndsTheStep() throws Exception {
         ManagementAdmin.put("jam", "{\"model\":\"hangs\",\"max_ongoing_requests\":1,\"max_queued_requests\":0,"

@@ -458,8 +458,9 @@ public class GrpcInferenceService {
      * and each answer is written as it finishes (not in request order; its {@code id} tells which), a request's
      * failure as a response with {@code error_message} (the stream goes on). At most {@value #MAX_STREAM_IN_FLIGHT}
      * requests of a stream run at once: past that the stream stops reading (HTTP/2 flow control holds the client
-     * back). The stream ends once the client ended it and every answer is written; a client that cancels it cancels
-     * every request it has running. Event loop only.
+     * back); it also stops while its answers wait for a client that does not read them. The stream ends once the
+     * client ended it and every answer is written; a client that cancels it cancels every request it has running.
+     * Event loop only.
      */
     private void stream(GrpcServerRequest<ModelInferRequest, ModelStreamInferResponse> call) {
         Stream stream = new Stream(call);
@@ -479,6 +480,8 @@ public class GrpcInferenceService {
         private final java.util.Set<CompletableFuture<ModelInferResponse>> running = new java.util.HashSet<>();
         private boolean clientEnded;
         private boolean cancelled;
+        /** Whether reading is paused until the answers waiting to be written drain (the client is not reading). */
+        private boolean answersWaiting;
 
         Stream(GrpcServerRequest<ModelInferRequest, ModelStreamInferResponse> call) {
             this.call = call;
@@ -498,16 +501,35 @@ public class GrpcInferenceService {
             if (cancelled) {
                 return;
             }
-            call.response().write(response != null
+            write(response != null
                     ? ModelStreamInferResponse.newBuilder().setInferResponse(response).build()
                     : ModelStreamInferResponse.newBuilder()
                             .setErrorMessage("[" + status(failure).name() + "] " + ErrorResponses.message(failure))
                             .setInferResponse(ModelInferResponse.newBuilder().setId(message.getId())
                                     .setModelName(message.getModelName())).build());
-            if (running.size() == MAX_STREAM_IN_FLIGHT - 1) {
+            if (running.size() == MAX_STREAM_IN_FLIGHT - 1 && !answersWaiting) {
                 call.resume();
             }
             endIfDone();
+        }
+
+        /**
+         * Writes an answer; when the answers the client has not taken yet fill the stream's write queue (HTTP/2 flow
+         * control: the client does not read), stops reading the stream until they drain, so that a client that only
+         * sends cannot make the server hold answers without bound.
+         */
+        private void write(ModelStreamInferResponse answer) {
+            call.response().write(answer);
+            if (!answersWaiting && call.response().writeQueueFull()) {
+                answersWaiting = true;
+                call.pause();
+                call.response().drainHandler(drained -> {
+                    answersWaiting = false;
+                    if (!cancelled && running.size() < MAX_STREAM_IN_FLIGHT) {
+                        call.resume();
+                    }
+                });
+            }
         }
 
         void clientEnded() {
@@ -537,7 +559,7 @@ public class GrpcInferenceService {
             }
             String problem = invalid.getCause() instanceof CodecException unreadable ? unreadable.getMessage()
                     : "a message of the stream could not be read";
-            call.response().write(ModelStreamInferResponse.newBuilder()
+            write(ModelStreamInferResponse.newBuilder()
                     .setErrorMessage("[" + GrpcStatus.INVALID_ARGUMENT.name() + "] " + problem).build());
         }
 
