@@ -194,6 +194,7 @@ class GrpcTest {
                 ModelInferRequest.newBuilder().setModelName("mlp").addInputs(input("input", "FP32", 1, 4))
                         .addRawInputContents(ByteString.copyFrom(new byte[9 << 20])).build()));
         assertEquals(Status.Code.RESOURCE_EXHAUSTED, huge.getStatus().getCode(), huge.getStatus().toString());
+        assertTrue(huge.getStatus().getDescription().contains("serval.http.max-body-size"), huge.getStatus().toString());
         assertEquals(2, stub.modelInfer(typedMlp()).getOutputs(0).getContents().getFp32ContentsCount(),
                 "the server goes on serving");
         given().get("/v2/health/live").then().statusCode(200);

@@ -5,7 +5,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.impl.HttpServerRequestInternal;
 import io.vertx.core.http.impl.HttpServerRequestWrapper;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 
 /**
  * A gRPC call's request bytes count in the server's budget of request bytes held ({@code serval.http.max-buffered-bytes},
@@ -16,18 +16,29 @@ import java.util.function.Consumer;
  * {@code GrpcInferenceService.run}); the bytes of a message never completed are given back when the stream ends. A
  * chunk that does not fit refuses the call ({@code refuse}) and nothing more of it is read.
  *
- * <p>A compressed message refuses the call too ({@code refuseCompressed}), in the chunk where its flag arrives: its
- * length says nothing of what it inflates to, and the gRPC layer would inflate it whole, unbounded, before anything
- * could look at it.
+ * <p>The framing also refuses, in the chunk where the prefix arrives, a message longer than
+ * {@code serval.http.max-body-size} (the gRPC layer would answer it itself, but then also end the call a second
+ * time) and a compressed message: its length says nothing of what it inflates to, and the gRPC layer would inflate
+ * it whole, unbounded, before anything could look at it. A refused call's later chunks and its end are dropped.
  *
  * <p>Messages are found by their gRPC framing ({@link GrpcFraming}). Event loop only: Vert.x calls the handlers on the
  * connection's event loop.
  */
 final class GrpcBytesInTransit extends HttpServerRequestWrapper {
 
+    /** Why a call is refused at the edge. */
+    enum Refusal {
+        /** Its bytes do not fit the server's budget. */
+        OVER_BUDGET,
+        /** A message declares more bytes than {@code serval.http.max-body-size}. */
+        TOO_LARGE,
+        /** A message is compressed. */
+        COMPRESSED
+    }
+
     private final ByteBudget budget;
-    private final Consumer<HttpServerRequest> refuse;
-    private final Consumer<HttpServerRequest> refuseCompressed;
+    private final long maxMessageSize;
+    private final BiConsumer<HttpServerRequest, Refusal> refuse;
     private final GrpcFraming framing = new GrpcFraming();
     /** Bytes of the message being received (prefix included) taken from the budget and not given back. */
     private long held;
@@ -35,15 +46,15 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
     private boolean ended;
 
     /**
-     * @param refuse           ends a call whose bytes do not fit the budget
-     * @param refuseCompressed ends a call that sent a compressed message, before the gRPC layer sees it
+     * @param maxMessageSize the longest message a call may declare ({@code serval.http.max-body-size})
+     * @param refuse         ends a call, for the reason given, before the gRPC layer sees the chunk that refused it
      */
-    GrpcBytesInTransit(HttpServerRequest request, ByteBudget budget, Consumer<HttpServerRequest> refuse,
-            Consumer<HttpServerRequest> refuseCompressed) {
+    GrpcBytesInTransit(HttpServerRequest request, ByteBudget budget, long maxMessageSize,
+            BiConsumer<HttpServerRequest, Refusal> refuse) {
         super((HttpServerRequestInternal) request);
         this.budget = budget;
+        this.maxMessageSize = maxMessageSize;
         this.refuse = refuse;
-        this.refuseCompressed = refuseCompressed;
         request.response().closeHandler(ignored -> giveBack());
         request.response().endHandler(ignored -> giveBack());
     }
@@ -58,15 +69,17 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
             long taken = budget.reserve(size);
             if (taken < size) {
                 budget.release(taken);
-                refused = true;
-                refuse.accept(delegate);
+                refuse(Refusal.OVER_BUDGET);
                 return;
             }
             held += size;
             int end = framing.endOfLastMessage(chunk);
+            if (framing.longestDeclared() > maxMessageSize) {
+                refuse(Refusal.TOO_LARGE);
+                return;
+            }
             if (framing.sawCompressed()) {
-                refused = true;
-                refuseCompressed.accept(delegate);
+                refuse(Refusal.COMPRESSED);
                 return;
             }
             if (end >= 0) { // the messages that end here go back: held from now on by their calls
@@ -76,6 +89,22 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
             handler.handle(chunk);
         });
         return this;
+    }
+
+    /** The end of a refused call is dropped too: the gRPC layer must not answer a call the refusal already ended. */
+    @Override
+    public HttpServerRequest endHandler(Handler<Void> handler) {
+        delegate.endHandler(handler == null ? null : ended -> {
+            if (!refused) {
+                handler.handle(ended);
+            }
+        });
+        return this;
+    }
+
+    private void refuse(Refusal refusal) {
+        refused = true;
+        refuse.accept(delegate, refusal);
     }
 
     /** The stream ended (answered, reset or closed): what an unfinished message held goes back. */

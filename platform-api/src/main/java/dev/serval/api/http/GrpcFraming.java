@@ -4,8 +4,8 @@ import io.vertx.core.buffer.Buffer;
 
 /**
  * Where gRPC messages end in a stream of chunks: each message is a flag byte, a four-byte big-endian length and that
- * many bytes. Fed the chunks in order, it says where in each the last message that ends there ends, and whether a
- * message so far was compressed (the flag byte's low bit). One per stream;
+ * many bytes. Fed the chunks in order, it says where in each the last message that ends there ends, the longest
+ * length a message declared, and whether a message so far was compressed (the flag byte's low bit). One per stream;
  * not thread-safe (a stream's chunks arrive on its event loop).
  */
 final class GrpcFraming {
@@ -18,6 +18,13 @@ final class GrpcFraming {
     private long payloadLeft;
     /** Whether a message read so far has its compressed flag set. */
     private boolean compressed;
+    /** The longest length a message has declared so far. */
+    private long longestDeclared;
+
+    /** The longest length a message whose prefix has been read so far declared (0 before the first). */
+    long longestDeclared() {
+        return longestDeclared;
+    }
 
     /** Whether a message whose prefix has been read so far is compressed (its flag byte's low bit). */
     boolean sawCompressed() {
@@ -38,6 +45,7 @@ final class GrpcFraming {
                 position++;
                 if (++prefixRead == PREFIX) {
                     payloadLeft = length;
+                    longestDeclared = Math.max(longestDeclared, length);
                 }
             } else {
                 int take = (int) Math.min(payloadLeft, chunk.length() - position);

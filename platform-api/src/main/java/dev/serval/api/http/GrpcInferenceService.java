@@ -44,7 +44,6 @@ import io.vertx.ext.web.Router;
 import io.vertx.grpc.common.CodecException;
 import io.vertx.grpc.common.GrpcStatus;
 import io.vertx.grpc.common.InvalidMessageException;
-import io.vertx.grpc.common.MessageSizeOverflowException;
 import io.vertx.grpc.server.GrpcServer;
 import io.vertx.grpc.server.GrpcServerOptions;
 import io.vertx.grpc.server.GrpcServerRequest;
@@ -161,10 +160,10 @@ public class GrpcInferenceService {
      */
     private void handle(GrpcServer server, HttpServerRequest request) {
         if (budget.exhausted()) {
-            refuse(request);
+            refuse(request, GrpcBytesInTransit.Refusal.OVER_BUDGET);
             return;
         }
-        server.handle(new GrpcBytesInTransit(request, budget, this::refuse, GrpcInferenceService::refuseCompressed));
+        server.handle(new GrpcBytesInTransit(request, budget, maxMessageSize, this::refuse));
     }
 
     void stop(@Observes io.quarkus.runtime.ShutdownEvent event) {
@@ -442,13 +441,8 @@ public class GrpcInferenceService {
         }
     }
 
-    /** HTTP/2's ENHANCE_YOUR_CALM error code, for a stream reset because its bytes do not fit the budget. */
+    /** HTTP/2's ENHANCE_YOUR_CALM error code, for a stream refused at the edge after its answers started. */
     private static final long ENHANCE_YOUR_CALM = 0xb;
-    /** HTTP/2's REFUSED_STREAM error code, for a stream reset because it sent a compressed message. */
-    private static final long REFUSED_STREAM = 0x7;
-    private static final String COMPRESSED = "compressed messages are not accepted (grpc-encoding "
-            + "identity only): what a message inflates to cannot be bounded before it is inflated; send it "
-            + "uncompressed";
 
     /** The most requests one {@code ModelStreamInfer} stream may have running; past it, its reading pauses. */
     static final int MAX_STREAM_IN_FLIGHT = 64;
@@ -544,17 +538,11 @@ public class GrpcInferenceService {
         }
 
         /**
-         * A message the stream cannot take: one that does not parse is answered inline as INVALID_ARGUMENT and the
-         * stream goes on; one over the size limit ends the stream RESOURCE_EXHAUSTED (its bytes are not read).
+         * A message that does not parse: answered inline as INVALID_ARGUMENT, and the stream goes on. (A message over
+         * the size limit never gets here: {@link GrpcBytesInTransit} refuses it on its length.)
          */
         void invalid(InvalidMessageException invalid) {
             if (cancelled) {
-                return;
-            }
-            if (invalid instanceof MessageSizeOverflowException) {
-                cancel();
-                call.response().status(GrpcStatus.RESOURCE_EXHAUSTED).statusMessage("a message of the stream is over "
-                        + "serval.http.max-body-size").end();
                 return;
             }
             String problem = invalid.getCause() instanceof CodecException unreadable ? unreadable.getMessage()
@@ -619,11 +607,14 @@ public class GrpcInferenceService {
     }
 
     /**
-     * Refuses a call whose bytes do not fit the server's budget ({@link GrpcBytesInTransit}): before its answer
-     * started, UNAVAILABLE with a retry delay as {@link #fail} writes it (REST answers 503 + Retry-After); a stream
-     * whose answers already started is reset (ENHANCE_YOUR_CALM, which clients report as RESOURCE_EXHAUSTED).
+     * Refuses a call at the edge, before the gRPC layer has its message ({@link GrpcBytesInTransit}): its bytes do not
+     * fit the server's budget (UNAVAILABLE with a retry delay, as {@link #fail} writes it; REST answers 503 +
+     * Retry-After), a message is longer than {@code serval.http.max-body-size} (RESOURCE_EXHAUSTED), or a message is
+     * compressed (UNIMPLEMENTED with {@code grpc-accept-encoding: identity}, as the gRPC spec answers an encoding the
+     * server does not take). A stream whose answers already started is reset instead (ENHANCE_YOUR_CALM, which clients
+     * report as RESOURCE_EXHAUSTED).
      */
-    private void refuse(HttpServerRequest request) {
+    private void refuse(HttpServerRequest request, GrpcBytesInTransit.Refusal refusal) {
         HttpServerResponse response = request.response();
         if (response.ended() || response.closed()) {
             return;
@@ -632,34 +623,25 @@ public class GrpcInferenceService {
             response.reset(ENHANCE_YOUR_CALM);
             return;
         }
-        String message = budget.full().getMessage();
-        response.putHeader(HttpHeaders.CONTENT_TYPE, GRPC)
-                .putHeader("grpc-status", Integer.toString(GrpcStatus.UNAVAILABLE.code))
-                .putHeader("grpc-message", percentEncoded(message))
-                .putHeader(STATUS_DETAILS, retryDetails(GrpcStatus.UNAVAILABLE, message, 1000))
-                .putHeader(ErrorResponses.RETRY_AFTER_MS, "1000")
-                .end();
-    }
-
-    /**
-     * Refuses a call that sent a compressed message ({@link GrpcBytesInTransit}), before it is inflated: UNIMPLEMENTED
-     * with {@code grpc-accept-encoding: identity}, as the gRPC spec answers an encoding the server does not take; a
-     * stream whose answers already started is reset (REFUSED_STREAM).
-     */
-    private static void refuseCompressed(HttpServerRequest request) {
-        HttpServerResponse response = request.response();
-        if (response.ended() || response.closed()) {
-            return;
+        response.putHeader(HttpHeaders.CONTENT_TYPE, GRPC);
+        switch (refusal) {
+            case OVER_BUDGET -> {
+                String message = budget.full().getMessage();
+                response.putHeader("grpc-status", Integer.toString(GrpcStatus.UNAVAILABLE.code))
+                        .putHeader("grpc-message", percentEncoded(message))
+                        .putHeader(STATUS_DETAILS, retryDetails(GrpcStatus.UNAVAILABLE, message, 1000))
+                        .putHeader(ErrorResponses.RETRY_AFTER_MS, "1000");
+            }
+            case TOO_LARGE -> response.putHeader("grpc-status", Integer.toString(GrpcStatus.RESOURCE_EXHAUSTED.code))
+                    .putHeader("grpc-message", percentEncoded("a message is longer than serval.http.max-body-size ("
+                            + maxMessageSize + " bytes)"));
+            case COMPRESSED -> response.putHeader("grpc-status", Integer.toString(GrpcStatus.UNIMPLEMENTED.code))
+                    .putHeader("grpc-message", percentEncoded("compressed messages are not accepted (grpc-encoding "
+                            + "identity only): what a message inflates to cannot be bounded before it is inflated; "
+                            + "send it uncompressed"))
+                    .putHeader("grpc-accept-encoding", "identity");
         }
-        if (response.headWritten()) {
-            response.reset(REFUSED_STREAM);
-            return;
-        }
-        response.putHeader(HttpHeaders.CONTENT_TYPE, GRPC)
-                .putHeader("grpc-status", Integer.toString(GrpcStatus.UNIMPLEMENTED.code))
-                .putHeader("grpc-message", percentEncoded(COMPRESSED))
-                .putHeader("grpc-accept-encoding", "identity")
-                .end();
+        response.end();
     }
 
     /** {@code grpc-message}'s encoding: printable ASCII but {@code %} as is, everything else percent-encoded (UTF-8). */

@@ -46,7 +46,11 @@ class GrpcFramingTest {
         GrpcFraming framing = new GrpcFraming();
         Buffer prefix = Buffer.buffer().appendByte((byte) 0).appendInt(0x01000000); // 16 MiB declared
         assertEquals(-1, framing.endOfLastMessage(prefix));
+        assertEquals(1 << 24, framing.longestDeclared());
         assertEquals(-1, framing.endOfLastMessage(Buffer.buffer(new byte[1 << 16])));
+        GrpcFraming huge = new GrpcFraming();
+        huge.endOfLastMessage(Buffer.buffer().appendByte((byte) 0).appendInt(0xffffffff));
+        assertEquals(0xffffffffL, huge.longestDeclared(), "4 GiB - 1, not -1");
     }
 
     @Test
