@@ -9,6 +9,13 @@ import io.grpc.ManagedChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.http.RequestOptions;
 import io.vertx.core.net.SocketAddress;
 import io.vertx.grpc.client.GrpcClient;
 import io.vertx.grpc.client.GrpcClientResponse;
@@ -40,12 +47,14 @@ import org.HdrHistogram.Recorder;
  * clients send) through two clients, grpc-java (one HTTP/2 channel) and Vert.x's gRPC client (one HTTP/2 connection,
  * the same Vert.x as the REST load generator, so that the two protocols are compared with clients of one kind), and
  * OIP REST (the load generator's HTTP/1.1 connections, JSON), on the
- * no-op deployment {@code echo} (a FP32 [1, 4] tensor: the platform's own cost) and on the default MiniLM (one short
+ * no-op deployment {@code echo} (a FP32 [1, 4] tensor: the platform's own cost); and gRPC through Vert.x's HTTP/2
+ * client with each call's frame prepared beforehand ({@link #cannedHttp2}: the REST generator's way, so that the two
+ * protocols' servers are compared with clients doing the same work) and on the default MiniLM (one short
  * chat text per request). For each, in alternation and {@code --rounds} times: a closed loop of 1 call in flight
  * (latency) and of 8 (throughput), {@code --measure} each after an unrecorded warm-up, with the server's and the
  * generator's CPU time per request. Goal from the issue: gRPC noop throughput at least REST's, at equal p50.
  *
- * <p>Output: {@code platform-bench/target/grpc/summary.md} (or {@code --out DIR}). About 6 minutes; from the
+ * <p>Output: {@code platform-bench/target/grpc/summary.md} (or {@code --out DIR}). About 8 minutes (2 rounds); from the
  * repository root:
  * <pre>{@code
  * bin/loadbench --grpc [--measure 10s] [--rounds 2] [--out DIR]
@@ -119,7 +128,9 @@ public final class GrpcBenchmark {
         md.append(String.format(Locale.ROOT, "Run %s, load average before %s; `bin/loadbench --grpc --measure %ds "
                 + "--rounds %d`. Closed loops of 1 and 8 requests in flight, %d s each, against one Serval. REST: "
                 + "HTTP/1.1 connections, JSON, Vert.x's HTTP client; gRPC: one HTTP/2 connection, raw contents, with "
-                + "grpc-java (%d channel(s)) and with Vert.x's gRPC client (the same Vert.x as the REST client). "
+                + "grpc-java (%d channel(s)), with Vert.x's gRPC client (the same Vert.x as the REST client), and with "
+                + "Vert.x's HTTP/2 client sending each call's gRPC frame prepared beforehand and checking grpc-status "
+                + "(canned: the REST generator's way, prepared bodies, no per-call encoding). "
                 + "Latency in ms. CPU per request at 8 in flight: the process's user + system time over the run "
                 + "divided by the requests answered, for the server and for the load generator, which shares the "
                 + "machine's cores (its cost is part of every rate).%n%n", Instant.now(), MachineUsage.loadAverage(),
@@ -140,6 +151,9 @@ public final class GrpcBenchmark {
             }
             Client grpcJava = grpcJava(channel);
             Client vertxGrpc = vertxGrpc(vertxClient, server);
+            io.vertx.core.http.HttpClient http2 = vertx.createHttpClient(new HttpClientOptions()
+                    .setProtocolVersion(HttpVersion.HTTP_2).setHttp2ClearTextUpgrade(false).setDefaultHost("127.0.0.1")
+                    .setDefaultPort(serval.port()).setTcpNoDelay(true), new PoolOptions().setHttp2MaxSize(1));
             try {
                 for (int round = 1; round <= rounds; round++) {
                     for (String workload : List.of("noop", "MiniLM")) {
@@ -147,6 +161,7 @@ public final class GrpcBenchmark {
                                 : Workload.texts("minilm", "all-minilm-l6-v2", texts);
                         List<ModelInferRequest> calls = workload.equals("noop") ? List.of(noop())
                                 : texts.stream().map(GrpcBenchmark::text).toList();
+                        Client canned = cannedHttp2(http2, framed(calls));
                         long pid = serval.pid();
                         generator.closedLoop(LoadBenchmark.SERVAL, serval.port(), pid, rest, 8, Duration.ZERO,
                                 WARM_UP, DRAIN);
@@ -168,14 +183,22 @@ public final class GrpcBenchmark {
                         Figures vertxEight = profiled(profiler, "grpc-vertx-" + workload + "-" + round,
                                 () -> closedLoop(vertxGrpc, calls, 8, Duration.ofSeconds(1), measure, pid));
 
+                        closedLoop(canned, calls, 8, WARM_UP, Duration.ZERO, pid);
+                        Figures cannedOne = closedLoop(canned, calls, 1, Duration.ofSeconds(1), measure, pid);
+                        Figures cannedEight = profiled(profiler, "grpc-canned-" + workload + "-" + round,
+                                () -> closedLoop(canned, calls, 8, Duration.ofSeconds(1), measure, pid));
+
                         System.out.printf("  round %d %-6s REST 8: %.0f/s p50 %.3f | gRPC (grpc-java) 8: %.0f/s p50 "
-                                + "%.3f | gRPC (Vert.x) 8: %.0f/s p50 %.3f | errors %d / %d / %d%n", round, workload,
+                                + "%.3f | gRPC (Vert.x) 8: %.0f/s p50 %.3f | gRPC (canned) 8: %.0f/s p50 %.3f | "
+                                + "errors %d / %d / %d / %d%n", round, workload,
                                 restFigures.throughput(), restFigures.p50(), grpcEight.throughput(), grpcEight.p50(),
-                                vertxEight.throughput(), vertxEight.p50(), restFigures.errors(), grpcEight.errors(),
-                                vertxEight.errors());
+                                vertxEight.throughput(), vertxEight.p50(), cannedEight.throughput(), cannedEight.p50(),
+                                restFigures.errors(), grpcEight.errors(), vertxEight.errors(), cannedEight.errors());
                         row(md, workload, round, "REST (Vert.x)", restOne.p50(), restFigures, restFigures);
                         row(md, workload, round, "gRPC (grpc-java)", grpcOne.p50(), grpcEight, restFigures);
                         row(md, workload, round, "gRPC (Vert.x)", vertxOne.p50(), vertxEight, restFigures);
+                        row(md, workload, round, "gRPC (Vert.x HTTP/2, canned)", cannedOne.p50(), cannedEight,
+                                restFigures);
                     }
                 }
             } finally {
@@ -250,6 +273,35 @@ public final class GrpcBenchmark {
             call.end(request);
             return call.response().compose(GrpcClientResponse::last);
         }).onComplete(answer -> done.accept(answer.succeeded()));
+    }
+
+    /**
+     * gRPC driven as the load generator drives REST: Vert.x's HTTP client (HTTP/2 with prior knowledge, one
+     * connection, on {@code vertx}'s event loop), each request's gRPC frame built once beforehand
+     * ({@code framed}), the answer's body read and its {@code grpc-status} trailer checked, with no protobuf work per
+     * call. The REST generator sends prepared JSON bodies and reads the answers the same way, so the two protocols are
+     * compared with clients doing the same work.
+     */
+    static Client cannedHttp2(io.vertx.core.http.HttpClient client, java.util.Map<ModelInferRequest, Buffer> framed) {
+        RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST)
+                .setURI("/inference.GRPCInferenceService/ModelInfer")
+                .putHeader(HttpHeaders.CONTENT_TYPE, "application/grpc").putHeader("te", "trailers");
+        return (lane, request, done) -> client.request(options)
+                .compose(call -> call.send(framed.get(request)))
+                .compose(response -> response.body().map(body -> response.statusCode() == 200
+                        && "0".equals(response.getTrailer("grpc-status"))))
+                .onComplete(answer -> done.accept(answer.succeeded() && answer.result()));
+    }
+
+    /** Each of {@code requests} as a gRPC frame: no compression, its length, its bytes. */
+    static java.util.Map<ModelInferRequest, Buffer> framed(List<ModelInferRequest> requests) {
+        java.util.Map<ModelInferRequest, Buffer> framed = new java.util.IdentityHashMap<>();
+        for (ModelInferRequest request : requests) {
+            byte[] bytes = request.toByteArray();
+            framed.put(request, Buffer.buffer(5 + bytes.length).appendByte((byte) 0).appendInt(bytes.length)
+                    .appendBytes(bytes));
+        }
+        return framed;
     }
 
     /**
