@@ -219,6 +219,14 @@ public interface ServalConfig {
         @WithDefault("16777216")
         long maxTensorElements();
 
+        /**
+         * How long a request's body may take to arrive after its headers; past it the request gets 408 and its
+         * connection is closed, so that stalled uploads cannot hold the buffered-bytes budget.
+         */
+        @WithName("body-timeout")
+        @WithDefault("10s")
+        Duration bodyTimeout();
+
         /** Texts per OpenAI embeddings request (OpenAI's own limit); more is a 400. */
         @WithName("max-texts-per-request")
         @WithDefault("2048")

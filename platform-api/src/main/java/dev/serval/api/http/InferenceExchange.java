@@ -192,9 +192,18 @@ abstract class InferenceExchange<R, A> {
     private void readBody() {
         HttpServerRequest http = context.request();
         BodyReading reading = new BodyReading(routes.bodies().maxBodySize());
-        context.addEndHandler(ignored -> routes.budget().release(reading.reserved));
+        BodyDeadlines deadlines = routes.bodyDeadlines(context.vertx().getOrCreateContext());
+        deadlines.link(reading);
+        context.addEndHandler(ignored -> {
+            deadlines.unlink(reading);
+            routes.budget().release(reading.reserved);
+        });
         http.handler(reading);
         http.endHandler(ignored -> {
+            deadlines.unlink(reading);
+            if (reading.expired) {
+                return;
+            }
             try {
                 reading.finish();
             } catch (Throwable e) {
@@ -319,8 +328,10 @@ abstract class InferenceExchange<R, A> {
      * (every small request) is kept as that chunk, which Vert.x hands over as a heap copy of its own: nothing else is
      * allocated or copied until the decoder's array. Event loop only.
      */
-    private final class BodyReading implements Handler<Buffer> {
+    private final class BodyReading extends BodyDeadlines.Reading implements Handler<Buffer> {
         private final long limit;
+        /** Its time ran out before it all came ({@link BodyDeadlines}): the request was ended, the rest is ignored. */
+        private boolean expired;
         /** The body's first chunk, until a second one comes. */
         private Buffer first;
         /** The body so far, once it has more than one chunk. */
@@ -334,9 +345,37 @@ abstract class InferenceExchange<R, A> {
         }
 
         @Override
+        long startNanos() {
+            return startNanos;
+        }
+
+        /**
+         * 408; over HTTP/1.1 the connection is closed once it is written (what else the client sends would be read as
+         * the next request, and Vert.x would wait for the rest of this body first); over HTTP/2 the stream ends alone.
+         */
+        @Override
+        void expire() {
+            expired = true;
+            if (context.response().ended() || context.response().closed()) {
+                return;
+            }
+            HttpServerRequest http = context.request();
+            boolean http1 = http.version() != io.vertx.core.http.HttpVersion.HTTP_2;
+            if (http1) {
+                context.response().putHeader(HttpHeaders.CONNECTION, "close");
+            }
+            fail(new ApiError(408, "the request body did not arrive within serval.http.body-timeout ("
+                    + routes.bodyTimeout().toMillis() + " ms): " + received + " of "
+                    + (declared < 0 ? "an unknown number of" : Long.toString(declared)) + " bytes came"));
+            if (http1 && http.connection() != null) {
+                http.connection().close();
+            }
+        }
+
+        @Override
         public void handle(Buffer chunk) {
             received += chunk.length();
-            if (received > limit || overBudget) {
+            if (received > limit || overBudget || expired) {
                 return;
             }
             long taken = routes.budget().reserve(chunk.length());

@@ -42,6 +42,7 @@ public class InferenceRoutes {
     private final OipRequestDecoder decoder;
     private final OipResponseEncoder encoder;
     private final OpenAiEmbeddings embeddings;
+    private final java.time.Duration bodyTimeout;
 
     InferenceRoutes(DeploymentRegistry deployments, RequestBodies bodies, ByteBudget budget, ServalConfig config,
             ObjectMapper mapper) {
@@ -54,6 +55,10 @@ public class InferenceRoutes {
         this.decoder = new OipRequestDecoder(json, limits);
         this.encoder = new OipResponseEncoder(mapper.getFactory());
         this.embeddings = new OpenAiEmbeddings(json, mapper.getFactory(), limits);
+        this.bodyTimeout = config.http().bodyTimeout();
+        if (bodyTimeout.toMillis() < 1) {
+            throw new IllegalArgumentException("serval.http.body-timeout must be at least 1ms, was " + bodyTimeout);
+        }
     }
 
     void install(@Observes io.vertx.ext.web.Router router) {
@@ -73,6 +78,16 @@ public class InferenceRoutes {
 
     ByteBudget budget() {
         return budget;
+    }
+
+    /** How long a request's body may take to arrive ({@code serval.http.body-timeout}). */
+    java.time.Duration bodyTimeout() {
+        return bodyTimeout;
+    }
+
+    /** The bodies being read on the calling event loop ({@code context}'s), with their deadlines. */
+    BodyDeadlines bodyDeadlines(io.vertx.core.Context context) {
+        return BodyDeadlines.onThisLoop(context, bodyTimeout.toNanos());
     }
 
     OipRequestDecoder oipDecoder() {
