@@ -9,8 +9,8 @@ import java.util.Map;
 /**
  * Serval serving its default model, with the gRPC service on a port of its own ({@code serval.grpc.port}), and a
  * budget of 64 KiB of request bytes held ({@code serval.http.max-buffered-bytes}), and without the dashboard
- * ({@code serval.ui.enabled=false}: DashboardOffTest), and 2 s for a request body to arrive
- * ({@code serval.http.body-timeout}: StalledBodyTest).
+ * ({@code serval.ui.enabled=false}: DashboardOffTest), and 5 s for a request body or gRPC message to arrive
+ * ({@code serval.http.body-timeout}: StalledBodyTest, GrpcPortTest).
  */
 public class GrpcPortProfile implements QuarkusTestProfile {
 
@@ -29,6 +29,6 @@ public class GrpcPortProfile implements QuarkusTestProfile {
     @Override
     public Map<String, String> getConfigOverrides() {
         return Map.of("serval.grpc.port", Integer.toString(PORT), "serval.http.max-buffered-bytes", "64K",
-                "serval.ui.enabled", "false", "serval.http.body-timeout", "2s");
+                "serval.ui.enabled", "false", "serval.http.body-timeout", "5s");
     }
 }

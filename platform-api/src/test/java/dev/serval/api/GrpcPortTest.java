@@ -129,4 +129,30 @@ class GrpcPortTest {
             vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
         }
     }
+
+    /**
+     * A message that stops arriving holds its bytes only until {@code serval.http.body-timeout} (5 s in this profile)
+     * after its first bytes: then the call ends DEADLINE_EXCEEDED naming the setting and the bytes go back (before,
+     * until the stream ended: the client's choice).
+     */
+    @Test
+    void aStalledMessageEndsTheCallAfterTheBodyTimeout() throws Exception {
+        Vertx vertx = Vertx.vertx();
+        HttpClient client = vertx.createHttpClient(new HttpClientOptions().setProtocolVersion(HttpVersion.HTTP_2)
+                .setHttp2ClearTextUpgrade(false), new PoolOptions().setHttp2MaxSize(1));
+        try {
+            double before = bufferedBytes();
+            HttpClientRequest stalled = halfAMessage(client, 100_000, 10_000);
+            HttpClientResponse ended = stalled.response().toCompletionStage().toCompletableFuture()
+                    .get(20, TimeUnit.SECONDS);
+            assertEquals("4", ended.getHeader("grpc-status"), "DEADLINE_EXCEEDED, trailers only");
+            assertTrue(ended.getHeader("grpc-message").contains("serval.http.body-timeout"),
+                    ended.getHeader("grpc-message"));
+            Serving.await("the stalled message's bytes given back",
+                    () -> io.restassured.RestAssured.given().get("/q/metrics"), response -> bufferedBytes() <= before);
+        } finally {
+            client.close();
+            vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        }
+    }
 }

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 /**
  * A client that sends part of a body and stalls must not hold its bytes in the server's budget for as long as it
  * likes (before: until the connection's 30-minute idle timeout, so that enough stalled uploads refused everyone
- * else): past {@code serval.http.body-timeout} (2 s in this profile) the request gets 408, its connection is closed
+ * else): past {@code serval.http.body-timeout} (5 s in this profile) the request gets 408, its connection is closed
  * and its bytes go back.
  */
 @QuarkusTest
@@ -40,7 +40,7 @@ class StalledBodyTest {
         Serving.awaitReady();
         double before = bufferedBytes();
         try (Socket socket = new Socket("127.0.0.1", base.getPort())) {
-            socket.setSoTimeout(20_000); // a bound on a wait for what must come within 2 s and a sweep
+            socket.setSoTimeout(20_000); // a bound on a wait for what must come within 5 s and a sweep
             OutputStream out = socket.getOutputStream();
             out.write(("POST /v2/models/" + Serving.MODEL + "/infer HTTP/1.1\r\nHost: localhost\r\n"
                     + "Content-Type: application/json\r\nContent-Length: 40000\r\n\r\n").getBytes(StandardCharsets.US_ASCII));

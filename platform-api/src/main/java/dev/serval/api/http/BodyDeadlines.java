@@ -23,7 +23,12 @@ final class BodyDeadlines {
         private Reading newer;
         private boolean linked;
 
-        /** When its request's headers came ({@link System#nanoTime}). */
+        /** Whether it is on a list now. */
+        final boolean linked() {
+            return linked;
+        }
+
+        /** When its time started ({@link System#nanoTime}): its request's headers, or its message's first bytes. */
         abstract long startNanos();
 
         /** Its time is up: ends the request (already unlinked). */

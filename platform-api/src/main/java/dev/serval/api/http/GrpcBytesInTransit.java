@@ -19,7 +19,9 @@ import java.util.function.BiConsumer;
  * <p>The framing also refuses, in the chunk where the prefix arrives, a message longer than
  * {@code serval.http.max-body-size} (the gRPC layer would answer it itself, but then also end the call a second
  * time) and a compressed message: its length says nothing of what it inflates to, and the gRPC layer would inflate
- * it whole, unbounded, before anything could look at it. A refused call's later chunks and its end are dropped.
+ * it whole, unbounded, before anything could look at it; and a message that has not all arrived within
+{@code serval.http.body-timeout} of its first bytes ({@link BodyDeadlines}: a stalled message would otherwise hold
+its bytes until the stream ends). A refused call's later chunks and its end are dropped.
  *
  * <p>Messages are found by their gRPC framing ({@link GrpcFraming}). Event loop only: Vert.x calls the handlers on the
  * connection's event loop.
@@ -33,10 +35,15 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
         /** A message declares more bytes than {@code serval.http.max-body-size}. */
         TOO_LARGE,
         /** A message is compressed. */
-        COMPRESSED
+        COMPRESSED,
+        /** A message did not all arrive within {@code serval.http.body-timeout} of its first bytes. */
+        STALLED
     }
 
     private final ByteBudget budget;
+    private final BodyDeadlines deadlines;
+    /** On {@link #deadlines} while a message of the call is unfinished; made for the first such message. */
+    private Stall stall;
     private final long maxMessageSize;
     private final BiConsumer<HttpServerRequest, Refusal> refuse;
     private final GrpcFraming framing = new GrpcFraming();
@@ -46,13 +53,15 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
     private boolean ended;
 
     /**
+     * @param deadlines      the calling event loop's bodies being read, where an unfinished message waits
      * @param maxMessageSize the longest message a call may declare ({@code serval.http.max-body-size})
      * @param refuse         ends a call, for the reason given, before the gRPC layer sees the chunk that refused it
      */
-    GrpcBytesInTransit(HttpServerRequest request, ByteBudget budget, long maxMessageSize,
+    GrpcBytesInTransit(HttpServerRequest request, ByteBudget budget, BodyDeadlines deadlines, long maxMessageSize,
             BiConsumer<HttpServerRequest, Refusal> refuse) {
         super((HttpServerRequestInternal) request);
         this.budget = budget;
+        this.deadlines = deadlines;
         this.maxMessageSize = maxMessageSize;
         this.refuse = refuse;
         request.response().closeHandler(ignored -> giveBack());
@@ -85,6 +94,16 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
             if (end >= 0) { // the messages that end here go back: held from now on by their calls
                 budget.release(held - (size - end));
                 held = size - end;
+                if (stall != null) {
+                    deadlines.unlink(stall);
+                }
+            }
+            if (held > 0 && (stall == null || !stall.linked())) { // a message begun here is unfinished
+                if (stall == null) {
+                    stall = new Stall();
+                }
+                stall.since = System.nanoTime();
+                deadlines.link(stall);
             }
             handler.handle(chunk);
         });
@@ -107,8 +126,28 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
         refuse.accept(delegate, refusal);
     }
 
+    /** A message of this call that has not all arrived, on the deadlines' list. */
+    private final class Stall extends BodyDeadlines.Reading {
+        private long since;
+
+        @Override
+        long startNanos() {
+            return since;
+        }
+
+        @Override
+        void expire() {
+            if (!refused && !ended) {
+                refuse(Refusal.STALLED);
+            }
+        }
+    }
+
     /** The stream ended (answered, reset or closed): what an unfinished message held goes back. */
     private void giveBack() {
+        if (stall != null) {
+            deadlines.unlink(stall);
+        }
         if (!ended) {
             ended = true;
             budget.release(held);

@@ -97,6 +97,7 @@ public class GrpcInferenceService {
     private final ByteBudget budget;
     private final RequestLimits limits;
     private final long maxMessageSize;
+    private final java.time.Duration bodyTimeout;
     private final String version;
     private final Optional<Integer> separatePort;
     private final String host;
@@ -116,6 +117,7 @@ public class GrpcInferenceService {
         this.budget = budget;
         this.limits = RequestLimits.of(config.http());
         this.maxMessageSize = config.http().maxBodySize().asLongValue();
+        this.bodyTimeout = config.http().bodyTimeout();
         this.version = version;
         this.separatePort = config.grpc().port();
         this.host = host;
@@ -163,7 +165,8 @@ public class GrpcInferenceService {
             refuse(request, GrpcBytesInTransit.Refusal.OVER_BUDGET);
             return;
         }
-        server.handle(new GrpcBytesInTransit(request, budget, maxMessageSize, this::refuse));
+        server.handle(new GrpcBytesInTransit(request, budget, BodyDeadlines.onThisLoop(vertx.getOrCreateContext(),
+                bodyTimeout.toNanos()), maxMessageSize, this::refuse));
     }
 
     void stop(@Observes io.quarkus.runtime.ShutdownEvent event) {
@@ -609,7 +612,8 @@ public class GrpcInferenceService {
     /**
      * Refuses a call at the edge, before the gRPC layer has its message ({@link GrpcBytesInTransit}): its bytes do not
      * fit the server's budget (UNAVAILABLE with a retry delay, as {@link #fail} writes it; REST answers 503 +
-     * Retry-After), a message is longer than {@code serval.http.max-body-size} (RESOURCE_EXHAUSTED), or a message is
+     * Retry-After), a message is longer than {@code serval.http.max-body-size} (RESOURCE_EXHAUSTED), a message stalled
+     * past {@code serval.http.body-timeout} (DEADLINE_EXCEEDED; REST answers 408), or a message is
      * compressed (UNIMPLEMENTED with {@code grpc-accept-encoding: identity}, as the gRPC spec answers an encoding the
      * server does not take). A stream whose answers already started is reset instead (ENHANCE_YOUR_CALM, which clients
      * report as RESOURCE_EXHAUSTED).
@@ -635,6 +639,9 @@ public class GrpcInferenceService {
             case TOO_LARGE -> response.putHeader("grpc-status", Integer.toString(GrpcStatus.RESOURCE_EXHAUSTED.code))
                     .putHeader("grpc-message", percentEncoded("a message is longer than serval.http.max-body-size ("
                             + maxMessageSize + " bytes)"));
+            case STALLED -> response.putHeader("grpc-status", Integer.toString(GrpcStatus.DEADLINE_EXCEEDED.code))
+                    .putHeader("grpc-message", percentEncoded("a message did not all arrive within "
+                            + "serval.http.body-timeout (" + bodyTimeout.toMillis() + " ms) of its first bytes"));
             case COMPRESSED -> response.putHeader("grpc-status", Integer.toString(GrpcStatus.UNIMPLEMENTED.code))
                     .putHeader("grpc-message", percentEncoded("compressed messages are not accepted (grpc-encoding "
                             + "identity only): what a message inflates to cannot be bounded before it is inflated; "
