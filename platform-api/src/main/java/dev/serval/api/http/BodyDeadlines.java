@@ -1,6 +1,6 @@
 package dev.serval.api.http;
 
-import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 
 /**
  * Request bodies that stop coming. The request deadline is armed once a body is decoded, and nothing else would end a
@@ -45,15 +45,18 @@ final class BodyDeadlines {
         this.timeoutNanos = timeoutNanos;
     }
 
-    /** This event loop's bodies, with the sweep started on {@code context} (this loop's) the first time. */
-    static BodyDeadlines onThisLoop(Context context, long timeoutNanos) {
+    /**
+     * This event loop's bodies (called on the loop), with its sweep started the first time: {@code vertx} schedules
+     * the periodic timer on the calling loop.
+     */
+    static BodyDeadlines onThisLoop(Vertx vertx, long timeoutNanos) {
         BodyDeadlines deadlines = ON_THIS_LOOP.get();
         if (deadlines == null) {
             deadlines = new BodyDeadlines(timeoutNanos);
             ON_THIS_LOOP.set(deadlines);
             BodyDeadlines sweeping = deadlines;
             long period = Math.max(1, Math.min(1000, timeoutNanos / 4_000_000));
-            context.owner().setPeriodic(period, id -> sweeping.expireOlderThan(System.nanoTime() - timeoutNanos));
+            vertx.setPeriodic(period, id -> sweeping.expireOlderThan(System.nanoTime() - timeoutNanos));
         }
         return deadlines;
     }

@@ -18,10 +18,10 @@ import java.util.function.BiConsumer;
  *
  * <p>The framing also refuses, in the chunk where the prefix arrives, a message longer than
  * {@code serval.http.max-body-size} (the gRPC layer would answer it itself, but then also end the call a second
- * time) and a compressed message: its length says nothing of what it inflates to, and the gRPC layer would inflate
- * it whole, unbounded, before anything could look at it; and a message that has not all arrived within
-{@code serval.http.body-timeout} of its first bytes ({@link BodyDeadlines}: a stalled message would otherwise hold
-its bytes until the stream ends). A refused call's later chunks and its end are dropped.
+ * time) and a compressed message (its length says nothing of what it inflates to, and the gRPC layer would inflate
+ * it whole, unbounded, before anything could look at it); and the sweep of {@link BodyDeadlines} refuses a message
+ * that has not all arrived within {@code serval.http.body-timeout} of its first bytes (a stalled message would
+ * otherwise hold its bytes until the stream ends). A refused call's later chunks and its end are dropped.
  *
  * <p>Messages are found by their gRPC framing ({@link GrpcFraming}). Event loop only: Vert.x calls the handlers on the
  * connection's event loop.

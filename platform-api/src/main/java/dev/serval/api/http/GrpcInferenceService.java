@@ -165,8 +165,8 @@ public class GrpcInferenceService {
             refuse(request, GrpcBytesInTransit.Refusal.OVER_BUDGET);
             return;
         }
-        server.handle(new GrpcBytesInTransit(request, budget, BodyDeadlines.onThisLoop(vertx.getOrCreateContext(),
-                bodyTimeout.toNanos()), maxMessageSize, this::refuse));
+        server.handle(new GrpcBytesInTransit(request, budget, BodyDeadlines.onThisLoop(vertx, bodyTimeout.toNanos()),
+                maxMessageSize, this::refuse));
     }
 
     void stop(@Observes io.quarkus.runtime.ShutdownEvent event) {

@@ -192,7 +192,7 @@ abstract class InferenceExchange<R, A> {
     private void readBody() {
         HttpServerRequest http = context.request();
         BodyReading reading = new BodyReading(routes.bodies().maxBodySize());
-        BodyDeadlines deadlines = routes.bodyDeadlines(context.vertx().getOrCreateContext());
+        BodyDeadlines deadlines = routes.bodyDeadlines(context.vertx());
         deadlines.link(reading);
         context.addEndHandler(ignored -> {
             deadlines.unlink(reading);

@@ -85,9 +85,9 @@ public class InferenceRoutes {
         return bodyTimeout;
     }
 
-    /** The bodies being read on the calling event loop ({@code context}'s), with their deadlines. */
-    BodyDeadlines bodyDeadlines(io.vertx.core.Context context) {
-        return BodyDeadlines.onThisLoop(context, bodyTimeout.toNanos());
+    /** The bodies being read on the calling event loop, with their deadlines. */
+    BodyDeadlines bodyDeadlines(io.vertx.core.Vertx vertx) {
+        return BodyDeadlines.onThisLoop(vertx, bodyTimeout.toNanos());
     }
 
     OipRequestDecoder oipDecoder() {
