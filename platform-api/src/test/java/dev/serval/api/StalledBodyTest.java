@@ -71,4 +71,25 @@ class StalledBodyTest {
                 .body("{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"hi\"]}]}")
                 .post("/v2/models/" + Serving.MODEL + "/infer").statusCode(), "the server goes on serving");
     }
+
+    /** A client that goes away in the middle of its body: its bytes go back, and the server goes on. */
+    @Test
+    void aClientThatLeavesInTheMiddleOfItsBodyGivesItsBytesBack() throws Exception {
+        Serving.awaitReady();
+        double before = bufferedBytes();
+        try (Socket socket = new Socket("127.0.0.1", base.getPort())) {
+            OutputStream out = socket.getOutputStream();
+            out.write(("POST /v2/models/" + Serving.MODEL + "/infer HTTP/1.1\r\nHost: localhost\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: 40000\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.write(new byte[20_000]);
+            out.flush();
+            Serving.await("the partial body held in the budget", () -> given().get("/q/metrics"),
+                    response -> bufferedBytes() >= before + 20_000);
+        } // closed here, mid-body
+        Serving.await("the bytes of the body left behind given back", () -> given().get("/q/metrics"),
+                response -> bufferedBytes() <= before);
+        assertEquals(200, given().contentType("application/json")
+                .body("{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"hi\"]}]}")
+                .post("/v2/models/" + Serving.MODEL + "/infer").statusCode(), "the server goes on serving");
+    }
 }
