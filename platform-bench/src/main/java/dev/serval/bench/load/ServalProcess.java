@@ -44,8 +44,14 @@ public final class ServalProcess implements AutoCloseable {
      *                               (the message names the log)
      */
     public static ServalProcess start(List<String> jvmArguments, Path log) throws IOException, InterruptedException {
-        if (!Files.isRegularFile(JAR)) {
-            throw new IllegalStateException(JAR.toAbsolutePath() + " is missing: build it with "
+        return start(jvmArguments, JAR, log);
+    }
+
+    /** {@link #start(List, Path)} with another build's {@code quarkus-run.jar}. */
+    public static ServalProcess start(List<String> jvmArguments, Path jar, Path log)
+            throws IOException, InterruptedException {
+        if (!Files.isRegularFile(jar)) {
+            throw new IllegalStateException(jar.toAbsolutePath() + " is missing: build it with "
                     + "./mvnw -q -B -DskipTests package -pl platform-api,platform-bench -am (from the repository root)");
         }
         int port = freeLoopbackPort();
@@ -53,7 +59,7 @@ public final class ServalProcess implements AutoCloseable {
                 "-Dai.djl.offline=true", "-DOPT_OUT_TRACKING=true", "-Dai.djl.default_engine=OnnxRuntime",
                 "-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port));
         command.addAll(jvmArguments);
-        command.addAll(List.of("-jar", JAR.toString()));
+        command.addAll(List.of("-jar", jar.toString()));
         Files.createDirectories(log.toAbsolutePath().getParent());
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
         builder.environment().put("DJL_OFFLINE", "true");

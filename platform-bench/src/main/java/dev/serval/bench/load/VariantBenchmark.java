@@ -26,7 +26,8 @@ import java.util.concurrent.TimeUnit;
  * connection count read as calls in flight on it).
  *
  * <p>A variant is {@code name=settings}: JVM arguments for that Serval, separated by spaces (an empty settings list
- * is Serval as shipped). Output: {@code platform-bench/target/variants/summary.md} (or {@code --out DIR}). From the
+ * is Serval as shipped), and optionally {@code jar=PATH}, another build's {@code quarkus-run.jar} (a copy of an older
+ * {@code platform-api/target/quarkus-app}), to judge a change of code against the code before it. Output: {@code platform-bench/target/variants/summary.md} (or {@code --out DIR}). From the
  * repository root:
  * <pre>{@code
  * bin/loadbench --variants --variant 'shipped=' --variant 'one-loop=-Dquarkus.vertx.event-loops-pool-size=1' \
@@ -36,7 +37,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class VariantBenchmark {
 
-    private static final String USAGE = "usage: bin/loadbench --variants --variant NAME=[-Dkey=value ...] "
+    private static final String USAGE = "usage: bin/loadbench --variants --variant NAME=[-Dkey=value ...] [jar=PATH] "
             + "--variant NAME=... [--workload minilm-short|noop|grpc-noop] [--connections 1,128] [--rounds 3] "
             + "[--measure 10s] [--pre-warm 40s] [--out DIR] [--serval-opt -Dkey=value]...";
     private static final Duration DRAIN = Duration.ofSeconds(3);
@@ -44,8 +45,10 @@ public final class VariantBenchmark {
     private VariantBenchmark() {
     }
 
-    /** One variant: its name and the JVM arguments of its Serval. */
-    record Variant(String name, List<String> arguments) {
+    /** One variant: its name, the JVM arguments of its Serval, and the jar it runs. */
+    record Variant(String name, List<String> arguments, Path jar) {
+
+        private static final String JAR = "jar=";
 
         static Variant parse(String text) {
             int equals = text.indexOf('=');
@@ -53,8 +56,16 @@ public final class VariantBenchmark {
                 throw new IllegalArgumentException("--variant needs NAME=settings, got '" + text + "'");
             }
             String settings = text.substring(equals + 1).trim();
-            return new Variant(text.substring(0, equals),
-                    settings.isEmpty() ? List.of() : Arrays.asList(settings.split("\\s+")));
+            List<String> arguments = new ArrayList<>();
+            Path jar = ServalProcess.JAR;
+            for (String setting : settings.isEmpty() ? new String[0] : settings.split("\\s+")) {
+                if (setting.startsWith(JAR)) {
+                    jar = Path.of(setting.substring(JAR.length()));
+                } else {
+                    arguments.add(setting);
+                }
+            }
+            return new Variant(text.substring(0, equals), List.copyOf(arguments), jar);
         }
     }
 
@@ -102,7 +113,11 @@ public final class VariantBenchmark {
                 preWarm.toSeconds(), String.join(" ", common)));
         for (Variant variant : variants) {
             md.append("- `").append(variant.name()).append("`: `").append(String.join(" ", variant.arguments()))
-                    .append("`\n");
+                    .append('`');
+            if (!variant.jar().equals(ServalProcess.JAR)) {
+                md.append(", running `").append(variant.jar()).append('`');
+            }
+            md.append('\n');
         }
         md.append("\n| round | connections | variant | req/s | / ").append(variants.getFirst().name())
                 .append(" | p50 ms | p99 ms | server µs/req | errors |\n|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
@@ -113,7 +128,8 @@ public final class VariantBenchmark {
             for (Variant variant : variants) {
                 List<String> settings = new ArrayList<>(common);
                 settings.addAll(variant.arguments());
-                ServalProcess server = ServalProcess.start(settings, out.resolve(variant.name() + ".log"));
+                ServalProcess server = ServalProcess.start(settings, variant.jar(),
+                        out.resolve(variant.name() + ".log"));
                 servers.put(variant.name(), server);
                 if (grpc) {
                     channels.put(variant.name(), ManagedChannelBuilder.forAddress("127.0.0.1", server.port())
