@@ -401,15 +401,15 @@ public class GrpcInferenceService {
             finish(answer, served, start, null, e, outputs, raw, message);
             return answer;
         }
-        long timer = vertx.setTimer(budget, id -> result.completeExceptionally(new DeadlineExceeded(
-                "the request's deadline of " + budget + " ms passed before the model answered")));
+        RequestDeadlines deadlines = RequestDeadlines.onThisLoop(vertx);
+        RequestDeadlines.Deadline deadline = deadlines.failing(result, budget);
         answer.whenComplete((ignored, failure) -> {
             if (failure instanceof CancellationException) {
                 result.cancel(false); // the caller's cancel
             }
         });
         result.whenComplete((inference, failure) -> context.runOnContext(ignored -> {
-            vertx.cancelTimer(timer);
+            deadlines.disarm(deadline);
             finish(answer, served, start, inference, failure, outputs, raw, message);
         }));
         return answer;

@@ -40,8 +40,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * endpoint's format ({@link ErrorResponses}).
  *
  * <p>Deadlines: a request may take the deployment's {@code request-timeout}, or less if the client asks
- * ({@link #TIMEOUT_HEADER} in milliseconds, or the endpoint's own field). A timer on the request's own event loop fails
- * it with {@code DeadlineExceeded} (504) when the time is up; that also drops the request from the deployment's
+ * ({@link #TIMEOUT_HEADER} in milliseconds, or the endpoint's own field). Its event loop's {@link RequestDeadlines}
+ * fails it with {@code DeadlineExceeded} (504) when the time is up; that also drops the request from the deployment's
  * queue, or its inputs from the replica's queue, if no predictor has taken them.
  *
  * <p>Threads: every step runs on the request's event loop, but the answer's completion, which only hops back to it.
@@ -256,25 +256,27 @@ abstract class InferenceExchange<R, A> {
     /** Arms the deadline, watches for the client going away, and answers on the request's context once done. */
     private void await(R request, CompletableFuture<A> result, long deadline) {
         Context vertx = Vertx.currentContext();
-        long timer = vertx == null ? -1 : vertx.owner().setTimer(deadline, id -> result.completeExceptionally(new
-                DeadlineExceeded("the request's deadline of " + deadline + " ms passed before the model answered")));
+        RequestDeadlines deadlines = vertx == null ? null : RequestDeadlines.onThisLoop(vertx.owner());
+        RequestDeadlines.Deadline armed = deadlines == null ? null : deadlines.failing(result, deadline);
         // Through the routing context's end handlers, which also release the request's byte budget: setting the
         // response's close handler directly would replace theirs.
         context.addEndHandler(closed -> {
             if (closed.failed() && ended.compareAndSet(false, true)) {
-                cancelTimer(timer);
+                disarm(deadlines, armed);
                 result.cancel(false);
                 record(Outcome.CANCELLED, 0);
             }
         });
-        result.whenComplete((answer, failure) -> onContext(vertx, () -> answered(request, answer, failure, timer)));
+        result.whenComplete((answer, failure) -> onContext(vertx, () -> {
+            disarm(deadlines, armed);
+            answered(request, answer, failure);
+        }));
     }
 
-    private void answered(R request, A answer, Throwable failure, long timer) {
+    private void answered(R request, A answer, Throwable failure) {
         if (!ended.compareAndSet(false, true)) {
             return;
         }
-        cancelTimer(timer);
         if (failure != null) {
             fail(ErrorResponses.unwrap(failure));
             return;
@@ -316,10 +318,9 @@ abstract class InferenceExchange<R, A> {
         }
     }
 
-    private static void cancelTimer(long timer) {
-        Context context = Vertx.currentContext();
-        if (timer >= 0 && context != null) {
-            context.owner().cancelTimer(timer);
+    private static void disarm(RequestDeadlines deadlines, RequestDeadlines.Deadline armed) {
+        if (armed != null) {
+            deadlines.disarm(armed);
         }
     }
 
