@@ -69,6 +69,8 @@ public final class LoadBenchmark {
     static final String BARE = "bare-vertx";
     /** The bare server with Serval's own number of event loops (fewer than Vert.x's default two per core). */
     static final String BARE_SERVAL_LOOPS = "bare-vertx-serval-loops";
+    /** The limits' key of the raw batch-1 figures measured around Serval's default configuration (a RawLimits). */
+    static final String RAW_AROUND_DEFAULT = "rawAroundDefault";
     /** The default deployment, serving the default model. */
     static final String MINILM_DEPLOYMENT = "all-minilm-l6-v2";
     /** Predictor threads in Serval, each with one intra-op thread. */
@@ -525,12 +527,32 @@ public final class LoadBenchmark {
             try (LoadGenerator generator = new LoadGenerator();
                     ServalProcess server = ServalProcess.start(arguments, out.resolve("serval-default.log"))) {
                 profiler = profile ? Profiler.of(server.pid(), out) : null;
+                // The batch-1 limit is measured again around this workload: the sweep's figures are from the start
+                // of the run, and the machine drifts (issue 16, stop 31: the DJL loop at batch 1 made 1,176 texts/s
+                // in the sweep and 1,012 and 965 around this workload twenty minutes later).
+                System.out.println("  the raw batch-1 limit before it:");
+                RawLimits before = raw.sweep(batchOnePlan());
                 // Its JVM starts for this workload alone: three times the usual pre-warm, or it is measured while the
                 // JIT still compiles its request path (issue 16: 0.71 of the DJL loop after 20 s, 0.93-0.96 after 60 s).
                 computeWorkload(generator, new Target(SERVAL, server.port(), server.pid()), null, workload, "short", 1,
                         List.of(1, settings.textConnections().getLast()), List.of(0.5, 0.7),
                         settings.preWarm().multipliedBy(3));
+                System.out.println("  the raw batch-1 limit after it:");
+                limits.put(RAW_AROUND_DEFAULT, before.bestOf(raw.sweep(batchOnePlan())));
             }
+        }
+
+        /**
+         * Every raw runtime at batch 1 on the short texts, at N x 1 and 1 x N, and its single-text latency at 1 x N:
+         * the limits of Serval's default configuration, measured next to it.
+         */
+        private RawSweep.Plan batchOnePlan() {
+            int cores = cores();
+            List<RawLimits.Split> splits = cores == 1 ? List.of(new RawLimits.Split(1, 1))
+                    : List.of(new RawLimits.Split(cores, 1), new RawLimits.Split(1, cores));
+            return new RawSweep.Plan(splits, List.of(1), List.of(), List.of(new RawLimits.Split(1, cores)), 1,
+                    settings.rawWarmUp(), settings.rawMeasure(), Math.max(10, settings.rawSingleCalls() / 10),
+                    settings.rawSingleCalls());
         }
 
         /**

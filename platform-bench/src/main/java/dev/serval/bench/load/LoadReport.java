@@ -106,6 +106,9 @@ final class LoadReport {
                     + "workload's closed loops: `")
                     .append(limits.get("rawInterleaved")).append("`\n\n");
         }
+        if (limits.get(LoadBenchmark.RAW_AROUND_DEFAULT) instanceof RawLimits around) {
+            md.append(limitsAroundDefault(around));
+        }
         md.append("## Runs\n\n");
         md.append("| target | workload | load | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors "
                 + "| send lag p99 ms | CPU generator / server / other | Serval mean batch |\n");
@@ -127,6 +130,21 @@ final class LoadReport {
         }
         md.append("Settings, Serval's arguments, the captured responses and every figure: `report.json`.\n");
         return md.toString();
+    }
+
+    /** The batch-1 limits measured around the default configuration's runs, as one paragraph. */
+    static String limitsAroundDefault(RawLimits around) {
+        List<String> figures = new ArrayList<>();
+        for (RawLimits.Rate rate : around.rates()) {
+            figures.add(String.format(Locale.ROOT, "%s %s batch %d: %.0f texts/s", rate.runtime(), rate.split().label(),
+                    rate.batch(), rate.textsPerSecond()));
+        }
+        for (RawLimits.Single single : around.singles()) {
+            figures.add(String.format(Locale.ROOT, "%s %s single-text p50 %.3f ms", single.runtime(),
+                    single.split().label(), single.p50()));
+        }
+        return "The batch-1 limits measured again just before and just after the default configuration's runs (the "
+                + "better of the two): " + String.join("; ", figures) + ".\n\n";
     }
 
     /**

@@ -2,7 +2,9 @@ package dev.serval.bench.load;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalDouble;
@@ -115,6 +117,31 @@ record RawLimits(List<Runtime> runtimes, List<Rate> rates, List<Single> singles)
     Optional<Single> fastestSingle(int intraOp) {
         Split split = new Split(1, intraOp);
         return singles.stream().filter(s -> s.split().equals(split)).min(Comparator.comparingDouble(Single::p50));
+    }
+
+    /**
+     * These limits and {@code other}'s (the same loops measured again later) together: each configuration's higher
+     * texts/s and each single-text latency's lower p50, as the sweep keeps the best of its passes (a disturbance from
+     * elsewhere can only lower a figure).
+     */
+    RawLimits bestOf(RawLimits other) {
+        Map<String, Rate> bestRates = new LinkedHashMap<>();
+        for (Rate rate : concat(rates, other.rates)) {
+            bestRates.merge(rate.runtime() + " " + rate.set() + " " + rate.split().label() + " " + rate.batch(), rate,
+                    (a, b) -> a.textsPerSecond() >= b.textsPerSecond() ? a : b);
+        }
+        Map<String, Single> bestSingles = new LinkedHashMap<>();
+        for (Single single : concat(singles, other.singles)) {
+            bestSingles.merge(single.runtime() + " " + single.split().label(), single,
+                    (a, b) -> a.p50() <= b.p50() ? a : b);
+        }
+        return new RawLimits(runtimes, List.copyOf(bestRates.values()), List.copyOf(bestSingles.values()));
+    }
+
+    private static <T> List<T> concat(List<T> first, List<T> second) {
+        List<T> both = new ArrayList<>(first);
+        both.addAll(second);
+        return both;
     }
 
     /** The measured Python runtime with the Java loop's onnxruntime version, if both were measured. */

@@ -169,6 +169,39 @@ class GoalsTest {
     }
 
     @Test
+    void theDefaultConfigurationIsHeldToTheBatchOneLimitsMeasuredAroundIt() {
+        String workload = LoadBenchmark.MINILM_SHORT + "-default";
+        List<RunResult> runs = List.of(closed(LoadBenchmark.SERVAL, workload, 1, 250, 3.0),
+                closed(LoadBenchmark.SERVAL, workload, 64, 370, 80));
+        RawLimits.Split twoByOne = new RawLimits.Split(2, 1);
+        RawLimits.Split oneByTwo = new RawLimits.Split(1, 2);
+        RawLimits around = new RawLimits(List.of(), List.of(
+                new RawLimits.Rate(RawLimits.DJL, "short", twoByOne, 1, 360),
+                new RawLimits.Rate("python-1.32.0", "short", twoByOne, 1, 380),
+                new RawLimits.Rate("python-1.32.0", "short", oneByTwo, 1, 250)), List.of(
+                new RawLimits.Single("python-1.32.0", oneByTwo, 2.8, 3.5, 2.9)));
+        Map<String, Object> limits = Map.of("cores", 2, "raw", RawLimitsTest.sample(),
+                LoadBenchmark.RAW_AROUND_DEFAULT, around);
+
+        List<Goals.Goal> goals = Goals.evaluate(runs, limits);
+
+        List<Goals.Goal> batch1 = goals.stream().filter(g -> g.workload().equals(workload)
+                && g.figure().startsWith("texts/s at saturation vs the raw batch-1")).toList();
+        assertEquals(2, batch1.size(), batch1.toString());
+        Goals.Goal next = batch1.getFirst(); // the goal: against the limit measured next to the run
+        assertEquals(370.0 / 380, next.value(), 1e-9);
+        assertTrue(next.met());
+        assertTrue(next.limitName().contains("just before and after"), next.limitName());
+        Goals.Goal sweep = batch1.get(1); // the sweep's, from the start of the run: reported without a goal
+        assertEquals(370.0 / 401, sweep.value(), 1e-9);
+        assertNull(sweep.met());
+        assertTrue(sweep.limitName().contains("in the sweep at the run's start"), sweep.limitName());
+        Goals.Goal single = find(goals, workload, "single-request");
+        assertEquals(3.0 - 2.8, single.value(), 1e-9); // not the sweep's 3.0
+        assertTrue(single.met());
+    }
+
+    @Test
     void theDjlLoopIsHeldToPythonAtTheSameVersionAtItsWorstBatchSizePerSplit() {
         List<Goals.Goal> goals = Goals.evaluate(List.of(), Map.of("raw", RawLimitsTest.sample()));
 

@@ -50,6 +50,28 @@ class RawLimitsTest {
     }
 
     @Test
+    void twoMeasurementsOfTheSameLoopsKeepEachFiguresBest() {
+        RawLimits first = sample();
+        RawLimits later = new RawLimits(List.of(), List.of(
+                new Rate(RawLimits.DJL, "short", TWO_BY_ONE, 1, 420), // faster than the first time
+                new Rate("python-1.32.0", "short", TWO_BY_ONE, 1, 390), // slower: the first figure stays
+                new Rate(RawLimits.DJL, "short", TWO_BY_ONE, 4, 430)), List.of( // only measured later
+                new Single(RawLimits.DJL, ONE_BY_TWO, 3.1, 3.9, 3.2),
+                new Single("python-1.32.0", ONE_BY_TWO, 3.3, 3.9, 3.4)));
+
+        RawLimits both = first.bestOf(later);
+
+        assertEquals(420, both.rate(RawLimits.DJL, "short", TWO_BY_ONE, 1).orElseThrow());
+        assertEquals(401, both.rate("python-1.32.0", "short", TWO_BY_ONE, 1).orElseThrow());
+        assertEquals(430, both.rate(RawLimits.DJL, "short", TWO_BY_ONE, 4).orElseThrow());
+        assertEquals(first.rates().size() + 1, both.rates().size());
+        assertEquals(3.0, both.fastestSingle(2).orElseThrow().p50()); // python's first, still the fastest
+        assertEquals(3.1, both.singles().stream().filter(s -> s.runtime().equals(RawLimits.DJL)
+                && s.split().equals(ONE_BY_TWO)).findFirst().orElseThrow().p50());
+        assertEquals(first.runtimes(), both.runtimes());
+    }
+
+    @Test
     void servalsBatchSizeIsTheRuntimesBestAtItsSplit() {
         RawLimits raw = sample();
 
