@@ -388,6 +388,7 @@ public class GrpcInferenceService {
         boolean raw = message.getRawInputContentsCount() > 0;
         CompletableFuture<Inference> result;
         long budget;
+        RequestDeadlines deadlines;
         try {
             Tensors inputs = GrpcTensors.inputs(message, limits);
             budget = Math.min(served.requestTimeout().toMillis(), timeoutMillis(metadata.timeout()));
@@ -396,12 +397,12 @@ public class GrpcInferenceService {
             }
             CallContext callContext = served.kind().composite() ? CallContext.of(metadata.requestId(), budget)
                     : CallContext.NONE;
+            deadlines = RequestDeadlines.onThisLoop(vertx);
             result = served.deployment().infer(inputs, outputs, callContext);
         } catch (Throwable e) {
             finish(answer, served, start, null, e, outputs, raw, message);
             return answer;
         }
-        RequestDeadlines deadlines = RequestDeadlines.onThisLoop(vertx);
         RequestDeadlines.Deadline deadline = deadlines.failing(result, budget);
         answer.whenComplete((ignored, failure) -> {
             if (failure instanceof CancellationException) {

@@ -217,18 +217,21 @@ abstract class InferenceExchange<R, A> {
         R request;
         CompletableFuture<A> result;
         long deadline;
+        Context vertx = Vertx.currentContext();
+        RequestDeadlines deadlines;
         try {
             request = decode(body, refusal);
             deadline = deadlineMillis(context.request().getHeader(TIMEOUT_HEADER), timeoutMicros(request));
             if (deadline <= 0) {
                 throw new DeadlineExceeded("the request's deadline of 0 ms passed before it could be queued");
             }
+            deadlines = vertx == null ? null : RequestDeadlines.onThisLoop(vertx.owner());
             result = infer(request, deadline);
         } catch (Throwable e) {
             fail(e);
             return;
         }
-        await(request, result, deadline);
+        await(request, result, deadline, vertx, deadlines);
     }
 
     /** The request's time budget: the deployment's timeout, or the client's if shorter. */
@@ -253,10 +256,12 @@ abstract class InferenceExchange<R, A> {
         return millis;
     }
 
-    /** Arms the deadline, watches for the client going away, and answers on the request's context once done. */
-    private void await(R request, CompletableFuture<A> result, long deadline) {
-        Context vertx = Vertx.currentContext();
-        RequestDeadlines deadlines = vertx == null ? null : RequestDeadlines.onThisLoop(vertx.owner());
+    /**
+     * Arms the deadline on {@code deadlines} (none without a Vert.x context), watches for the client going away, and
+     * answers on the request's context once done.
+     */
+    private void await(R request, CompletableFuture<A> result, long deadline, Context vertx,
+            RequestDeadlines deadlines) {
         RequestDeadlines.Deadline armed = deadlines == null ? null : deadlines.failing(result, deadline);
         // Through the routing context's end handlers, which also release the request's byte budget: setting the
         // response's close handler directly would replace theirs.

@@ -14,7 +14,7 @@ import java.util.function.LongSupplier;
  * scheduled-task heap, and their removal on every answer: 3.3 % of the server's CPU samples on a no-op request
  * (docs/benchmarks/loadbench-full/profiles/noop-closed64, stop 31). Here arming links the request into one of
  * {@link #SLOTS} lists, chosen by the millisecond tick at which it expires, and disarming unlinks it: O(1), no
- * allocation, no lock. One Vert.x timer per loop sweeps the slots of the ticks that have passed and expires what is
+ * lock, one small object per request. One Vert.x timer per loop sweeps the slots of the ticks that have passed and expires what is
  * due; a deadline more than a turn of the wheel away stays in its slot until its own tick comes round. The timer is
  * armed only while a deadline is pending: for the earliest deadline armed on an idle wheel, then every tick.
  *
