@@ -319,8 +319,12 @@ public final class LoadBenchmark {
         }
 
         /** Texts/s of the DJL loop at Serval's split on text set {@code set} at {@code batch}. */
-        private double rawRate(String set, int batch) throws Exception {
-            return raw.djlRate(set, SERVAL_SPLIT, batch, settings.rawWarmUp(), settings.rawMeasure());
+        /** The DJL loop at Serval's split and {@code batch}: from {@code measured} if it has it, else measured now. */
+        private double djlRate(RawLimits measured, String set, int batch) throws Exception {
+            java.util.OptionalDouble rate = measured == null ? java.util.OptionalDouble.empty()
+                    : measured.rate(RawLimits.DJL, set, SERVAL_SPLIT, batch);
+            return rate.isPresent() ? rate.getAsDouble()
+                    : raw.djlRate(set, SERVAL_SPLIT, batch, settings.rawWarmUp(), settings.rawMeasure());
         }
 
         private static int cores() {
@@ -468,17 +472,22 @@ public final class LoadBenchmark {
         private void computeWorkload(LoadGenerator generator, Target serval, Target bare, Workload workload,
                 String textSet, int batch, List<Integer> connections, List<Double> fractions) throws Exception {
             computeWorkload(generator, serval, bare, workload, textSet, batch, connections, fractions,
-                    settings.preWarm());
+                    settings.preWarm(), false);
         }
 
-        /** {@link #computeWorkload}, pre-warming Serval for {@code preWarm}. */
+        /**
+         * {@link #computeWorkload}, pre-warming Serval for {@code preWarm}; with {@code batchOneLimits}, the raw
+         * batch-1 limits ({@link #batchOnePlan}) are measured just before and just after the closed loops, where the
+         * DJL loop is, and recorded as {@link #RAW_AROUND_DEFAULT}.
+         */
         private void computeWorkload(LoadGenerator generator, Target serval, Target bare, Workload workload,
-                String textSet, int batch, List<Integer> connections, List<Double> fractions, Duration preWarm)
-                throws Exception {
+                String textSet, int batch, List<Integer> connections, List<Double> fractions, Duration preWarm,
+                boolean batchOneLimits) throws Exception {
             System.out.println("Workload " + workload.name() + " (" + workload.path() + ", "
                     + workload.bodies().size() + " texts)");
             preWarm(generator, serval, workload, preWarm);
-            double rawBefore = rawRate(textSet, batch);
+            RawLimits limitsBefore = batchOneLimits ? raw.sweep(batchOnePlan()) : null;
+            double rawBefore = djlRate(limitsBefore, textSet, batch);
             for (int c : connections) {
                 Map<String, Double> before = ServalMetrics.scrape(serval.metrics(), MINILM_DEPLOYMENT);
                 RunResult run = generator.closedLoop(SERVAL, serval.port(), serval.pid(), workload, c, settings.warmUp(),
@@ -489,7 +498,11 @@ public final class LoadBenchmark {
             profiledRun(generator, workload.name() + "-closed" + connections.getLast(), () -> generator.closedLoop(
                     SERVAL, serval.port(), serval.pid(), workload, connections.getLast(), settings.warmUp(),
                     settings.measure(), settings.drain()));
-            double rawAfter = rawRate(textSet, batch);
+            RawLimits limitsAfter = batchOneLimits ? raw.sweep(batchOnePlan()) : null;
+            double rawAfter = djlRate(limitsAfter, textSet, batch);
+            if (batchOneLimits) {
+                limits.put(RAW_AROUND_DEFAULT, limitsBefore.bestOf(limitsAfter));
+            }
             rawInterleaved.put(workload.name(), Map.of("batch", batch, "split", SERVAL_SPLIT.label(), "textSet", textSet,
                     "before", rawBefore, "after", rawAfter, "limit", Math.max(rawBefore, rawAfter)));
             System.out.printf("  raw loop  %-14s batch %-6d %9.1f texts/s before, %.1f after%n", workload.name(),
@@ -527,18 +540,15 @@ public final class LoadBenchmark {
             try (LoadGenerator generator = new LoadGenerator();
                     ServalProcess server = ServalProcess.start(arguments, out.resolve("serval-default.log"))) {
                 profiler = profile ? Profiler.of(server.pid(), out) : null;
-                // The batch-1 limit is measured again around this workload: the sweep's figures are from the start
-                // of the run, and the machine drifts (issue 16, stop 31: the DJL loop at batch 1 made 1,176 texts/s
-                // in the sweep and 1,012 and 965 around this workload twenty minutes later).
-                System.out.println("  the raw batch-1 limit before it:");
-                RawLimits before = raw.sweep(batchOnePlan());
                 // Its JVM starts for this workload alone: three times the usual pre-warm, or it is measured while the
                 // JIT still compiles its request path (issue 16: 0.71 of the DJL loop after 20 s, 0.93-0.96 after 60 s).
+                // Its batch-1 limits are measured again next to its closed loops: the sweep's figures are from the
+                // start of the run, and the machine drifts (issue 16, stop 31: the DJL loop at batch 1 made 1,176
+                // texts/s in the sweep and 1,012 and 965 around this workload twenty minutes later; stop 32: 1,192
+                // measured before the pre-warm, 1,075 after it).
                 computeWorkload(generator, new Target(SERVAL, server.port(), server.pid()), null, workload, "short", 1,
                         List.of(1, settings.textConnections().getLast()), List.of(0.5, 0.7),
-                        settings.preWarm().multipliedBy(3));
-                System.out.println("  the raw batch-1 limit after it:");
-                limits.put(RAW_AROUND_DEFAULT, before.bestOf(raw.sweep(batchOnePlan())));
+                        settings.preWarm().multipliedBy(3), true);
             }
         }
 
