@@ -136,6 +136,13 @@ class DeadlineTest {
                 .post("/v2/models/gated/infer").then().statusCode(400).body("error", containsString("'parameters.timeout'"));
     }
 
+    @Test
+    void theLargestTimeoutIsNoLimitNotAnOverflow() {
+        GatedModelSource.GATE.release(1); // this one request passes the gate
+        given().contentType("application/json").body(oip("patient", "\"parameters\":{\"timeout\":" + Long.MAX_VALUE
+                + "},")).post("/v2/models/gated/infer").then().statusCode(200);
+    }
+
     private static double expired() {
         return outcome("expired");
     }

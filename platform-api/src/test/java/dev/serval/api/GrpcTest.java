@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.ByteString;
 import dev.serval.api.grpc.v2.GRPCInferenceServiceGrpc;
+import dev.serval.api.grpc.v2.InferParameter;
 import dev.serval.api.grpc.v2.InferTensorContents;
 import dev.serval.api.grpc.v2.ModelInferRequest;
 import dev.serval.api.grpc.v2.ModelInferResponse;
@@ -195,6 +196,19 @@ class GrpcTest {
                         .addRawInputContents(ByteString.copyFrom(new byte[9 << 20])).build()));
         assertEquals(Status.Code.RESOURCE_EXHAUSTED, huge.getStatus().getCode(), huge.getStatus().toString());
         assertTrue(huge.getStatus().getDescription().contains("serval.http.max-body-size"), huge.getStatus().toString());
+        // Triton's per-request timeout (parameters["timeout"], microseconds) must be a non-negative integer.
+        StatusRuntimeException negative = assertThrows(StatusRuntimeException.class, () -> stub.modelInfer(typedMlp()
+                .toBuilder().putParameters("timeout", InferParameter.newBuilder().setInt64Param(-5).build()).build()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, negative.getStatus().getCode());
+        assertTrue(negative.getStatus().getDescription().contains("parameters.timeout"), negative.getStatus().toString());
+        StatusRuntimeException text = assertThrows(StatusRuntimeException.class, () -> stub.modelInfer(typedMlp()
+                .toBuilder().putParameters("timeout", InferParameter.newBuilder().setStringParam("soon").build())
+                .build()));
+        assertEquals(Status.Code.INVALID_ARGUMENT, text.getStatus().getCode());
+        assertTrue(text.getStatus().getDescription().contains("parameters.timeout"), text.getStatus().toString());
+        assertEquals(2, stub.modelInfer(typedMlp().toBuilder().putParameters("timeout", InferParameter.newBuilder()
+                        .setUint64Param(-1L).build()).build()).getOutputs(0).getContents().getFp32ContentsCount(),
+                "a uint64 timeout of 2^64 - 1 microseconds is no limit, not a negative one");
         assertEquals(2, stub.modelInfer(typedMlp()).getOutputs(0).getContents().getFp32ContentsCount(),
                 "the server goes on serving");
         given().get("/v2/health/live").then().statusCode(200);
@@ -384,6 +398,17 @@ class GrpcTest {
             // grpc-timeout is the request's deadline: the pipeline's step (which returns only once abandoned) ends.
             assertEquals(Status.Code.DEADLINE_EXCEEDED, code(() -> stub.withDeadlineAfter(300, TimeUnit.MILLISECONDS)
                     .modelInfer(typedMlp().toBuilder().setModelName("waits").build())));
+            Serving.await("the step's request to end", () -> given().get("/q/metrics"),
+                    r -> r.asString().lines().anyMatch(l -> l.startsWith(
+                            "serval_replica_in_flight{deployment=\"patient\"") && l.endsWith(" 0.0")));
+            // So is Triton's per-request timeout (tritonclient's infer(..., timeout=µs)), when it is the shorter:
+            // the server ends the call, with the stub's own deadline 30 s away.
+            StatusRuntimeException expired = assertThrows(StatusRuntimeException.class, () -> stub.modelInfer(
+                    typedMlp().toBuilder().setModelName("waits").putParameters("timeout", InferParameter.newBuilder()
+                            .setInt64Param(300_000).build()).build()));
+            assertEquals(Status.Code.DEADLINE_EXCEEDED, expired.getStatus().getCode());
+            assertTrue(expired.getStatus().getDescription().contains("deadline of 300 ms"),
+                    expired.getStatus().toString());
             Serving.await("the step's request to end", () -> given().get("/q/metrics"),
                     r -> r.asString().lines().anyMatch(l -> l.startsWith(
                             "serval_replica_in_flight{deployment=\"patient\"") && l.endsWith(" 0.0")));

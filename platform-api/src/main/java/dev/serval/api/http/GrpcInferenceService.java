@@ -6,6 +6,7 @@ import com.google.rpc.RetryInfo;
 import dev.serval.api.config.InvalidConfig;
 import dev.serval.api.config.ServalConfig;
 import dev.serval.api.grpc.v2.GRPCInferenceServiceGrpc;
+import dev.serval.api.grpc.v2.InferParameter;
 import dev.serval.api.grpc.v2.ModelInferRequest;
 import dev.serval.api.grpc.v2.ModelInferResponse;
 import dev.serval.api.grpc.v2.ModelMetadataResponse;
@@ -391,7 +392,8 @@ public class GrpcInferenceService {
         RequestDeadlines deadlines;
         try {
             Tensors inputs = GrpcTensors.inputs(message, limits);
-            budget = Math.min(served.requestTimeout().toMillis(), timeoutMillis(metadata.timeout()));
+            budget = Math.min(served.requestTimeout().toMillis(), Math.min(timeoutMillis(metadata.timeout()),
+                    timeoutParameterMillis(message)));
             if (budget <= 0) {
                 throw new DeadlineExceeded("the request's deadline passed before it could be queued");
             }
@@ -580,6 +582,32 @@ public class GrpcInferenceService {
             case 'u' -> (value + 999) / 1000;
             default -> (value + 999_999) / 1_000_000;
         };
+    }
+
+    /**
+     * The request's {@code parameters["timeout"]} (Triton's per-request timeout, as tritonclient's
+     * {@code infer(..., timeout=)} sends it: microseconds, int64 or uint64) in milliseconds rounded up, or
+     * {@link Long#MAX_VALUE} without one (or a uint64 past 2^63 microseconds).
+     *
+     * @throws InvalidInput when it is negative or not an integer
+     */
+    static long timeoutParameterMillis(ModelInferRequest message) {
+        InferParameter timeout = message.getParametersMap().get("timeout");
+        if (timeout == null) {
+            return Long.MAX_VALUE;
+        }
+        long micros = switch (timeout.getParameterChoiceCase()) {
+            case INT64_PARAM -> timeout.getInt64Param();
+            case UINT64_PARAM -> timeout.getUint64Param() < 0 ? Long.MAX_VALUE : timeout.getUint64Param();
+            default -> throw new InvalidInput("parameters.timeout", "parameters.timeout must be an int64 or uint64 "
+                    + "number of microseconds, not a " + timeout.getParameterChoiceCase().name().toLowerCase(
+                            java.util.Locale.ROOT));
+        };
+        if (micros < 0) {
+            throw new InvalidInput("parameters.timeout", "parameters.timeout must be a non-negative number of "
+                    + "microseconds, not " + micros);
+        }
+        return micros == Long.MAX_VALUE ? Long.MAX_VALUE : Math.ceilDiv(micros, 1000);
     }
 
     // --- errors ----------------------------------------------------------------------------------------------------

@@ -251,7 +251,7 @@ abstract class InferenceExchange<R, A> {
             millis = Math.min(millis, asked);
         }
         if (requestMicros >= 0) {
-            millis = Math.min(millis, (requestMicros + 999) / 1000);
+            millis = Math.min(millis, Math.ceilDiv(requestMicros, 1000)); // rounded up without overflowing
         }
         return millis;
     }
