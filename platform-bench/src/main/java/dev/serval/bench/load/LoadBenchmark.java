@@ -318,8 +318,10 @@ public final class LoadBenchmark {
             return jvm;
         }
 
-        /** Texts/s of the DJL loop at Serval's split on text set {@code set} at {@code batch}. */
-        /** The DJL loop at Serval's split and {@code batch}: from {@code measured} if it has it, else measured now. */
+        /**
+         * Texts/s of the DJL loop at Serval's split on text set {@code set} at {@code batch}: from {@code measured}
+         * if it has that figure, else measured now.
+         */
         private double djlRate(RawLimits measured, String set, int batch) throws Exception {
             java.util.OptionalDouble rate = measured == null ? java.util.OptionalDouble.empty()
                     : measured.rate(RawLimits.DJL, set, SERVAL_SPLIT, batch);

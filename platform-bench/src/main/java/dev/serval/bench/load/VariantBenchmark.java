@@ -27,8 +27,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>A variant is {@code name=settings}: JVM arguments for that Serval, separated by spaces (an empty settings list
  * is Serval as shipped), and optionally {@code jar=PATH}, another build's {@code quarkus-run.jar} (a copy of an older
- * {@code platform-api/target/quarkus-app}), to judge a change of code against the code before it. Output: {@code platform-bench/target/variants/summary.md} (or {@code --out DIR}). From the
- * repository root:
+ * {@code platform-api/target/quarkus-app}), to judge a change of code against the code before it. Output:
+ * {@code platform-bench/target/variants/summary.md} (or {@code --out DIR}). From the repository root:
  * <pre>{@code
  * bin/loadbench --variants --variant 'shipped=' --variant 'one-loop=-Dquarkus.vertx.event-loops-pool-size=1' \
  *     [--workload minilm-short|noop|grpc-noop] [--connections 1,128] [--rounds 3] [--measure 10s] \
