@@ -38,9 +38,11 @@ import java.util.concurrent.TimeUnit;
 public final class VariantBenchmark {
 
     private static final String USAGE = "usage: bin/loadbench --variants --variant NAME=[-Dkey=value ...] [jar=PATH] "
-            + "--variant NAME=... [--workload minilm-short|noop|grpc-noop] [--connections 1,128] [--rounds 3] "
+            + "--variant NAME=... [--workload minilm-short|noop|grpc-noop] [--connections 1,128 | --rates 30000] [--rounds 3] "
             + "[--measure 10s] [--pre-warm 40s] [--out DIR] [--serval-opt -Dkey=value]...";
     private static final Duration DRAIN = Duration.ofSeconds(3);
+    /** An open loop's connections at most, as the load benchmark's open loops on noop. */
+    private static final int OPEN_MAX_CONNECTIONS = 64;
 
     private VariantBenchmark() {
     }
@@ -70,7 +72,7 @@ public final class VariantBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
-        Options.check(args, USAGE, Set.of(), Set.of("--variant", "--workload", "--connections", "--rounds",
+        Options.check(args, USAGE, Set.of(), Set.of("--variant", "--workload", "--connections", "--rates", "--rounds",
                 "--measure", "--pre-warm", "--out", "--serval-opt"));
         List<String> arguments = Arrays.asList(args);
         List<Variant> variants = Options.values(args, "--variant").stream().map(Variant::parse).toList();
@@ -89,6 +91,9 @@ public final class VariantBenchmark {
         };
         List<Integer> connections = Arrays.stream(Options.value(arguments, "--connections", "1,128").split(","))
                 .map(String::trim).map(Integer::parseInt).toList();
+        // Open loops instead of closed ones: requests at these rates (per second), whatever the server does.
+        List<Integer> rates = arguments.contains("--rates") ? Arrays.stream(Options.value(arguments, "--rates", "")
+                .split(",")).map(String::trim).map(Integer::parseInt).toList() : List.of();
         int rounds = Integer.parseInt(Options.value(arguments, "--rounds", "3"));
         Duration measure = Options.duration(arguments, "--measure", Duration.ofSeconds(10));
         Duration preWarm = Options.duration(arguments, "--pre-warm", Duration.ofSeconds(40));
@@ -98,6 +103,10 @@ public final class VariantBenchmark {
         List<String> common = new ArrayList<>(List.of("-Dserval.api.auth-enabled=false",
                 "-Dserval.deployments." + LoadBenchmark.MINILM_DEPLOYMENT + ".max-queued-requests=1024"));
         boolean grpc = workloadName.equals("grpc-noop");
+        if (grpc && !rates.isEmpty()) {
+            throw new IllegalArgumentException("--rates (open loops) is for the REST workloads, not grpc-noop");
+        }
+        boolean open = !rates.isEmpty();
         List<ModelInferRequest> calls = List.of(GrpcBenchmark.noop());
         if (workload.name().equals("noop")) {
             common.add("-Dserval.deployments.echo.model=noop");
@@ -106,11 +115,13 @@ public final class VariantBenchmark {
         common.addAll(Options.servalOptions(args));
 
         StringBuilder md = new StringBuilder("# Serval against Serval\n\n");
-        md.append(String.format(Locale.ROOT, "Run %s, load average before %s; workload %s; closed loops at %s "
-                + "connections, %d s each after 1 s unrecorded, %d rounds, variants in alternation, each against its "
-                + "own Serval (all started and pre-warmed %d s first). Settings common to all: `%s`.%n%n",
-                Instant.now(), MachineUsage.loadAverage(), workloadName, connections, measure.toSeconds(), rounds,
-                preWarm.toSeconds(), String.join(" ", common)));
+        md.append(String.format(Locale.ROOT, "Run %s, load average before %s; workload %s; %s, %d s each after 1 s "
+                + "unrecorded, %d rounds, variants in alternation, each against its own Serval (all started and "
+                + "pre-warmed %d s first). Settings common to all: `%s`.%n%n",
+                Instant.now(), MachineUsage.loadAverage(), workloadName, open ? "open loops at " + rates
+                        + " requests/s (at most " + OPEN_MAX_CONNECTIONS + " connections)" : "closed loops at "
+                        + connections + " connections", measure.toSeconds(), rounds, preWarm.toSeconds(),
+                String.join(" ", common)));
         for (Variant variant : variants) {
             md.append("- `").append(variant.name()).append("`: `").append(String.join(" ", variant.arguments()))
                     .append('`');
@@ -119,7 +130,9 @@ public final class VariantBenchmark {
             }
             md.append('\n');
         }
-        md.append("\n| round | connections | variant | req/s | / ").append(variants.getFirst().name())
+        // In open loops every variant gets the same rate: the ratio is of p99 instead.
+        md.append("\n| round | ").append(open ? "offered req/s" : "connections").append(" | variant | req/s | ")
+                .append(open ? "p99 / " : "/ ").append(variants.getFirst().name())
                 .append(" | p50 ms | p99 ms | server µs/req | errors |\n|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
 
         Map<String, ServalProcess> servers = new LinkedHashMap<>();
@@ -147,19 +160,24 @@ public final class VariantBenchmark {
             }
             Map<String, List<Double>> ratios = new LinkedHashMap<>();
             for (int round = 1; round <= rounds; round++) {
-                for (int count : connections) {
+                for (int count : open ? rates : connections) {
                     double first = Double.NaN;
                     for (Variant variant : variants) {
                         ServalProcess server = servers.get(variant.name());
                         GrpcBenchmark.Figures run = grpc
                                 ? GrpcBenchmark.closedLoop(GrpcBenchmark.grpcJava(List.of(channels.get(
                                         variant.name()))), calls, count, Duration.ofSeconds(1), measure, server.pid())
-                                : GrpcBenchmark.Figures.of(generator.closedLoop(LoadBenchmark.SERVAL, server.port(),
-                                        server.pid(), workload, count, Duration.ofSeconds(1), measure, DRAIN));
+                                : GrpcBenchmark.Figures.of(open
+                                        ? generator.openLoop(LoadBenchmark.SERVAL, server.port(), server.pid(),
+                                                workload, count, OPEN_MAX_CONNECTIONS, Duration.ofSeconds(1), measure,
+                                                DRAIN)
+                                        : generator.closedLoop(LoadBenchmark.SERVAL, server.port(), server.pid(),
+                                                workload, count, Duration.ofSeconds(1), measure, DRAIN));
+                        double figure = open ? run.p99() : run.throughput();
                         if (Double.isNaN(first)) {
-                            first = run.throughput();
+                            first = figure;
                         }
-                        double ratio = run.throughput() / first;
+                        double ratio = figure / first;
                         ratios.computeIfAbsent(variant.name() + " @" + count, k -> new ArrayList<>()).add(ratio);
                         double micros = MachineUsage.microsPerRequest(run.cpu().server(), run.throughput());
                         String row = String.format(Locale.ROOT, "| %d | %d | %s | %.0f | %.3f | %.3f | %.3f | %.1f | %d |%n",
@@ -170,7 +188,8 @@ public final class VariantBenchmark {
                     }
                 }
             }
-            md.append("\nRatios to `").append(variants.getFirst().name()).append("` per round:\n\n");
+            md.append(open ? "\np99 over `" : "\nRatios to `").append(variants.getFirst().name())
+                    .append(open ? "`'s per round:\n\n" : "` per round:\n\n");
             ratios.forEach((key, values) -> md.append("- ").append(key).append(": ").append(values.stream()
                     .map(v -> String.format(Locale.ROOT, "%.3f", v)).toList()).append('\n'));
         } finally {
