@@ -8,6 +8,7 @@ import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -35,19 +36,30 @@ class StalledBodyTest {
                 .orElseThrow();
     }
 
+    /** Sends headers declaring 40,000 bytes and 20,000 of them; returns once the server holds those in its budget. */
+    private static void sendHalfABody(Socket socket, double before) throws IOException {
+        OutputStream out = socket.getOutputStream();
+        out.write(("POST /v2/models/" + Serving.MODEL + "/infer HTTP/1.1\r\nHost: localhost\r\n"
+                + "Content-Type: application/json\r\nContent-Length: 40000\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.write(new byte[20_000]);
+        out.flush();
+        Serving.await("the partial body held in the budget", () -> given().get("/q/metrics"),
+                response -> bufferedBytes() >= before + 20_000);
+    }
+
+    private static void assertServes() {
+        assertEquals(200, given().contentType("application/json")
+                .body("{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"hi\"]}]}")
+                .post("/v2/models/" + Serving.MODEL + "/infer").statusCode(), "the server goes on serving");
+    }
+
     @Test
     void aBodyThatStopsComingIsEndedAndItsBytesGoBack() throws Exception {
         Serving.awaitReady();
         double before = bufferedBytes();
         try (Socket socket = new Socket("127.0.0.1", base.getPort())) {
             socket.setSoTimeout(20_000); // a bound on a wait for what must come within 5 s and a sweep
-            OutputStream out = socket.getOutputStream();
-            out.write(("POST /v2/models/" + Serving.MODEL + "/infer HTTP/1.1\r\nHost: localhost\r\n"
-                    + "Content-Type: application/json\r\nContent-Length: 40000\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            out.write(new byte[20_000]);
-            out.flush();
-            Serving.await("the partial body held in the budget", () -> given().get("/q/metrics"),
-                    response -> bufferedBytes() >= before + 20_000);
+            sendHalfABody(socket, before);
 
             InputStream in = socket.getInputStream();
             ByteArrayOutputStream answer = new ByteArrayOutputStream();
@@ -67,9 +79,7 @@ class StalledBodyTest {
         }
         Serving.await("the stalled body's bytes given back", () -> given().get("/q/metrics"),
                 response -> bufferedBytes() <= before);
-        assertEquals(200, given().contentType("application/json")
-                .body("{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"hi\"]}]}")
-                .post("/v2/models/" + Serving.MODEL + "/infer").statusCode(), "the server goes on serving");
+        assertServes();
     }
 
     /** A client that goes away in the middle of its body: its bytes go back, and the server goes on. */
@@ -78,18 +88,10 @@ class StalledBodyTest {
         Serving.awaitReady();
         double before = bufferedBytes();
         try (Socket socket = new Socket("127.0.0.1", base.getPort())) {
-            OutputStream out = socket.getOutputStream();
-            out.write(("POST /v2/models/" + Serving.MODEL + "/infer HTTP/1.1\r\nHost: localhost\r\n"
-                    + "Content-Type: application/json\r\nContent-Length: 40000\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            out.write(new byte[20_000]);
-            out.flush();
-            Serving.await("the partial body held in the budget", () -> given().get("/q/metrics"),
-                    response -> bufferedBytes() >= before + 20_000);
+            sendHalfABody(socket, before);
         } // closed here, mid-body
         Serving.await("the bytes of the body left behind given back", () -> given().get("/q/metrics"),
                 response -> bufferedBytes() <= before);
-        assertEquals(200, given().contentType("application/json")
-                .body("{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"hi\"]}]}")
-                .post("/v2/models/" + Serving.MODEL + "/infer").statusCode(), "the server goes on serving");
+        assertServes();
     }
 }

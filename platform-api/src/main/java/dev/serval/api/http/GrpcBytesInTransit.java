@@ -19,8 +19,8 @@ import java.util.function.BiConsumer;
  * <p>The framing also refuses, in the chunk where the prefix arrives, a message longer than
  * {@code serval.http.max-body-size} (the gRPC layer would answer it itself, but then also end the call a second
  * time) and a compressed message (its length says nothing of what it inflates to, and the gRPC layer would inflate
- * it whole, unbounded, before anything could look at it); and the sweep of {@link BodyDeadlines} refuses a message
- * that has not all arrived within {@code serval.http.body-timeout} of its first bytes (a stalled message would
+ * it whole, unbounded, before anything could look at it); and the event loop's {@link RequestDeadlines} refuse a
+ * message that has not all arrived within {@code serval.http.body-timeout} of its first bytes (a stalled message would
  * otherwise hold its bytes until the stream ends). A refused call's later chunks and its end are dropped.
  *
  * <p>Messages are found by their gRPC framing ({@link GrpcFraming}). Event loop only: Vert.x calls the handlers on the
@@ -41,8 +41,9 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
     }
 
     private final ByteBudget budget;
-    private final BodyDeadlines deadlines;
-    /** On {@link #deadlines} while a message of the call is unfinished; made for the first such message. */
+    private final RequestDeadlines deadlines;
+    private final long bodyTimeoutMillis;
+    /** Armed on {@link #deadlines} while a message of the call is unfinished; made for the first such message. */
     private Stall stall;
     private final long maxMessageSize;
     private final BiConsumer<HttpServerRequest, Refusal> refuse;
@@ -53,15 +54,17 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
     private boolean ended;
 
     /**
-     * @param deadlines      the calling event loop's bodies being read, where an unfinished message waits
+     * @param deadlines      the calling event loop's deadlines, where an unfinished message waits
+     * @param bodyTimeoutMillis how long a message may take to arrive from its first bytes
      * @param maxMessageSize the longest message a call may declare ({@code serval.http.max-body-size})
      * @param refuse         ends a call, for the reason given, before the gRPC layer sees the chunk that refused it
      */
-    GrpcBytesInTransit(HttpServerRequest request, ByteBudget budget, BodyDeadlines deadlines, long maxMessageSize,
-            BiConsumer<HttpServerRequest, Refusal> refuse) {
+    GrpcBytesInTransit(HttpServerRequest request, ByteBudget budget, RequestDeadlines deadlines,
+            long bodyTimeoutMillis, long maxMessageSize, BiConsumer<HttpServerRequest, Refusal> refuse) {
         super((HttpServerRequestInternal) request);
         this.budget = budget;
         this.deadlines = deadlines;
+        this.bodyTimeoutMillis = bodyTimeoutMillis;
         this.maxMessageSize = maxMessageSize;
         this.refuse = refuse;
         request.response().closeHandler(ignored -> giveBack());
@@ -95,15 +98,14 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
                 budget.release(held - (size - end));
                 held = size - end;
                 if (stall != null) {
-                    deadlines.unlink(stall);
+                    deadlines.disarm(stall);
                 }
             }
-            if (held > 0 && (stall == null || !stall.linked())) { // a message begun here is unfinished
+            if (held > 0 && (stall == null || !stall.armed())) { // a message begun here is unfinished
                 if (stall == null) {
                     stall = new Stall();
                 }
-                stall.since = System.nanoTime();
-                deadlines.link(stall);
+                deadlines.arm(stall, bodyTimeoutMillis);
             }
             handler.handle(chunk);
         });
@@ -126,14 +128,8 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
         refuse.accept(delegate, refusal);
     }
 
-    /** A message of this call that has not all arrived, on the deadlines' list. */
-    private final class Stall extends BodyDeadlines.Reading {
-        private long since;
-
-        @Override
-        long startNanos() {
-            return since;
-        }
+    /** A message of this call that has not all arrived, armed on the event loop's deadlines. */
+    private final class Stall extends RequestDeadlines.Deadline {
 
         @Override
         void expire() {
@@ -146,7 +142,7 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
     /** The stream ended (answered, reset or closed): what an unfinished message held goes back. */
     private void giveBack() {
         if (stall != null) {
-            deadlines.unlink(stall);
+            deadlines.disarm(stall);
         }
         if (!ended) {
             ended = true;

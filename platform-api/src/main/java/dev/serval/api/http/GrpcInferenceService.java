@@ -166,8 +166,8 @@ public class GrpcInferenceService {
             refuse(request, GrpcBytesInTransit.Refusal.OVER_BUDGET);
             return;
         }
-        server.handle(new GrpcBytesInTransit(request, budget, BodyDeadlines.onThisLoop(vertx, bodyTimeout.toNanos()),
-                maxMessageSize, this::refuse));
+        server.handle(new GrpcBytesInTransit(request, budget, RequestDeadlines.onThisLoop(vertx),
+                bodyTimeout.toMillis(), maxMessageSize, this::refuse));
     }
 
     void stop(@Observes io.quarkus.runtime.ShutdownEvent event) {

@@ -192,15 +192,15 @@ abstract class InferenceExchange<R, A> {
     private void readBody() {
         HttpServerRequest http = context.request();
         BodyReading reading = new BodyReading(routes.bodies().maxBodySize());
-        BodyDeadlines deadlines = routes.bodyDeadlines(context.vertx());
-        deadlines.link(reading);
+        RequestDeadlines deadlines = RequestDeadlines.onThisLoop(context.vertx());
+        deadlines.arm(reading, routes.bodyTimeout().toMillis());
         context.addEndHandler(ignored -> {
-            deadlines.unlink(reading);
+            deadlines.disarm(reading);
             routes.budget().release(reading.reserved);
         });
         http.handler(reading);
         http.endHandler(ignored -> {
-            deadlines.unlink(reading);
+            deadlines.disarm(reading);
             if (reading.expired) {
                 return;
             }
@@ -334,9 +334,10 @@ abstract class InferenceExchange<R, A> {
      * (every small request) is kept as that chunk, which Vert.x hands over as a heap copy of its own: nothing else is
      * allocated or copied until the decoder's array. Event loop only.
      */
-    private final class BodyReading extends BodyDeadlines.Reading implements Handler<Buffer> {
+    private final class BodyReading extends RequestDeadlines.Deadline implements Handler<Buffer> {
         private final long limit;
-        /** Its time ran out before it all came ({@link BodyDeadlines}): the request was ended, the rest is ignored. */
+        /** Its time ({@code serval.http.body-timeout}) ran out before it all came: the request was ended, the rest is
+         * ignored. */
         private boolean expired;
         /** The body's first chunk, until a second one comes. */
         private Buffer first;
@@ -348,11 +349,6 @@ abstract class InferenceExchange<R, A> {
 
         BodyReading(long limit) {
             this.limit = limit;
-        }
-
-        @Override
-        long startNanos() {
-            return startNanos;
         }
 
         /**

@@ -85,11 +85,6 @@ public class InferenceRoutes {
         return bodyTimeout;
     }
 
-    /** The bodies being read on the calling event loop, with their deadlines. */
-    BodyDeadlines bodyDeadlines(io.vertx.core.Vertx vertx) {
-        return BodyDeadlines.onThisLoop(vertx, bodyTimeout.toNanos());
-    }
-
     OipRequestDecoder oipDecoder() {
         return decoder;
     }

@@ -7,23 +7,25 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
 
 /**
- * Request deadlines: one hashed timing wheel per event loop instead of one Vert.x timer per request.
+ * The deadlines of an event loop's requests: one hashed timing wheel per event loop instead of one Vert.x timer per
+ * request.
  *
  * <p>Every inference request has a deadline (its deployment's {@code request-timeout}, or less if the client asks), and
- * nearly every request is answered long before it. A Vert.x timer per request cost a map entry, a task in the loop's
- * scheduled-task heap, and their removal on every answer: 3.3 % of the server's CPU samples on a no-op request
- * (docs/benchmarks/loadbench-full/profiles/noop-closed64, stop 31). Here arming links the request into one of
- * {@link #SLOTS} lists, chosen by the millisecond tick at which it expires, and disarming unlinks it: O(1), no
- * lock, one small object per request. One Vert.x timer per loop sweeps the slots of the ticks that have passed and expires what is
- * due; a deadline more than a turn of the wheel away stays in its slot until its own tick comes round. The timer is
- * armed only while a deadline is pending: for the earliest deadline armed on an idle wheel, then every tick.
+ * its body, and each gRPC message, one of its own ({@code serval.http.body-timeout}, so that a stalled upload cannot
+ * hold the byte budget); nearly every one is disarmed long before it expires. A Vert.x timer per request cost a map
+ * entry, a task in the loop's scheduled-task heap, and their removal on every answer: 3.3 % of the server's CPU
+ * samples on a no-op request (docs/benchmarks/loadbench-full/profiles/noop-closed64, stop 31). Here arming links a
+ * deadline into one of {@link #SLOTS} lists, chosen by the millisecond tick at which it expires, and disarming unlinks
+ * it: O(1), no lock, one small object per request. One Vert.x timer per loop sweeps the slots of the ticks that have
+ * passed and expires what is due; a deadline more than a turn of the wheel away stays in its slot until its own tick
+ * comes round. The timer is armed only while a deadline is pending: for the earliest deadline armed on an idle wheel,
+ * then every tick.
  *
  * <p>Precision: a deadline never expires before its time, and expires within about a millisecond after it (plus the
  * loop's lateness): the granularity of Vert.x timers.
  *
  * <p>Writers and readers: the event loop only. A request is armed and disarmed on its connection's loop, which runs the
- * sweep too; nothing here is shared between threads. {@link BodyDeadlines} is the simpler list for the one timeout
- * every body shares.
+ * sweep too; nothing here is shared between threads.
  */
 final class RequestDeadlines {
 
