@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -80,9 +81,15 @@ final class ChildProcess implements AutoCloseable {
 
     /** Starts {@code command} (DJL offline in its environment); standard error is inherited. */
     static ChildProcess start(List<String> command) throws IOException {
+        return start(command, Map.of());
+    }
+
+    /** {@link #start(List)} with {@code environment} added to the child's environment. */
+    static ChildProcess start(List<String> command, Map<String, String> environment) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
         builder.environment().put("DJL_OFFLINE", "true");
         builder.environment().put("OPT_OUT_TRACKING", "true");
+        builder.environment().putAll(environment);
         return new ChildProcess(builder.start());
     }
 

@@ -43,10 +43,10 @@ final class PythonRawLoop {
     }
 
     /**
-     * A venv for one onnxruntime version: ready ({@code python} set, {@code failure} null) or not (why: the step that
-     * failed, its exit status and the tail of its output).
+     * A venv (named for what it holds: an onnxruntime version, or another benchmark's name): ready ({@code python}
+     * set, {@code failure} null) or not (why: the step that failed, its exit status and the tail of its output).
      */
-    record Venv(String onnxruntime, Path python, boolean reused, String failure) {
+    record Venv(String name, Path python, boolean reused, String failure) {
 
         boolean ready() {
             return failure == null;
@@ -63,16 +63,24 @@ final class PythonRawLoop {
      * complete one with the same requirements is there.
      */
     static Venv prepare(String interpreter, Path dir, String onnxruntime) {
-        Path venv = dir.resolve("onnxruntime-" + onnxruntime).toAbsolutePath();
+        return prepare(interpreter, dir, onnxruntime, "onnxruntime-" + onnxruntime, requirements(onnxruntime));
+    }
+
+    /**
+     * The venv {@code dir/directory} holding {@code requirements}, made with {@code interpreter} unless a complete
+     * one with the same requirements is there; its log is {@code dir/directory.log}.
+     */
+    static Venv prepare(String interpreter, Path dir, String name, String directory, List<String> requirements) {
+        Path venv = dir.resolve(directory).toAbsolutePath();
         Path python = venv.resolve("bin").resolve("python");
-        Path log = dir.resolve("onnxruntime-" + onnxruntime + ".log").toAbsolutePath();
-        String wanted = String.join("\n", requirements(onnxruntime)) + "\n";
+        Path log = dir.resolve(directory + ".log").toAbsolutePath();
+        String wanted = String.join("\n", requirements) + "\n";
         try {
             Files.createDirectories(dir);
             Path complete = venv.resolve(COMPLETE);
             if (Files.isExecutable(python) && Files.isRegularFile(complete)
                     && Files.readString(complete).equals(wanted)) {
-                return new Venv(onnxruntime, python, true, null);
+                return new Venv(name, python, true, null);
             }
             deleteTree(venv);
             Files.writeString(log, "");
@@ -80,16 +88,16 @@ final class PythonRawLoop {
             if (failure == null) {
                 List<String> pip = new ArrayList<>(List.of(python.toString(), "-m", "pip", "install",
                         "--disable-pip-version-check", "--no-input"));
-                pip.addAll(requirements(onnxruntime));
+                pip.addAll(requirements);
                 failure = step(pip, log);
             }
             if (failure != null) {
-                return new Venv(onnxruntime, null, false, failure);
+                return new Venv(name, null, false, failure);
             }
             Files.writeString(complete, wanted);
-            return new Venv(onnxruntime, python, false, null);
+            return new Venv(name, python, false, null);
         } catch (IOException e) {
-            return new Venv(onnxruntime, null, false, "preparing " + venv + " failed: " + e);
+            return new Venv(name, null, false, "preparing " + venv + " failed: " + e);
         }
     }
 
@@ -138,11 +146,16 @@ final class PythonRawLoop {
 
     /** Writes the script from the class path to {@code dir} (each run, so that it matches this jar). */
     static Path writeScript(Path dir) throws IOException {
+        return writeScript(dir, SCRIPT);
+    }
+
+    /** Writes the resource {@code name} (a script next to this class) to {@code dir}, replacing an older copy. */
+    static Path writeScript(Path dir, String name) throws IOException {
         Files.createDirectories(dir);
-        Path script = dir.resolve(SCRIPT).toAbsolutePath();
-        try (InputStream in = PythonRawLoop.class.getResourceAsStream(SCRIPT)) {
+        Path script = dir.resolve(name).toAbsolutePath();
+        try (InputStream in = PythonRawLoop.class.getResourceAsStream(name)) {
             if (in == null) {
-                throw new IOException("no resource " + SCRIPT + " next to " + PythonRawLoop.class.getName());
+                throw new IOException("no resource " + name + " next to " + PythonRawLoop.class.getName());
             }
             Files.copy(in, script, StandardCopyOption.REPLACE_EXISTING);
         }
@@ -162,7 +175,7 @@ final class PythonRawLoop {
      */
     static ChildProcess start(Venv venv, Path script, Map<String, Path> texts, int maxWorkers) throws IOException {
         if (!venv.ready()) {
-            throw new IllegalArgumentException("venv of onnxruntime " + venv.onnxruntime() + " is not ready: "
+            throw new IllegalArgumentException("venv of onnxruntime " + venv.name() + " is not ready: "
                     + venv.failure());
         }
         List<String> command = new ArrayList<>(List.of(venv.python().toString(), script.toString(),

@@ -8,8 +8,9 @@ import java.util.Map;
 
 /**
  * What a run sends: {@code POST} to one of {@code paths} with one of {@code bodies} (request {@code i} goes to path
- * {@code i mod paths} with body {@code i mod bodies}), each an Open Inference Protocol v2 JSON request. Every body
- * carries one item (one tensor or one text), so requests/s is also items/s. Immutable; the buffers are only ever read.
+ * {@code i mod paths} with body {@code i mod bodies}), each an Open Inference Protocol v2 JSON request (or, for
+ * {@link #openAiTexts}, an OpenAI embeddings request). Every body carries one item (one tensor or one text), so
+ * requests/s is also items/s. Immutable; the buffers are only ever read.
  *
  * @param name   the workload's name in the report ({@code noop}, {@code minilm-short}, {@code minilm-mixed})
  * @param paths  the request paths, at least one: one for a workload of one model, a sequence of models' paths for
@@ -55,14 +56,27 @@ public record Workload(String name, List<String> paths, List<Buffer> bodies) {
                 texts.stream().map(text -> Buffer.buffer(oipText(text))).toList());
     }
 
-    /** {@code {"inputs":[{"name":"text","datatype":"BYTES","shape":[1],"data":[text]}]}}. */
-    static String oipText(String text) {
+    /**
+     * One text per request, cycling through {@code texts}, to the OpenAI embeddings endpoint ({@code POST
+     * /v1/embeddings}, {@code {"model":model,"input":text}}).
+     */
+    public static Workload openAiTexts(String name, String model, List<String> texts) {
+        return new Workload(name, "/v1/embeddings", texts.stream().map(text -> Buffer.buffer(json(
+                Map.of("model", model, "input", text)))).toList());
+    }
+
+    private static String json(Object value) {
         try {
-            return JSON.writeValueAsString(Map.of("inputs", List.of(Map.of("name", "text", "datatype", "BYTES",
-                    "shape", List.of(1), "data", List.of(text)))));
+            return JSON.writeValueAsString(value);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** {@code {"inputs":[{"name":"text","datatype":"BYTES","shape":[1],"data":[text]}]}}. */
+    static String oipText(String text) {
+        return json(Map.of("inputs", List.of(Map.of("name", "text", "datatype", "BYTES", "shape", List.of(1),
+                "data", List.of(text)))));
     }
 
     /** The path of request {@code index}. */
