@@ -2,6 +2,7 @@ package dev.serval.bench.load;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,6 +18,7 @@ import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
 
 /**
  * Serval against Ray Serve on the same cores (issue 16's first table): the default MiniLM, one short text per
@@ -164,8 +166,7 @@ public final class RayServeBenchmark {
                     }
                     servers.add(best(label, runs));
                 } finally {
-                    ray.send("quit");
-                    ray.close();
+                    stop(ray);
                     children.remove(ray);
                 }
             }
@@ -178,6 +179,16 @@ public final class RayServeBenchmark {
         System.out.println();
         System.out.println(md);
         System.out.println("Wrote " + out.resolve("summary.md"));
+    }
+
+    /** Asks Ray Serve to shut down (Serve, then Ray), then stops the driver and every process under it. */
+    private static void stop(ChildProcess ray) throws InterruptedException {
+        try {
+            ray.send("quit");
+        } catch (IOException e) {
+            // the driver is gone already: close() still stops whatever it started
+        }
+        ray.close();
     }
 
     /** Every raw runtime at batch 1 at N x 1 and 1 x N, and its single-text latency at 1 x N and 1 x 1. */
@@ -232,7 +243,7 @@ public final class RayServeBenchmark {
     /** The report: the issue's table with this run's figures, then each server against the limits and Ray Serve. */
     static String summary(Instant started, String loadBefore, String loadAfter, Duration measure, int rounds,
             List<Integer> connections, RawLimits limits, List<Figures> servers, Map<String, String> versions) {
-        String counts = connections.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(","));
+        String counts = connections.stream().map(String::valueOf).collect(Collectors.joining(","));
         StringBuilder md = new StringBuilder("# Serval against Ray Serve, same cores\n\n");
         md.append(String.format(Locale.ROOT, "Run %s; load average %s before, %s after; `bin/loadbench --ray-serve "
                 + "--measure %s --rounds %d --connections %s`. The default MiniLM, one short chat-like text per "
