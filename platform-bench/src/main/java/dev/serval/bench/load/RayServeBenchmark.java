@@ -88,7 +88,8 @@ public final class RayServeBenchmark {
         int rounds = Integer.parseInt(Options.value(arguments, "--rounds", "2"));
         List<Integer> connections = Arrays.stream(Options.value(arguments, "--connections", "8,64").split(","))
                 .map(Integer::parseInt).toList();
-        List<String> ingresses = List.of(Options.value(arguments, "--ingress", HAPROXY + "," + PYTHON_PROXY).split(","));
+        List<String> ingresses = List.of(Options.value(arguments, "--ingress", HAPROXY + "," + PYTHON_PROXY)
+                .split(","));
         for (String ingress : ingresses) {
             if (!ingress.equals(HAPROXY) && !ingress.equals(PYTHON_PROXY)) {
                 throw new IllegalArgumentException("--ingress takes " + HAPROXY + " and " + PYTHON_PROXY + ", not "
@@ -144,7 +145,8 @@ public final class RayServeBenchmark {
             }
             for (String ingress : ingresses) {
                 int port = ServalProcess.freeLoopbackPort();
-                Map<String, String> environment = Map.of("RAY_SERVE_ENABLE_HA_PROXY", ingress.equals(HAPROXY) ? "1" : "0");
+                Map<String, String> environment = Map.of("RAY_SERVE_ENABLE_HA_PROXY",
+                        ingress.equals(HAPROXY) ? "1" : "0");
                 String label = ingress.equals(HAPROXY) ? "Ray Serve + HAProxy" : "Ray Serve, Python proxy";
                 System.out.println(label + ": starting on port " + port);
                 ChildProcess ray = ChildProcess.start(List.of(venv.python().toString(), script.toString(),

@@ -33,8 +33,8 @@ class RayServeBenchmarkTest {
                 new RayServeBenchmark.Figures("Ray Serve + HAProxy", 600, 64, 4.0, 0.05, 0),
                 new RayServeBenchmark.Figures("Ray Serve, Python proxy", 400, 8, 6.0, 0.04, 3));
 
-        String md = RayServeBenchmark.summary(Instant.EPOCH, "1.0", "1.1", Duration.ofSeconds(10), 2, List.of(8, 64), limits,
-                servers, Map.of("Ray Serve + HAProxy", "Ray 2.60.0, ingress haproxy"));
+        String md = RayServeBenchmark.summary(Instant.EPOCH, "1.0", "1.1", Duration.ofSeconds(10), 2, List.of(8, 64),
+                limits, servers, Map.of("Ray Serve + HAProxy", "Ray 2.60.0, ingress haproxy"));
 
         for (String line : List.of("| raw python-1.32.0, 1x2, batch 1 | 600 | 1.50 |",
                 "| raw python-1.32.0, one worker of 1 thread(s), alone | | 1.80 |",
