@@ -6,11 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class RayServeBenchmarkTest {
 
@@ -71,6 +74,19 @@ class RayServeBenchmarkTest {
         List<String> requirements = RayServeBenchmark.requirements();
         assertTrue(requirements.stream().allMatch(r -> r.contains("==")), requirements::toString);
         assertTrue(requirements.contains("ray[serve]==" + RayServeBenchmark.RAY), requirements::toString);
+    }
+
+    @Test
+    void theRayServeAppCompilesAndAnswersOnThePathTheGeneratorSendsTo(@TempDir Path dir) throws Exception {
+        Path script = PythonRawLoop.writeScript(dir, RayServeBenchmark.SCRIPT);
+        String source = Files.readString(script);
+        String route = "ROUTE = \"" + Workload.texts("w", LoadBenchmark.MINILM_DEPLOYMENT, List.of("x")).path() + "\"";
+        assertTrue(source.contains(route), () -> "the script does not serve " + route);
+
+        Process compile = new ProcessBuilder("python3", "-m", "py_compile", script.toString()).redirectErrorStream(true)
+                .start();
+        String output = new String(compile.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, compile.waitFor(), output);
     }
 
     @Test
