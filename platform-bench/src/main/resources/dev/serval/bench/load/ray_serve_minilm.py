@@ -72,7 +72,7 @@ def build(model, tokenizer_file, replicas):
                 return Response(f"bad request: {e}", status_code=400)
             vectors = [self.embed(t) for t in texts]
             dim = len(vectors[0]) if vectors else 0
-            data = [float(x) for v in vectors for x in v]
+            data = self.np.concatenate(vectors).tolist() if vectors else []
             return JSONResponse({"model_name": "all-minilm-l6-v2", "outputs": [
                 {"name": "embedding", "datatype": "FP32", "shape": [len(vectors), dim], "data": data}]})
 
