@@ -138,10 +138,14 @@ public final class Autoscaler {
         boolean changed = granted != tracked.current;
         if (changed) {
             tracked.lastChange = new AutoscalingDecision(wallClock.instant(), tracked.current, granted, reason);
-            tracked.target.scale(granted);
         }
+        // Published before the count is handed over: the controller applies it on its own thread, and whoever sees
+        // it applied must find the decision (and its meter) that made it.
         tracked.target.autoscaled(new AutoscalingStatus(step.ongoing(), step.wanted(), reason, tracked.lastChange),
                 changed, refused);
+        if (changed) {
+            tracked.target.scale(granted);
+        }
     }
 
     /** Threads one replica of {@code spec} runs inferences on. */

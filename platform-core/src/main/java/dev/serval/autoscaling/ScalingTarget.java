@@ -24,7 +24,8 @@ public interface ScalingTarget {
     void scale(int replicas);
 
     /**
-     * Publishes the autoscaler's latest view of the deployment ({@link AutoscalingStatus}), after each decision.
+     * Publishes the autoscaler's latest view of the deployment ({@link AutoscalingStatus}), after each decision and
+     * before {@link #scale} hands the controller a count that decision changed.
      *
      * @param changed       whether this decision changed the count (its {@link AutoscalingStatus#lastChange()})
      * @param budgetRefused whether the CPU budget granted fewer replicas than the decision wanted

@@ -100,6 +100,29 @@ class AutoscalerTest {
         assertEquals(Instant.parse("2026-11-23T00:00:00Z"), change.at());
     }
 
+    /**
+     * The controller applies a new count on its own thread, and whoever sees it applied (a scrape, the deployment API,
+     * AutoscalingTest) must find the decision behind it already published: the decision first, then the count.
+     */
+    @Test
+    void aDecisionIsPublishedBeforeTheControllerIsHandedItsCount() {
+        List<String> published = new ArrayList<>();
+        FakeTarget target = new FakeTarget(autoscaled("a", 4, 1)) {
+            @Override
+            public void scale(int replicas) {
+                published.add("scale to " + replicas + " with the last change published then: "
+                        + (status == null || status.lastChange() == null ? "none" : "to " + status.lastChange().to()));
+                super.scale(replicas);
+            }
+        };
+        autoscaler.register(target);
+        target.ongoing = 6;
+
+        ticks(12);
+
+        assertEquals(List.of("scale to 3 with the last change published then: to 3"), published);
+    }
+
     @Test
     void leavesFixedDeploymentsAloneButCountsTheirThreads() {
         FakeTarget fixed = new FakeTarget(DeploymentSpec.defaults("fixed", "m").withNumReplicas(1)
