@@ -69,6 +69,11 @@ abstract class InferenceExchange<R, A> {
     /** The deployment the request goes to, once known; meters are recorded from then on. */
     ServedDeployment served;
     private final AtomicBoolean ended = new AtomicBoolean();
+    /**
+     * The event loop's deadlines, taken when the body starts to be read (every request that reaches {@link #infer}
+     * was read): the body's deadline and then the request's are armed there.
+     */
+    private RequestDeadlines deadlines;
 
     InferenceExchange(RoutingContext context, InferenceRoutes routes, boolean openAi) {
         this.context = context;
@@ -192,7 +197,7 @@ abstract class InferenceExchange<R, A> {
     private void readBody() {
         HttpServerRequest http = context.request();
         BodyReading reading = new BodyReading(routes.bodies().maxBodySize());
-        RequestDeadlines deadlines = RequestDeadlines.onThisLoop(context.vertx());
+        deadlines = RequestDeadlines.onThisLoop(context.vertx());
         deadlines.arm(reading, routes.bodyTimeout().toMillis());
         context.addEndHandler(ignored -> {
             deadlines.disarm(reading);
@@ -217,21 +222,18 @@ abstract class InferenceExchange<R, A> {
         R request;
         CompletableFuture<A> result;
         long deadline;
-        Context vertx = Vertx.currentContext();
-        RequestDeadlines deadlines;
         try {
             request = decode(body, refusal);
             deadline = deadlineMillis(context.request().getHeader(TIMEOUT_HEADER), timeoutMicros(request));
             if (deadline <= 0) {
                 throw new DeadlineExceeded("the request's deadline of 0 ms passed before it could be queued");
             }
-            deadlines = vertx == null ? null : RequestDeadlines.onThisLoop(vertx.owner());
             result = infer(request, deadline);
         } catch (Throwable e) {
             fail(e);
             return;
         }
-        await(request, result, deadline, vertx, deadlines);
+        await(request, result, deadline);
     }
 
     /** The request's time budget: the deployment's timeout, or the client's if shorter. */
@@ -256,24 +258,21 @@ abstract class InferenceExchange<R, A> {
         return millis;
     }
 
-    /**
-     * Arms the deadline on {@code deadlines} (none without a Vert.x context), watches for the client going away, and
-     * answers on the request's context once done.
-     */
-    private void await(R request, CompletableFuture<A> result, long deadline, Context vertx,
-            RequestDeadlines deadlines) {
-        RequestDeadlines.Deadline armed = deadlines == null ? null : deadlines.failing(result, deadline);
+    /** Arms the deadline, watches for the client going away, and answers on the request's context once done. */
+    private void await(R request, CompletableFuture<A> result, long deadline) {
+        Context vertx = Vertx.currentContext();
+        RequestDeadlines.Deadline armed = deadlines.failing(result, deadline);
         // Through the routing context's end handlers, which also release the request's byte budget: setting the
         // response's close handler directly would replace theirs.
         context.addEndHandler(closed -> {
             if (closed.failed() && ended.compareAndSet(false, true)) {
-                disarm(deadlines, armed);
+                deadlines.disarm(armed);
                 result.cancel(false);
                 record(Outcome.CANCELLED, 0);
             }
         });
         result.whenComplete((answer, failure) -> onContext(vertx, () -> {
-            disarm(deadlines, armed);
+            deadlines.disarm(armed);
             answered(request, answer, failure);
         }));
     }
@@ -320,12 +319,6 @@ abstract class InferenceExchange<R, A> {
             task.run();
         } else {
             context.runOnContext(ignored -> task.run());
-        }
-    }
-
-    private static void disarm(RequestDeadlines deadlines, RequestDeadlines.Deadline armed) {
-        if (armed != null) {
-            deadlines.disarm(armed);
         }
     }
 
