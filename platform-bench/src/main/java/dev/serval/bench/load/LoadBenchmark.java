@@ -559,12 +559,8 @@ public final class LoadBenchmark {
          * the limits of Serval's default configuration, measured next to it.
          */
         private RawSweep.Plan batchOnePlan() {
-            int cores = cores();
-            List<RawLimits.Split> splits = cores == 1 ? List.of(new RawLimits.Split(1, 1))
-                    : List.of(new RawLimits.Split(cores, 1), new RawLimits.Split(1, cores));
-            return new RawSweep.Plan(splits, List.of(1), List.of(), List.of(new RawLimits.Split(1, cores)), 1,
-                    settings.rawWarmUp(), settings.rawMeasure(), Math.max(10, settings.rawSingleCalls() / 10),
-                    settings.rawSingleCalls());
+            return RawSweep.Plan.batchOne(cores(), List.of(new RawLimits.Split(1, cores())), settings.rawWarmUp(),
+                    settings.rawMeasure(), settings.rawSingleCalls());
         }
 
         /**
@@ -589,21 +585,10 @@ public final class LoadBenchmark {
             RunResult run() throws InterruptedException, IOException;
         }
 
-        /**
-         * Unrecorded closed loops, so that the first measured run does not pay for JIT compilation: 16 connections for
-         * {@code duration}, then 1 connection for half of it, because a lone request takes paths that a loaded server
-         * never does (an idle replica lends it its cores, and measures whether that pays while compiler threads still
-         * compete for them).
-         */
+        /** {@link LoadBenchmark#preWarm} with this run's drain. */
         private void preWarm(LoadGenerator generator, Target target, Workload workload, Duration duration)
                 throws InterruptedException, IOException {
-            for (int connections : new int[] {16, 1}) {
-                RunResult warm = generator.closedLoop(target.name(), target.port(), target.pid(), workload,
-                        connections, Duration.ofMillis(100), connections == 1 ? duration.dividedBy(2) : duration,
-                        settings.drain());
-                System.out.printf("  pre-warm %-10s %d connection(s) %8.0f req/s, %d errors%n", target.name(),
-                        connections, warm.throughput(), warm.errorCount());
-            }
+            LoadBenchmark.preWarm(generator, target, workload, duration, settings.drain());
         }
 
         private void record(RunResult run) {
@@ -619,6 +604,22 @@ public final class LoadBenchmark {
         /** The highest closed-loop throughput of {@code target} on {@code workload}. */
         private double saturation(String target, String workload) {
             return Goals.saturation(runs, target, workload);
+        }
+    }
+
+    /**
+     * Unrecorded closed loops, so that the first measured run does not pay for JIT compilation: 16 connections for
+     * {@code duration}, then 1 connection for half of it, because a lone request takes paths that a loaded server
+     * never does (an idle replica lends it its cores, and measures whether that pays while compiler threads still
+     * compete for them).
+     */
+    static void preWarm(LoadGenerator generator, Target target, Workload workload, Duration duration,
+            Duration drain) throws InterruptedException, IOException {
+        for (int connections : new int[] {16, 1}) {
+            RunResult warm = generator.closedLoop(target.name(), target.port(), target.pid(), workload, connections,
+                    Duration.ofMillis(100), connections == 1 ? duration.dividedBy(2) : duration, drain);
+            System.out.printf("  pre-warm %-10s %d connection(s) %8.0f req/s, %d errors%n", target.name(),
+                    connections, warm.throughput(), warm.errorCount());
         }
     }
 

@@ -107,6 +107,13 @@ final class Options {
                 .toList();
     }
 
+    /** A comma-separated list of whole numbers (connection counts, request rates). */
+    static List<Integer> ints(List<String> arguments, String name, List<Integer> otherwise) {
+        String value = value(arguments, name, null);
+        return value == null ? otherwise : Arrays.stream(value.split(",")).map(String::trim).map(Integer::valueOf)
+                .toList();
+    }
+
     /** Every value after a {@code --serval-opt}: extra JVM arguments for Serval. */
     static List<String> servalOptions(String[] args) {
         return values(args, "--serval-opt");

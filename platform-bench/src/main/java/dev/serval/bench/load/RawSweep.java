@@ -51,6 +51,17 @@ final class RawSweep implements AutoCloseable {
                 throw new IllegalArgumentException("a sweep needs a split, a batch size and a pass");
             }
         }
+
+        /**
+         * The limits of a batch-invariant server on {@code cores} cores: every runtime at batch 1 at N x 1 and 1 x N
+         * (one split on one core), one pass, and the single-text latency at each of {@code singleSplits}.
+         */
+        static Plan batchOne(int cores, List<Split> singleSplits, Duration warmUp, Duration measure, int singleCalls) {
+            List<Split> splits = cores == 1 ? List.of(new Split(1, 1)) : List.of(new Split(cores, 1),
+                    new Split(1, cores));
+            return new Plan(splits, List.of(1), List.of(), singleSplits, 1, warmUp, measure,
+                    Math.max(10, singleCalls / 10), singleCalls);
+        }
     }
 
     /** Every runtime tried, in order; the DJL loop first. */

@@ -86,8 +86,7 @@ public final class RayServeBenchmark {
         List<String> arguments = Arrays.asList(args);
         Duration measure = Options.duration(arguments, "--measure", Duration.ofSeconds(10));
         int rounds = Integer.parseInt(Options.value(arguments, "--rounds", "2"));
-        List<Integer> connections = Arrays.stream(Options.value(arguments, "--connections", "8,64").split(","))
-                .map(Integer::parseInt).toList();
+        List<Integer> connections = Options.ints(arguments, "--connections", List.of(8, 64));
         List<String> ingresses = List.of(Options.value(arguments, "--ingress", HAPROXY + "," + PYTHON_PROXY)
                 .split(","));
         for (String ingress : ingresses) {
@@ -131,14 +130,16 @@ public final class RayServeBenchmark {
             settings.addAll(Options.servalOptions(args));
             try (ServalProcess serval = ServalProcess.start(settings, out.resolve("serval.log"))) {
                 System.out.println("Serval (default configuration) on port " + serval.port());
-                Server server = new Server(serval.port(), serval.pid());
-                server.preWarm(generator, oip, SERVAL_PRE_WARM);
-                server.preWarm(generator, openAi, SERVAL_PRE_WARM.dividedBy(6));
+                LoadBenchmark.Target overOip = new LoadBenchmark.Target("Serval, OIP", serval.port(), serval.pid());
+                LoadBenchmark.Target overOpenAi = new LoadBenchmark.Target("Serval, OpenAI", serval.port(),
+                        serval.pid());
+                LoadBenchmark.preWarm(generator, overOip, oip, SERVAL_PRE_WARM, DRAIN);
+                LoadBenchmark.preWarm(generator, overOpenAi, openAi, SERVAL_PRE_WARM.dividedBy(6), DRAIN);
                 List<RunPair> oipRuns = new ArrayList<>();
                 List<RunPair> openAiRuns = new ArrayList<>();
                 for (int round = 1; round <= rounds; round++) {
-                    oipRuns.add(server.round(generator, oip, connections, measure, "Serval, OIP", round));
-                    openAiRuns.add(server.round(generator, openAi, connections, measure, "Serval, OpenAI", round));
+                    oipRuns.add(round(generator, overOip, oip, connections, measure, round));
+                    openAiRuns.add(round(generator, overOpenAi, openAi, connections, measure, round));
                 }
                 servers.add(best("Serval, OIP", oipRuns));
                 servers.add(best("Serval, OpenAI embeddings", openAiRuns));
@@ -160,11 +161,11 @@ public final class RayServeBenchmark {
                     versions.put(label, "Ray " + ready.get("ray") + ", onnxruntime " + ready.get("onnxruntime")
                             + ", tokenizers " + ready.get("tokenizers") + ", numpy " + ready.get("numpy") + ", Python "
                             + ready.get("python") + ", ingress " + ready.get("ingress"));
-                    Server server = new Server(port, ray.pid());
-                    server.preWarm(generator, oip, RAY_PRE_WARM);
+                    LoadBenchmark.Target server = new LoadBenchmark.Target(label, port, ray.pid());
+                    LoadBenchmark.preWarm(generator, server, oip, RAY_PRE_WARM, DRAIN);
                     List<RunPair> runs = new ArrayList<>();
                     for (int round = 1; round <= rounds; round++) {
-                        runs.add(server.round(generator, oip, connections, measure, label, round));
+                        runs.add(round(generator, server, oip, connections, measure, round));
                     }
                     servers.add(best(label, runs));
                 } finally {
@@ -195,41 +196,35 @@ public final class RayServeBenchmark {
 
     /** Every raw runtime at batch 1 at N x 1 and 1 x N, and its single-text latency at 1 x N and 1 x 1. */
     static RawSweep.Plan batchOnePlan(int cores) {
-        List<RawLimits.Split> splits = cores == 1 ? List.of(new RawLimits.Split(1, 1))
-                : List.of(new RawLimits.Split(cores, 1), new RawLimits.Split(1, cores));
         List<RawLimits.Split> singles = cores == 1 ? List.of(new RawLimits.Split(1, 1))
                 : List.of(new RawLimits.Split(1, cores), new RawLimits.Split(1, 1));
-        return new RawSweep.Plan(splits, List.of(1), List.of(), singles, 1, Duration.ofMillis(1500),
-                Duration.ofSeconds(4), 100, 1000);
+        return RawSweep.Plan.batchOne(cores, singles, Duration.ofMillis(1500), Duration.ofSeconds(4), 1000);
     }
 
     /** One round of one server: its 1-connection run and its runs at every connection count for its rate. */
     record RunPair(RunResult lone, List<RunResult> busy) {
     }
 
-    /** A server under test: where it listens and the process whose CPU is its own. */
-    private record Server(int port, long pid) {
-
-        void preWarm(LoadGenerator generator, Workload workload, Duration duration) throws Exception {
-            generator.closedLoop("server", port, pid, workload, 16, Duration.ZERO, duration, DRAIN);
-            generator.closedLoop("server", port, pid, workload, 1, Duration.ZERO, duration.dividedBy(2), DRAIN);
+    /**
+     * One round on {@code server}: a closed loop of 1 connection (its p50), then one at each of {@code connections}
+     * (its rate).
+     */
+    static RunPair round(LoadGenerator generator, LoadBenchmark.Target server, Workload workload,
+            List<Integer> connections, Duration measure, int round) throws Exception {
+        RunResult lone = generator.closedLoop(server.name(), server.port(), server.pid(), workload, 1, WARM_UP,
+                measure, DRAIN);
+        System.out.printf(Locale.ROOT, "  round %d %-26s  1 conn: p50 %7.3f ms, errors %s%n", round, server.name(),
+                lone.p50(), lone.errors());
+        List<RunResult> busy = new ArrayList<>();
+        for (int count : connections) {
+            RunResult run = generator.closedLoop(server.name(), server.port(), server.pid(), workload, count, WARM_UP,
+                    measure, DRAIN);
+            System.out.printf(Locale.ROOT, "  round %d %-26s %2d conn: %8.1f texts/s, p50 %8.2f ms (generator "
+                    + "%.2f of the machine), errors %s%n", round, server.name(), count, run.throughput(), run.p50(),
+                    run.cpu().generator(), run.errors());
+            busy.add(run);
         }
-
-        RunPair round(LoadGenerator generator, Workload workload, List<Integer> connections, Duration measure,
-                String label, int round) throws Exception {
-            RunResult lone = generator.closedLoop("server", port, pid, workload, 1, WARM_UP, measure, DRAIN);
-            System.out.printf(Locale.ROOT, "  round %d %-26s  1 conn: p50 %7.3f ms, errors %s%n", round, label,
-                    lone.p50(), lone.errors());
-            List<RunResult> busy = new ArrayList<>();
-            for (int count : connections) {
-                RunResult run = generator.closedLoop("server", port, pid, workload, count, WARM_UP, measure, DRAIN);
-                System.out.printf(Locale.ROOT, "  round %d %-26s %2d conn: %8.1f texts/s, p50 %8.2f ms (generator "
-                        + "%.2f of the machine), errors %s%n", round, label, count, run.throughput(), run.p50(),
-                        run.cpu().generator(), run.errors());
-                busy.add(run);
-            }
-            return new RunPair(lone, busy);
-        }
+        return new RunPair(lone, busy);
     }
 
     /** The best rate (at any connection count) and the best p50 of {@code runs}, with every error of them. */

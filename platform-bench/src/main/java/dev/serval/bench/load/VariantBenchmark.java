@@ -38,8 +38,8 @@ import java.util.concurrent.TimeUnit;
 public final class VariantBenchmark {
 
     private static final String USAGE = "usage: bin/loadbench --variants --variant NAME=[-Dkey=value ...] [jar=PATH] "
-            + "--variant NAME=... [--workload minilm-short|noop|grpc-noop] [--connections 1,128 | --rates 30000] [--rounds 3] "
-            + "[--measure 10s] [--pre-warm 40s] [--out DIR] [--serval-opt -Dkey=value]...";
+            + "--variant NAME=... [--workload minilm-short|noop|grpc-noop] [--connections 1,128 | --rates 30000] "
+            + "[--rounds 3] [--measure 10s] [--pre-warm 40s] [--out DIR] [--serval-opt -Dkey=value]...";
     private static final Duration DRAIN = Duration.ofSeconds(3);
     /** An open loop's connections at most, as the load benchmark's open loops on noop. */
     private static final int OPEN_MAX_CONNECTIONS = 64;
@@ -89,11 +89,9 @@ public final class VariantBenchmark {
             default -> throw new IllegalArgumentException("--workload is noop, grpc-noop or minilm-short, not "
                     + workloadName);
         };
-        List<Integer> connections = Arrays.stream(Options.value(arguments, "--connections", "1,128").split(","))
-                .map(String::trim).map(Integer::parseInt).toList();
+        List<Integer> connections = Options.ints(arguments, "--connections", List.of(1, 128));
         // Open loops instead of closed ones: requests at these rates (per second), whatever the server does.
-        List<Integer> rates = arguments.contains("--rates") ? Arrays.stream(Options.value(arguments, "--rates", "")
-                .split(",")).map(String::trim).map(Integer::parseInt).toList() : List.of();
+        List<Integer> rates = Options.ints(arguments, "--rates", List.of());
         int rounds = Integer.parseInt(Options.value(arguments, "--rounds", "3"));
         Duration measure = Options.duration(arguments, "--measure", Duration.ofSeconds(10));
         Duration preWarm = Options.duration(arguments, "--pre-warm", Duration.ofSeconds(40));

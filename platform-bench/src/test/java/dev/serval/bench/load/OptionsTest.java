@@ -3,6 +3,7 @@ package dev.serval.bench.load;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -15,6 +16,12 @@ class OptionsTest {
     void acceptsKnownFlagsAndValuedOptions() {
         assertNull(Options.problem(new String[] {"--quick", "--out", "x", "--serval-opt", "-Da=b"}, FLAGS, VALUED));
         assertNull(Options.problem(new String[0], FLAGS, VALUED));
+    }
+
+    @Test
+    void readsAListOfWholeNumbersOrTheDefault() {
+        assertEquals(List.of(8, 64), Options.ints(List.of("--connections", "8, 64"), "--connections", List.of(1)));
+        assertEquals(List.of(1), Options.ints(List.of("--rounds", "2"), "--connections", List.of(1)));
     }
 
     @Test
