@@ -31,7 +31,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <li>{@link #decode}: the body (and the deployment, when the body names it) into the endpoint's request;</li>
  *   <li>{@link #deadlineMillis}: the request's time budget;</li>
  *   <li>{@link #infer}: one call to the deployment, never blocking;</li>
- *   <li>{@link #encode} and {@link #write}, back on the request's own Vert.x context;</li>
+ *   <li>{@link #encode}, on the thread that completes the answer, then {@link #write}, back on the request's own Vert.x
+ *       context;</li>
  *   <li>{@link #record}: exactly one outcome per request in the deployment's meters, once the deployment is known
  *       (requests refused before submission and requests whose client went away included).</li>
  * </ol>
@@ -44,9 +45,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * fails it with {@code DeadlineExceeded} (504) when the time is up; that also drops the request from the deployment's
  * queue, or its inputs from the replica's queue, if no predictor has taken them.
  *
- * <p>Threads: every step runs on the request's event loop, but the answer's completion, which only hops back to it.
- * {@link #ended} is the one field two events race for (the answer and the client going away); the rest is written
- * before the request is submitted.
+ * <p>Threads: every step runs on the request's event loop but {@link #encode}, which runs where the answer is
+ * completed (a predictor thread, usually: the event loop is one thread for many connections, the predictors are as
+ * many as the cores), before the answer hops back to the event loop to be written. {@link #ended} is the one field
+ * two events race for (the answer and the client going away); the rest is written before the request is submitted,
+ * or, for the encoded answer, before the hop back.
  *
  * @param <R> the endpoint's decoded request
  * @param <A> the deployment's answer
@@ -74,6 +77,14 @@ abstract class InferenceExchange<R, A> {
      * was read): the body's deadline and then the request's are armed there.
      */
     private RequestDeadlines deadlines;
+    /**
+     * What {@link #prepare} made of the deployment's answer: the encoded answer and its input count, or the failure.
+     * Written once, by the thread that completes the request, before it hands the request back to the event loop,
+     * which reads them after (its task queue orders the two).
+     */
+    private Answer encoded;
+    private int answeredInputs;
+    private Throwable failure;
 
     InferenceExchange(RoutingContext context, InferenceRoutes routes, boolean openAi) {
         this.context = context;
@@ -132,10 +143,14 @@ abstract class InferenceExchange<R, A> {
         return context.response().headers().get(RequestIds.HEADER);
     }
 
-    /** How many inputs an answered request carried, for the meters. */
+    /** How many inputs an answered request carried, for the meters. Runs where {@link #encode} does. */
     abstract int inputs(R request, A answer);
 
-    /** The HTTP answer for {@code request}, given the deployment's answer. */
+    /**
+     * The HTTP answer for {@code request}, given the deployment's answer. Runs on the thread that completed the answer
+     * (a predictor's, usually), not on the event loop: it may read the request, the answer and {@link #served}, and
+     * must not touch the routing context or the response.
+     */
     abstract Answer encode(R request, A answer);
 
     /**
@@ -271,28 +286,46 @@ abstract class InferenceExchange<R, A> {
                 record(Outcome.CANCELLED, 0);
             }
         });
-        result.whenComplete((answer, failure) -> onContext(vertx, () -> {
-            deadlines.disarm(armed);
-            answered(request, answer, failure);
-        }));
+        result.whenComplete((answer, failure) -> {
+            prepare(request, answer, failure);
+            onContext(vertx, () -> {
+                deadlines.disarm(armed);
+                answered();
+            });
+        });
     }
 
-    private void answered(R request, A answer, Throwable failure) {
+    /**
+     * Encodes the answer where it was computed (usually on the predictor thread that finished the request), so that
+     * the event loop, which every request of its connections shares, only writes it; or keeps the failure, the
+     * deployment's or the encoder's. Skipped when the client has already gone.
+     */
+    private void prepare(R request, A answer, Throwable failure) {
+        if (failure != null) {
+            this.failure = ErrorResponses.unwrap(failure);
+            return;
+        }
+        if (ended.get()) {
+            return; // nobody to answer: answered() will not write
+        }
+        try {
+            encoded = encode(request, answer);
+            answeredInputs = inputs(request, answer);
+        } catch (Throwable e) {
+            this.failure = e;
+        }
+    }
+
+    /** On the event loop, after {@link #prepare}: writes the answer or the failure, unless the client went away. */
+    private void answered() {
         if (!ended.compareAndSet(false, true)) {
             return;
         }
         if (failure != null) {
-            fail(ErrorResponses.unwrap(failure));
+            fail(failure);
             return;
         }
-        Answer encoded;
-        try {
-            encoded = encode(request, answer);
-        } catch (Throwable e) {
-            fail(e);
-            return;
-        }
-        record(Outcome.OK, inputs(request, answer));
+        record(Outcome.OK, answeredInputs);
         write(encoded);
     }
 

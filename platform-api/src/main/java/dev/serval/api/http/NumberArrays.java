@@ -32,7 +32,7 @@ final class NumberArrays {
     private StringBuilder text;
     private char[] chars;
 
-    /** One instance for each thread that encodes (the event loops). */
+    /** One instance for each thread that encodes (the predictor threads, mostly, and the event loops). */
     static ThreadLocal<NumberArrays> perThread() {
         return ThreadLocal.withInitial(NumberArrays::new);
     }
