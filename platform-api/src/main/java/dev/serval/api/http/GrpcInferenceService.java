@@ -402,7 +402,7 @@ public class GrpcInferenceService {
             deadlines = RequestDeadlines.onThisLoop(vertx);
             result = served.deployment().infer(inputs, outputs, callContext);
         } catch (Throwable e) {
-            finish(answer, served, start, null, e, outputs, raw, message);
+            finish(answer, served, start, Built.failed(e));
             return answer;
         }
         RequestDeadlines.Deadline deadline = deadlines.failing(result, budget);
@@ -411,34 +411,58 @@ public class GrpcInferenceService {
                 result.cancel(false); // the caller's cancel
             }
         });
-        result.whenComplete((inference, failure) -> context.runOnContext(ignored -> {
-            deadlines.disarm(deadline);
-            finish(answer, served, start, inference, failure, outputs, raw, message);
-        }));
+        result.whenComplete((inference, failure) -> {
+            // The answer's message is built where the answer completed (a predictor thread, usually), as REST
+            // encodes its answers: the event loop, shared by every call of its connections, only sends it.
+            Built built = answer.isDone() ? Built.failed(new CancellationException())
+                    : Built.of(served, message, inference, failure, outputs, raw);
+            context.runOnContext(ignored -> {
+                deadlines.disarm(deadline);
+                finish(answer, served, start, built);
+            });
+        });
         return answer;
     }
 
-    /** Completes {@code answer} with the response or the failure, records the meters, releases the model's pin. */
+    /** A {@code ModelInfer} answer built off the event loop: the response and its input count, or the failure. */
+    private record Built(ModelInferResponse response, int inputs, Throwable failure) {
+
+        static Built failed(Throwable failure) {
+            return new Built(null, 0, ErrorResponses.unwrap(failure));
+        }
+
+        static Built of(ServedDeployment served, ModelInferRequest message, Inference inference, Throwable failure,
+                List<String> outputs, boolean raw) {
+            if (failure != null) {
+                return failed(failure);
+            }
+            try {
+                // The requested outputs, read from the version that answered (a rolling update may have two).
+                return new Built(GrpcTensors.response(served.name(), message.getId(), inference, outputs, raw),
+                        inference.inputs(), null);
+            } catch (RuntimeException e) {
+                return failed(e);
+            }
+        }
+    }
+
+    /**
+     * On the event loop: completes {@code answer} with the built response or the failure, records the meters, releases
+     * the model's pin.
+     */
     private static void finish(CompletableFuture<ModelInferResponse> answer, ServedDeployment served, long start,
-            Inference inference, Throwable failure, List<String> outputs, boolean raw, ModelInferRequest message) {
+            Built built) {
         try {
-            Throwable error = failure == null ? null : ErrorResponses.unwrap(failure);
+            Throwable error = built.failure();
             if (error instanceof CancellationException) {
                 served.meters().record(RequestMeters.Api.GRPC, Outcome.CANCELLED, start, 0);
                 answer.cancel(false);
                 return; // the client is gone
             }
             if (error == null) {
-                try {
-                    // The requested outputs, read from the version that answered (a rolling update may have two).
-                    ModelInferResponse response = GrpcTensors.response(served.name(), message.getId(), inference,
-                            outputs, raw);
-                    served.meters().record(RequestMeters.Api.GRPC, Outcome.OK, start, inference.inputs());
-                    answer.complete(response);
-                    return;
-                } catch (RuntimeException e) {
-                    error = e;
-                }
+                served.meters().record(RequestMeters.Api.GRPC, Outcome.OK, start, built.inputs());
+                answer.complete(built.response());
+                return;
             }
             served.meters().record(RequestMeters.Api.GRPC, Outcome.of(error), start, 0);
             answer.completeExceptionally(error);
