@@ -1,5 +1,6 @@
 package dev.serval.api.http;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -21,6 +22,11 @@ final class Json {
         this.reader = mapper.reader()
                 .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                 .with(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    }
+
+    /** The factory of the parsers this reads with (their constraints: nesting, number and string lengths). */
+    JsonFactory factory() {
+        return reader.getFactory();
     }
 
     /** Parses {@code length} bytes from {@code offset} as one JSON object. */

@@ -38,16 +38,32 @@ final class OipRequestDecoder {
 
     private final Json json;
     private final RequestLimits limits;
+    private final OipCommonRequests common;
 
     OipRequestDecoder(Json json, RequestLimits limits) {
         this.json = json;
         this.limits = limits;
+        this.common = new OipCommonRequests(json.factory(), limits);
     }
 
     /**
+     * The request in {@code body}: a body of the common form through {@link OipCommonRequests}, which decodes it
+     * without a JSON tree; every other body, and every body that form declines, through {@link #decodeFully}.
+     *
      * @param headerLength the {@code Inference-Header-Content-Length} header, or null when the body is all JSON
      */
     OipRequest decode(byte[] body, String headerLength) {
+        if (headerLength == null) {
+            OipRequest request = common.decode(body);
+            if (request != null) {
+                return request;
+            }
+        }
+        return decodeFully(body, headerLength);
+    }
+
+    /** Any request, through the JSON tree: every field, every form of data, every refusal's message. */
+    OipRequest decodeFully(byte[] body, String headerLength) {
         int jsonLength = jsonLength(body, headerLength);
         JsonNode request = json.readObject(body, 0, jsonLength);
         Json.rejectUnknownFields(request, REQUEST_FIELDS, "");

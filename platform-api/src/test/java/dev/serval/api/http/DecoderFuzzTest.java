@@ -73,6 +73,33 @@ class DecoderFuzzTest {
         });
     }
 
+    /**
+     * The fast path ({@link OipCommonRequests}) takes a body only when the full decoder takes it too, and decodes it to
+     * the same request, number for number: over common bodies (its own form), every generated OIP body, their text
+     * mutations and raw bytes.
+     */
+    @Test
+    void theFastPathDecodesOnlyWhatTheFullDecoderDecodesAndTheSame() {
+        Fuzz.forAll(source -> switch (source.between(0, 4)) {
+            case 0 -> commonOipJsonBody(source).bytes();
+            case 1 -> oipJsonBody(source).bytes();
+            case 2 -> validOipJsonBody(source).bytes();
+            case 3 -> mutatedOipJsonText(source);
+            default -> rawBody(source);
+        }).describedAs(Fuzz::show).check(DecoderFuzzTest::fastPathAgreesWithTheFullDecoder);
+    }
+
+    /** Every body of the common form takes the fast path (else the property above could hold by declining all). */
+    @Test
+    void commonOipJsonBodiesTakeTheFastPath() {
+        Fuzz.forAll(DecoderFuzzTest::commonOipJsonBody).check(body -> {
+            if (COMMON.decode(body.bytes()) == null) {
+                throw new AssertionError("the fast path declined a body of its form: " + body);
+            }
+            fastPathAgreesWithTheFullDecoder(body.bytes());
+        });
+    }
+
     @Test
     void mutatedOipJsonTextIsDecodedOrRefused() {
         Fuzz.forAll(DecoderFuzzTest::mutatedOipJsonText).check(body -> DecodeContract.oip(body, null));
@@ -183,6 +210,80 @@ class DecoderFuzzTest {
                     .append("\",\"datatype\":\"FP32\",\"shape\":[1],\"data\":[0.5]}");
         }
         return json.append("]}").toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    // --- the fast path ---------------------------------------------------------------------------------------------
+
+    private static final OipCommonRequests COMMON = new OipCommonRequests(DecodeContract.JSON.factory(),
+            RequestLimits.defaults());
+
+    private static void fastPathAgreesWithTheFullDecoder(byte[] body) {
+        OipRequest fast = COMMON.decode(body);
+        if (fast == null) {
+            return;
+        }
+        OipRequest full;
+        try {
+            full = DecodeContract.OIP.decodeFully(body, null);
+        } catch (RuntimeException refused) {
+            throw new AssertionError("the fast path took a body the full decoder refuses (" + refused.getMessage()
+                    + ")", refused);
+        }
+        assertEquals(full.id(), fast.id(), "id");
+        assertEquals(full.binaryOutput(), fast.binaryOutput(), "binary output");
+        assertEquals(full.outputs(), fast.outputs(), "outputs");
+        assertEquals(full.timeoutMicros(), fast.timeoutMicros(), "timeout");
+        assertEquals(full.inputs().size(), fast.inputs().size(), "inputs");
+        for (int i = 0; i < full.inputs().size(); i++) {
+            Tensor expected = full.inputs().tensors().get(i);
+            Tensor actual = fast.inputs().tensors().get(i);
+            assertEquals(expected.name(), actual.name(), "name");
+            assertEquals(expected.datatype(), actual.datatype(), "datatype");
+            assertTrue(Arrays.equals(expected.shape(), actual.shape()), "shape");
+            // Element by element, floats by their bits: -0.0 and 0.0 differ, NaN equals NaN.
+            assertTrue(Arrays.deepEquals(new Object[] {expected.data()}, new Object[] {actual.data()}),
+                    () -> "input '" + expected.name() + "': " + Arrays.deepToString(new Object[] {expected.data()})
+                            + " decoded as " + Arrays.deepToString(new Object[] {actual.data()}));
+        }
+    }
+
+    /**
+     * A body of the fast path's form: an optional id, then inputs with name, datatype, shape and flat data in that
+     * order, elements of every kind a number can take in JSON (ints, longs, decimals, exponents) for every datatype.
+     */
+    static JsonBody commonOipJsonBody(Source source) {
+        List<ObjectNode> inputs = source.uniqueList(0, 6, s -> {
+            String datatype = s.pick(DATATYPES);
+            List<Long> dims = s.list(1, 3, t -> t.between(0L, 5L));
+            int count = (int) Tensor.elementCount(dims.stream().mapToLong(Long::longValue).toArray());
+            ObjectNode input = NODES.objectNode().put("name", s.string(0, 12)).put("datatype", datatype);
+            ArrayNode shape = input.putArray("shape");
+            dims.forEach(shape::add);
+            input.putArray("data").addAll(s.listOfSize(count, t -> commonElement(t, datatype)));
+            return input;
+        }, input -> input.get("name").textValue());
+        ObjectNode body = NODES.objectNode();
+        String id = source.orNull(0.5, s -> s.string(0, 12));
+        if (id != null) {
+            body.put("id", id);
+        }
+        body.putArray("inputs").addAll(inputs);
+        return JsonBody.of(body);
+    }
+
+    /** A valid element of {@code datatype}, of any JSON number form the full decoder takes for it. */
+    private static JsonNode commonElement(Source source, String datatype) {
+        return switch (datatype) {
+            case "FP32", "FP64" -> switch (source.between(0, 5)) {
+                case 0 -> NODES.numberNode(source.anyInt());
+                case 1 -> NODES.numberNode(source.anyLong()); // rounded once, as the full decoder rounds it
+                // 2^60 + 2^36 + 1 rounds to a different float through a double (2^60 + 2^36, a tie, to even: 2^60)
+                // than directly (2^60 + 2^37), as the full decoder rounds it
+                case 2 -> NODES.numberNode(source.pick(16_777_217L, 1_152_921_573_326_323_713L, Long.MIN_VALUE));
+                default -> element(source, datatype);
+            };
+            default -> element(source, datatype);
+        };
     }
 
     // --- OIP JSON bodies -------------------------------------------------------------------------------------------
