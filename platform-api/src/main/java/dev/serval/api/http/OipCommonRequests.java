@@ -14,11 +14,11 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The fast path of {@link OipRequestDecoder}: the request bodies nearly every client sends, decoded straight from the
- * parser's tokens instead of through a JSON tree (on the no-op benchmark the tree was three quarters of the decode,
+ * The fast path of {@link OipRequestDecoder}: the plain JSON request body (curl examples, the load benchmark, simple
+ * clients), decoded straight from the parser's tokens instead of through a JSON tree (on the no-op benchmark the tree was three quarters of the decode,
  * and the decode a tenth of the event loop's time). It takes a body that is exactly
  * {@code {"id"?, "inputs": [{"name", "datatype", "shape", "data"}, ...]}}, each input's datatype and shape before its
- * flat {@code data} array (the order tritonclient and most clients write), every value of the right type, nothing
+ * flat {@code data} array (the order tritonclient writes its inputs in too), every value of the right type, nothing
  * repeated, nothing after the object, within {@link RequestLimits}; and it declines (null) everything else:
  * parameters, outputs, nested data, the binary extension, another field order, and every body the full decoder
  * refuses. A declined body goes to the full decoder, so its answer, and every refusal's message, are the full
