@@ -60,11 +60,8 @@ final class OipCommonRequests {
         String id = null;
         boolean hasId = false;
         List<Tensor> inputs = null;
-        for (JsonToken token = parser.nextToken(); token != JsonToken.END_OBJECT; token = parser.nextToken()) {
-            if (token != JsonToken.FIELD_NAME) {
-                return null;
-            }
-            String field = parser.currentName();
+        // Inside an object the parser gives a field or the object's end, and throws on anything else.
+        for (String field = parser.nextFieldName(); field != null; field = parser.nextFieldName()) {
             JsonToken value = parser.nextToken();
             switch (field) {
                 case "id" -> {
@@ -122,11 +119,8 @@ final class OipCommonRequests {
         DataType datatype = null;
         long[] shape = null;
         Object data = null;
-        for (JsonToken token = parser.nextToken(); token != JsonToken.END_OBJECT; token = parser.nextToken()) {
-            if (token != JsonToken.FIELD_NAME) {
-                return null;
-            }
-            String field = parser.currentName();
+        // Inside an object the parser gives a field or the object's end, and throws on anything else.
+        for (String field = parser.nextFieldName(); field != null; field = parser.nextFieldName()) {
             JsonToken value = parser.nextToken();
             switch (field) {
                 case "name" -> {
