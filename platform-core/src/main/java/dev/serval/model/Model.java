@@ -34,6 +34,18 @@ public interface Model<I, O> extends AutoCloseable {
         return false;
     }
 
+    /**
+     * A cheap measure of how much work {@code input} is, comparable between inputs of this model (a text's length in
+     * characters, a tensor request's element count): whether a lone inference is worth the replica's idle cores
+     * ({@link Predictor#widen}) depends on how much there is to split, so the predictor pool measures that per size
+     * class.
+     * Called only for models that {@link #widens()}, on a predictor thread, for an input {@link #validate} accepted. By
+     * default 1: every input alike.
+     */
+    default long inputSize(I input) {
+        return 1;
+    }
+
     /** Whether inputs may share an inference, decided when the model loaded. By default: each input alone. */
     default BatchingDecision batching() {
         return BatchingDecision.single("the model runs one input per inference");

@@ -385,7 +385,7 @@ final class PredictorPool<I, O> {
     /**
      * Runs one inference over {@code batch}, counted as busy; false when the pool stopped while it ran. When the model
      * widens, it first takes this predictor's cores ({@link IdleCores}), and every idle one's too when nothing is
-     * queued, and runs widened if it got them.
+     * queued and widened inferences of the batch's size are measured faster, and runs widened if it got them.
      */
     private boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs) {
         if (idleCores == null) {
@@ -398,7 +398,8 @@ final class PredictorPool<I, O> {
         }
         idleCores.take();
         boolean idle = queue.queuedInputs() == 0 && busy.get() == 0; // nothing waits, no other predictor runs
-        boolean borrowed = idle && idleCores.prefersWide() && idleCores.borrowAll();
+        long size = idle ? size(inputs) : 0;
+        boolean borrowed = idle && idleCores.prefersWide(size) && idleCores.borrowAll();
         predictor.widen(borrowed);
         if (borrowed) {
             metrics.widened();
@@ -409,10 +410,19 @@ final class PredictorPool<I, O> {
             return runner.run(predictor, batch, inputs);
         } finally {
             if (borrowed || (idle && busy.get() == 1)) { // it ran alone from start to end, widened or not
-                idleCores.lone(borrowed, nanoTime.getAsLong() - start);
+                idleCores.lone(size, borrowed, nanoTime.getAsLong() - start);
             }
             busy.decrementAndGet();
             idleCores.release(borrowed);
         }
+    }
+
+    /** The batch's size for lending ({@link Model#inputSize}, summed). */
+    private long size(List<I> inputs) {
+        long size = 0;
+        for (I input : inputs) {
+            size += model.inputSize(input);
+        }
+        return size;
     }
 }

@@ -168,6 +168,16 @@ final class TensorModel implements Model<Tensors, Tensors> {
         return model.widens();
     }
 
+    /** {@inheritDoc} Here the request's elements over all of its tensors. */
+    @Override
+    public long inputSize(Tensors request) {
+        long elements = 0;
+        for (Tensor tensor : request.tensors()) {
+            elements += Tensor.elementCount(tensor.shape());
+        }
+        return elements;
+    }
+
     @Override
     public Predictor<Tensors, Tensors> newPredictor() {
         OnnxModel.Runner<Tensors, Tensors> predictor = model.newRunner(translator);
