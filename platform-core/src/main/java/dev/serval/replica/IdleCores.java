@@ -30,13 +30,13 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * {@value #EXPLORE_EVERY}th lone inference of a class runs the other way, so that both averages follow the machine as
  * it changes.
  *
- * <p>Switching costs, and the averages include it. The two sessions hold two copies of the weights, and the first
- * inference on the one the replica has not used lately fetches its copy back into the caches (on the 2-core VM a
- * widened short text after 63 narrow ones took 2.5 ms against 1.6-1.7 when widened ones ran back to back; a long one
- * 8.3 against 6.9-7.3 ms). An explored time is such a cold one, and so is every widened inference of an occasional long
- * input among short ones in real traffic: a class widens only when that pays even with the switch. (Recording only warm
- * times, and exploring several inferences in a row to get them, was measured too: the extra switches cost lone short
- * requests a tenth of their rate.)
+ * <p>Switching costs, and the averages include it. The first inference on the session the replica has not used lately
+ * is slow: its copy of the weights is out of the caches and its worker threads asleep ({@code WideSessionSwitch} in
+ * platform-bench: on the 2-core VM a widened short text after 63 narrow ones took 2.5 and 4.3 ms in two runs, against
+ * 1.6-1.9 when widened ones ran back to back; a long one 8.3 and 14.1 ms against 6.9-8.2). An explored time is such a
+ * cold one, and so is every widened inference of an occasional long input among short ones in real traffic: a class
+ * widens only when that pays even with the switch. (Recording only warm times, and exploring several inferences in a
+ * row to get them, was measured too: the extra switches cost lone short requests a tenth of their rate.)
  *
  * <p>Threads: called by the pool's predictor threads only; a predictor releases exactly what it took. The averages
  * and the lone-inference counts are written by predictors without coordination and read by all: best-effort by design
