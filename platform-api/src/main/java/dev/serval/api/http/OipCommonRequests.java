@@ -7,6 +7,7 @@ import dev.serval.tensor.DataType;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
 import java.io.IOException;
+import java.lang.reflect.Array;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -204,14 +205,7 @@ final class OipCommonRequests {
             return null; // the body cannot hold that many: refused by the full decoder, with the count it found
         }
         int n = (int) count;
-        Object out = switch (datatype) {
-            case BOOL -> new boolean[n];
-            case INT32 -> new int[n];
-            case INT64 -> new long[n];
-            case FP32 -> new float[n];
-            case FP64 -> new double[n];
-            case BYTES -> new String[n];
-        };
+        Object out = Array.newInstance(Tensor.arrayClass(datatype).componentType(), n);
         int i = 0;
         for (JsonToken token = parser.nextToken(); token != JsonToken.END_ARRAY; token = parser.nextToken()) {
             if (i == n || !element(parser, token, out, i)) {
