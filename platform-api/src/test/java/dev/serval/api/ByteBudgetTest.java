@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The server-wide byte budget: bodies being read count against {@code serval.http.max-buffered-bytes}; past it new
- * requests are refused on their headers with 503 + Retry-After, and the bytes come back when their requests end,
+ * requests are refused on their headers with 503 + Retry-After (OpenAI 429) as a refusal for load, never a failure, and the bytes come back when their requests end,
  * including when the client goes away in the middle of its body.
  */
 @QuarkusTest
@@ -63,13 +63,18 @@ class ByteBudgetTest {
                 out.flush();
             }
             awaitBuffered(bytes -> bytes >= 65_536);
+            double rejectedBefore = requests("oip", "rejected");
 
             var refused = given().contentType("application/json").body(GOOD).post(INFER);
             refused.then().statusCode(503).body("error", containsString("serval.http.max-buffered-bytes"));
             assertTrue(Long.parseLong(refused.header("retry-after-ms")) > 0, refused.headers().toString());
             assertEquals("1", refused.header("Retry-After"));
             given().contentType("application/json").body("{\"model\":\"" + Serving.MODEL + "\",\"input\":\"x\"}")
-                    .post("/v1/embeddings").then().statusCode(503);
+                    .post("/v1/embeddings").then().statusCode(429).header("Retry-After", "1");
+            // A refusal for load, not a server failure: the failure monitor must not replace replicas over it.
+            assertEquals(rejectedBefore + 1, requests("oip", "rejected"));
+            assertEquals(0, requests("oip", "error"));
+            assertEquals(0, requests("openai", "error"));
         } finally {
             for (Socket socket : slow) {
                 socket.close();
@@ -78,6 +83,14 @@ class ByteBudgetTest {
         awaitBuffered(bytes -> bytes == 0);
         given().contentType("application/json").body(GOOD).post(INFER).then().statusCode(200);
         given().get("/q/metrics").then().body(containsString("serval_http_buffer_refusals_total"));
+    }
+
+    /** {@code serval_requests_total} of the test model for {@code api} and {@code outcome}. */
+    private static double requests(String api, String outcome) {
+        Matcher m = Pattern.compile("(?m)^serval_requests_total\\{api=\"" + api + "\",deployment=\"" + Serving.MODEL
+                + "\",outcome=\"" + outcome + "\"} (\\S+)$").matcher(given().get("/q/metrics").asString());
+        assertTrue(m.find(), "no serval_requests_total for " + api + " " + outcome);
+        return Double.parseDouble(m.group(1));
     }
 
     private static void awaitBuffered(LongPredicate condition) throws InterruptedException {

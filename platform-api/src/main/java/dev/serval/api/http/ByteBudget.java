@@ -1,11 +1,13 @@
 package dev.serval.api.http;
 
 import dev.serval.api.config.ServalConfig;
+import dev.serval.error.Overloaded;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -24,6 +26,9 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 @Singleton
 public class ByteBudget {
+
+    /** When a refused client may retry: bodies in flight take about this long to be answered and give bytes back. */
+    private static final Duration RETRY_AFTER = Duration.ofSeconds(1);
 
     private final long capacity;
     private final AtomicLong used = new AtomicLong();
@@ -84,10 +89,14 @@ public class ByteBudget {
         used.addAndGet(-bytes);
     }
 
-    /** The 503 for a request that does not fit; counted in {@code serval_http_buffer_refusals_total}. */
-    ApiError full() {
+    /**
+     * The refusal of a request that does not fit, counted in {@code serval_http_buffer_refusals_total}: a refusal for
+     * load ({@code Overloaded}: 503 + Retry-After, OpenAI 429, gRPC RESOURCE_EXHAUSTED), never a server failure, so
+     * that a client filling the budget cannot make the failure monitor replace replicas.
+     */
+    Overloaded full() {
         refusals.increment();
-        return new ApiError(503, "the server holds " + used.get() + " bytes of requests, its limit of " + capacity
-                + " (serval.http.max-buffered-bytes); retry shortly");
+        return new Overloaded("the server holds " + used.get() + " bytes of requests, its limit of " + capacity
+                + " (serval.http.max-buffered-bytes); retry shortly", RETRY_AFTER);
     }
 }

@@ -28,7 +28,10 @@ public enum Outcome {
         return tag;
     }
 
-    /** The outcome of a request that failed with {@code failure}. */
+    /**
+     * The outcome of a request that failed with {@code failure}. Only {@link #ERROR} feeds the failure monitor: a
+     * refusal for load ({@code Overloaded}, or a 503/429 decided at the edge) is {@link #REJECTED}, whoever caused it.
+     */
     public static Outcome of(Throwable failure) {
         return switch (failure) {
             case InvalidInput ignored -> BAD_REQUEST;
@@ -37,7 +40,10 @@ public enum Outcome {
             case NotReady ignored -> NOT_READY;
             case InferenceFailed ignored -> ERROR;
             case dev.serval.error.DeadlineExceeded ignored -> EXPIRED;
-            case dev.serval.api.http.ApiError error -> error.status() >= 500 ? ERROR : BAD_REQUEST;
+            case dev.serval.api.http.ApiError error -> switch (error.status()) {
+                case 429, 503 -> REJECTED;
+                default -> error.status() >= 500 ? ERROR : BAD_REQUEST;
+            };
             default -> ERROR;
         };
     }
