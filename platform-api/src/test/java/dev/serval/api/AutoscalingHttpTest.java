@@ -91,6 +91,9 @@ class AutoscalingHttpTest {
                 .body("{\"model\":\"noop\",\"predictor_threads\":1,\"autoscaling\":{\"min_replicas\":0,"
                         + "\"max_replicas\":1,\"initial_replicas\":0}}")
                 .put("/api/deployments/cold").then().statusCode(201).body("replicas.desired", equalTo(0));
+        // Asked for no replica, it has nothing to load: the startup probe passes (it would otherwise fail for ever,
+        // and Kubernetes would restart the pod in a loop).
+        given().get("/q/health/started").then().statusCode(200);
         given().contentType("application/json").body(ECHO_BODY).post("/v2/models/cold/infer").then()
                 .statusCode(200).body("outputs[0].data", equalTo(List.of(1.5f, 2f)));
         given().delete("/api/deployments/cold").then().statusCode(200);

@@ -260,9 +260,18 @@ public final class Deployment<I, O> implements AutoCloseable {
         return failures;
     }
 
-    /** Whether a replica of this deployment has ever been routable (startup probes). */
+    /** Whether a replica of this deployment has ever been routable. */
     public boolean hasServed() {
         return everRouted;
+    }
+
+    /**
+     * Whether the deployment has reached the state it was asked for (startup probes): a replica has been routable, or
+     * none is wanted (created at zero with {@code initial_replicas: 0} or {@code num_replicas: 0}), so that nothing
+     * is still to load. A deployment whose starts fail has not started. Reads two volatile fields.
+     */
+    public boolean started() {
+        return everRouted || status.desired() == 0;
     }
 
     DeploymentMetrics metrics() {
@@ -283,9 +292,18 @@ public final class Deployment<I, O> implements AutoCloseable {
 
     /**
      * Tells the failure monitor how a request ended: {@code serverFailure} when the server failed it. Refusals and
-     * bad input are not recorded: they say nothing about the replicas' health.
+     * bad input are not recorded: they say nothing about the replicas' health. Nor are failures of a model whose
+     * request failures do not judge its replicas ({@link Model#requestFailuresMarkUnhealthy}: pipelines and Java
+     * handlers, whose failures are their input's): replacing replicas or restarting the node cannot mend them, and a
+     * client could otherwise restart the pod with bad input. Reads the routing snapshot once, on failures only.
      */
     public void recordOutcome(boolean serverFailure) {
+        if (serverFailure) {
+            RoutableReplica<I, O> newest = router.snapshot().newest();
+            if (newest != null && !newest.model().requestFailuresMarkUnhealthy()) {
+                return;
+            }
+        }
         failures.record(serverFailure);
     }
 

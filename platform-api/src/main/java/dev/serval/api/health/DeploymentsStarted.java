@@ -7,7 +7,8 @@ import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Startup;
 
 /**
- * {@code /q/health/started}: UP once every deployment has had a replica loaded, warmed up and routable. A
+ * {@code /q/health/started}: UP once every deployment has reached the state it was asked for: a replica loaded,
+ * warmed up and routable, or none wanted (created at zero, or multiplexed: models load on demand). A
  * Kubernetes startup probe on it gives a slow model load time without loosening the liveness probe.
  */
 @Startup

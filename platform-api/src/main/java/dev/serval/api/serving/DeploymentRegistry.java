@@ -149,7 +149,7 @@ public class DeploymentRegistry {
             return false;
         }
         for (ServedDeployment served : all) {
-            if (served.multiplexed() == null && !served.deployment().hasServed()) {
+            if (served.multiplexed() == null && !served.deployment().started()) {
                 return false;
             }
         }
