@@ -12,8 +12,9 @@ import java.util.List;
  * ({@link InvocationIO}), answered on a predictor thread by {@link #answer}; they validate nothing before queueing (their
  * steps or their code judge the input); and their warm-up and health checks are answered by the predictor thread itself
  * ({@link #probeInput}), which shows the replica's threads are alive without calling other deployments or user code
- * that need not accept any particular input. A request they fail does not count against their replica's health
- * ({@link #requestFailuresMarkUnhealthy}): a client's input must not be able to restart them.
+ * that need not accept any particular input. A request they fail does not count against their replica's health nor
+ * feed the failure monitor ({@link #requestFailuresMarkUnhealthy}): a client's input must not be able to restart them
+ * or the node.
  */
 abstract sealed class CompositeModel implements Model<Invocation, Tensors> permits PipelineModel, JavaHandlerModel {
 
@@ -62,7 +63,7 @@ abstract sealed class CompositeModel implements Model<Invocation, Tensors> permi
         // judged by the steps or the handler that take it
     }
 
-    /** A failed request is a step's or the handler's failure on its input: the failure monitor judges the replicas. */
+    /** A failed request is a step's or the handler's failure on its input: health checks alone judge the replicas. */
     @Override
     public final boolean requestFailuresMarkUnhealthy() {
         return false;

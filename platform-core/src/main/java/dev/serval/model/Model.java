@@ -54,8 +54,9 @@ public interface Model<I, O> extends AutoCloseable {
      * Whether a request that fails in this model counts against its replica's health ({@code
      * health_check_failure_threshold} failures in a row replace the replica). True for models: one that fails on input
      * it accepted is broken. The composite kinds answer false: their failures are their steps' or their user code's
-     * on that request's input, so a client sending such input must not be able to make replicas restart; their
-     * replicas are replaced by the failure monitor's rule and by failed health checks only.
+     * on that request's input, so a client sending such input must not be able to make replicas or the node restart:
+     * their request failures feed neither the replica's health nor the failure monitor, and their replicas are
+     * replaced by failed health checks only.
      */
     default boolean requestFailuresMarkUnhealthy() {
         return true;

@@ -304,6 +304,25 @@ class DeploymentTest {
         }
     }
 
+    @Test
+    void requestsThatFailInUserCodeNeverTakeTheNodeOutOfLiveness() throws Exception {
+        model.failuresMarkUnhealthy = false; // as a pipeline or a Java handler: the failure is the input's
+        try (ServingEngine failing = new ServingEngine(Duration.ofMillis(50), System::nanoTime,
+                java.time.InstantSource.system(), new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
+                new FailureMonitor.Settings(true, Duration.ofMinutes(10), 0.5, 4, 0))) {
+            Deployment<String, String> deployment = failing.deploy(
+                    spec(1, 8, 10, 10).withHealth(new HealthSpec(Duration.ofSeconds(10), 100, 1)), ignored -> model);
+            awaitState(deployment, DeploymentState.READY);
+            long first = deployment.router().snapshot().replicas().getFirst().id();
+
+            failRequests(deployment, 8);
+            failing.failureMonitor().evaluate();
+
+            assertTrue(failing.failureMonitor().live(), failing.failureMonitor().notLiveReason());
+            assertEquals(first, deployment.router().snapshot().replicas().getFirst().id(), "no replacement");
+        }
+    }
+
     private static void failRequests(Deployment<String, String> deployment, int count) throws Exception {
         for (int i = 0; i < count; i++) {
             ExecutionException failure = assertThrows(ExecutionException.class,

@@ -53,6 +53,13 @@ public final class FakeModel implements Model<String, String> {
     public final java.util.List<String> widened = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Set when a widened inference and any other inference were inside the model at the same time. */
     public volatile boolean wideOverlap;
+    /** What {@link #requestFailuresMarkUnhealthy} answers: false stands for the composite kinds (user code). */
+    volatile boolean failuresMarkUnhealthy = true;
+
+    @Override
+    public boolean requestFailuresMarkUnhealthy() {
+        return failuresMarkUnhealthy;
+    }
     private final AtomicInteger insideWide = new AtomicInteger();
 
     @Override
