@@ -28,8 +28,8 @@ import java.util.concurrent.ConcurrentMap;
  * set to the handler's; {@link #close} closes the handler, then its class loader.
  *
  * <p>Failures are a model's: an {@link InvalidInputException} answers 400; any other throwable fails only its request
- * (500, counted by the failure monitor); a handler that never returns holds its predictor thread until the replica
- * stops (its request's deadline answers the client meanwhile). Warm-up and health checks are answered by the predictor
+ * (500, an error in the meters, never against the replica's or the node's health); a handler that never returns holds
+ * its predictor thread until the replica stops (its request's deadline answers the client meanwhile). Warm-up and health checks are answered by the predictor
  * thread without calling the handler, which need not accept any particular input.
  */
 public final class JavaHandlerModel extends CompositeModel {
@@ -85,8 +85,15 @@ public final class JavaHandlerModel extends CompositeModel {
                 closeQuietly(handler);
                 throw new IOException(where + ": open failed: " + e, e);
             }
-            ModelSignature signature = new ModelSignature(PLATFORM, SpiTensors.signatures(handler.inputs()),
-                    SpiTensors.signatures(handler.outputs()));
+            // From here on the handler is open: whatever fails closes it before the load fails.
+            ModelSignature signature;
+            try {
+                signature = new ModelSignature(PLATFORM, SpiTensors.signatures(handler.inputs()),
+                        SpiTensors.signatures(handler.outputs()));
+            } catch (RuntimeException | LinkageError e) {
+                closeQuietly(handler);
+                throw new IOException(where + ": inputs() or outputs() failed: " + e, e);
+            }
             return new JavaHandlerModel(composition.deployment(), loader, handler, signature);
         } catch (LinkageError e) { // a class the handler needs is missing or broken (it sees only the JDK and the SPI)
             loader.close();
