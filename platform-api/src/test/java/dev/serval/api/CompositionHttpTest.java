@@ -180,8 +180,26 @@ class CompositionHttpTest {
         admin().contentType("application/json").body("{\"model\":\"loop-a\",\"version\":\"2\"}")
                 .put("/api/deployments/loop-a").then().statusCode(400)
                 .body("error", containsString("pipelines call each other in a loop: loop-a -> loop-b -> loop-a"));
+        // A step is not deleted from under its pipeline (which would fail every request, stop every later change of
+        // any deployment, and not load after a restart): 409 naming the pipeline; nothing changed.
+        admin().delete("/api/deployments/loop-a").then().statusCode(409)
+                .body("error", containsString("deployment 'loop-a' is a step of pipeline(s) loop-b"));
+        admin().get("/api/deployments/loop-a").then().statusCode(200);
+        admin().contentType("application/json").body("{\"num_replicas\":1}").patch("/api/deployments/loop-b")
+                .then().statusCode(200);
         admin().delete("/api/deployments/loop-b").then().statusCode(200);
         admin().delete("/api/deployments/loop-a").then().statusCode(200);
+
+        // A step that names a multiplexed deployment would never load: refused when the pipeline is deployed.
+        admin().contentType("application/json").body("{\"model\":\"tiny-m*\",\"predictor_threads\":1}")
+                .put("/api/deployments/mux").then().statusCode(201);
+        try {
+            admin().contentType("application/json").body("{\"model\":\"viamux\"}").put("/api/deployments/viamux")
+                    .then().statusCode(400)
+                    .body("error", containsString("step 1 calls deployment 'mux', which is multiplexed"));
+        } finally {
+            admin().delete("/api/deployments/mux").then().statusCode(200);
+        }
 
         // A failed deployment makes the server unready: each is deleted once seen.
         deploy("mismatch");

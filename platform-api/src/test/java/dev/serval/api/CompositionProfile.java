@@ -173,6 +173,7 @@ public class CompositionProfile implements QuarkusTestProfile {
         pipeline("lost", "- deployment: nope");
         pipeline("routed", "- deployment: sign\n  - route: {on: label, cases: {mlp: mlp}, default: echo}\n"
                 + "    from: request");
+        pipeline("viamux", "- deployment: mux");
         pipeline("loop-a", "- deployment: echo");
         pipeline("loop-b", "- deployment: loop-a");
         try {

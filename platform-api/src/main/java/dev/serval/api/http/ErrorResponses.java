@@ -1,5 +1,6 @@
 package dev.serval.api.http;
 
+import dev.serval.api.serving.Conflict;
 import dev.serval.error.InferenceFailed;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
@@ -19,7 +20,7 @@ import org.jboss.logging.Logger;
 /**
  * The one place where failures become HTTP answers. Status codes: InvalidInput 400, UnknownDeployment 404,
  * Overloaded 503 + Retry-After (OpenAI API: 429 + Retry-After, as OpenAI clients expect for back-off),
- * NotReady 503, DeadlineExceeded 504, InferenceFailed and anything unexpected 500, ApiError and JAX-RS errors
+ * NotReady 503, Conflict 409, DeadlineExceeded 504, InferenceFailed and anything unexpected 500, ApiError and JAX-RS errors
  * their own status.
  * Bodies: {@code {"error": "..."}} for the Open Inference Protocol and everything else, OpenAI's
  * {@code {"error": {"message", "type", "param", "code"}}} under {@code /v1/}.
@@ -94,6 +95,7 @@ final class ErrorResponses {
             case InvalidInput ignored -> 400;
             case dev.serval.api.config.InvalidConfig ignored -> 400;
             case UnknownDeployment ignored -> 404;
+            case Conflict ignored -> 409;
             case Overloaded ignored -> openAi ? 429 : 503;
             case NotReady ignored -> 503;
             case InferenceFailed ignored -> 500;
@@ -110,7 +112,7 @@ final class ErrorResponses {
             LOG.warnf("request failed on the server: %s", error.getMessage());
             return error.getMessage();
         }
-        if (error instanceof ServalException || error instanceof ApiError
+        if (error instanceof ServalException || error instanceof ApiError || error instanceof Conflict
                 || error instanceof dev.serval.api.config.InvalidConfig) {
             return error.getMessage();
         }

@@ -3,13 +3,13 @@ package dev.serval.api.serving;
 import dev.serval.api.config.ConfigParser;
 import dev.serval.api.config.InvalidConfig;
 import dev.serval.api.config.ServalConfig;
+import dev.serval.compose.Composite;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ModelLoader;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.error.UnknownDeployment;
 import dev.serval.model.Model;
 import dev.serval.model.ModelCatalog;
-import dev.serval.model.ModelDescriptor;
 import dev.serval.model.ModelKind;
 import dev.serval.model.NativeRuntime;
 import dev.serval.spec.DeploymentSpec;
@@ -209,11 +209,20 @@ public class Deployments {
      * when its replicas stopped.
      *
      * @throws UnknownDeployment when there is none of that name
+     * @throws Conflict          when a pipeline calls it (the pipeline would fail every request, and could not load
+     *                           after a restart); nothing changed then
      */
     public void delete(String name) {
         ServedDeployment removed;
         synchronized (this) {
             removed = deployments.get(name);
+            List<String> callers = deployments.all().stream()
+                    .filter(other -> !other.name().equals(name) && callsStep(other.config(), name))
+                    .map(ServedDeployment::name).sorted().toList();
+            if (!callers.isEmpty()) {
+                throw new Conflict("deployment '" + name + "' is a step of pipeline(s) " + String.join(", ", callers)
+                        + "; delete or change them first");
+            }
             Map<String, ServedDeployment> changed = new LinkedHashMap<>(deployments.byName());
             changed.remove(name);
             publish(changed);
@@ -315,17 +324,11 @@ public class Deployments {
         java.util.Set<String> names = new java.util.HashSet<>();
         all.forEach(spec -> names.add(spec.name()));
         Map<String, List<String>> pipelines = new LinkedHashMap<>();
+        java.util.Set<String> multiplexed = new java.util.HashSet<>();
+        all.stream().filter(DeploymentSpec::isMultiplexed).forEach(spec -> multiplexed.add(spec.name()));
         for (DeploymentSpec spec : all) {
-            if (spec.isMultiplexed() || !sourceFor(spec, source).equals(repository())) {
-                continue;
-            }
-            ModelDescriptor descriptor;
-            try {
-                descriptor = repository().repository().resolve(spec.model().name(), spec.version()).descriptor();
-            } catch (IllegalArgumentException e) {
-                continue; // refused with its own message by checkWith
-            }
-            if (!(descriptor.composite() instanceof dev.serval.compose.Composite.Pipeline pipeline)) {
+            Composite.Pipeline pipeline = pipelineOf(spec);
+            if (pipeline == null) {
                 continue;
             }
             for (int i = 0; i < pipeline.steps().size(); i++) {
@@ -335,6 +338,11 @@ public class Deployments {
                                 + "' step " + (i + 1) + " calls deployment '" + step + "', " + (step.equals(spec.name())
                                 ? "the pipeline itself" : "which is not deployed (deployments: "
                                 + String.join(", ", names.stream().sorted().toList()) + ")"));
+                    }
+                    if (multiplexed.contains(step)) {
+                        throw new InvalidConfig(source, spec.name(), "model", "pipeline '" + spec.model().name()
+                                + "' step " + (i + 1) + " calls deployment '" + step + "', which is multiplexed (it "
+                                + "serves many models, each by its own name); a step calls a deployment of one model");
                     }
                 }
             }
@@ -346,6 +354,25 @@ public class Deployments {
                 throw new InvalidConfig(source, start, "model", "pipelines call each other in a loop: "
                         + String.join(" -> ", loop));
             }
+        }
+    }
+
+    /** Whether {@code spec} is a pipeline one of whose steps calls deployment {@code step}. */
+    private boolean callsStep(DeploymentSpec spec, String step) {
+        Composite.Pipeline pipeline = pipelineOf(spec);
+        return pipeline != null && pipeline.steps().stream().anyMatch(each -> each.targets().contains(step));
+    }
+
+    /** The pipeline {@code spec} deploys, or null when it deploys another kind (or a model that does not resolve). */
+    private Composite.Pipeline pipelineOf(DeploymentSpec spec) {
+        if (spec.isMultiplexed() || !sourceFor(spec, "serval").equals(repository())) {
+            return null;
+        }
+        try {
+            return repository().repository().resolve(spec.model().name(), spec.version()).descriptor().composite()
+                    instanceof Composite.Pipeline pipeline ? pipeline : null;
+        } catch (IllegalArgumentException e) {
+            return null; // refused with its own message by checkWith
         }
     }
 
@@ -442,7 +469,7 @@ public class Deployments {
         try {
             deployment = engine.deploy(spec, loader(source, kind), kind.inputsBeforeLoad());
         } catch (IllegalArgumentException e) {
-            throw new dev.serval.api.http.ApiError(409, "deployment '" + initial.name()
+            throw new Conflict("deployment '" + initial.name()
                     + "' is still shutting down after a delete; try again when it is gone");
         }
         ServedDeployment served = new ServedDeployment(deployment, new RequestMeters(deployment, registry), kind,
