@@ -398,7 +398,7 @@ final class PredictorPool<I, O> {
         }
         idleCores.take();
         boolean idle = queue.queuedInputs() == 0 && busy.get() == 0; // nothing waits, no other predictor runs
-        long size = idle ? size(inputs) : 0;
+        long size = idle ? size(batch) : 0;
         boolean borrowed = idle && idleCores.prefersWide(size) && idleCores.borrowAll();
         predictor.widen(borrowed);
         if (borrowed) {
@@ -417,11 +417,18 @@ final class PredictorPool<I, O> {
         }
     }
 
-    /** The batch's size for lending ({@link Model#inputSize}, summed). */
-    private long size(List<I> inputs) {
+    /**
+     * The batch's size for lending ({@link Model#inputSize}, summed over its inputs; those whose requests ended are
+     * left out, as the runner leaves them out). Read from the tasks: the predictor's scratch list is filled only by
+     * the run.
+     */
+    private long size(List<InputTask<I, O>> batch) {
         long size = 0;
-        for (I input : inputs) {
-            size += model.inputSize(input);
+        for (InputTask<I, O> task : batch) {
+            I input = task.request().input(task.index());
+            if (input != null) {
+                size += model.inputSize(input);
+            }
         }
         return size;
     }

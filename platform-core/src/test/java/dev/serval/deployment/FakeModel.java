@@ -53,6 +53,16 @@ public final class FakeModel implements Model<String, String> {
     public final java.util.List<String> widened = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Set when a widened inference and any other inference were inside the model at the same time. */
     public volatile boolean wideOverlap;
+    /** The inputs whose size the engine asked ({@link #inputSize}), in order. */
+    public final java.util.List<String> sized = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** A text's length, as the text models answer. */
+    @Override
+    public long inputSize(String input) {
+        sized.add(input);
+        return input.length();
+    }
+
     /** What {@link #requestFailuresMarkUnhealthy} answers: false stands for the composite kinds (user code). */
     volatile boolean failuresMarkUnhealthy = true;
 

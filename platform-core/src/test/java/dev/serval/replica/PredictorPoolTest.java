@@ -317,6 +317,18 @@ class PredictorPoolTest {
     }
 
     @Test
+    void aLoneInferenceIsSizedByItsOwnInputsNotThePreviousBatchs() throws Exception {
+        model.widens = true;
+        PredictorPool<String, String> pool = started(2);
+        model.sized.clear();
+
+        assertEquals(List.of("A"), pool.submit(List.of("a")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("LONGER"), pool.submit(List.of("longer")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+
+        assertEquals(List.of("a", "longer"), model.sized, "each lone inference weighed its own input");
+    }
+
+    @Test
     void aWidenedInferenceNeverRunsBesideAnotherUnderConcurrentLoad() throws Exception {
         model.widens = true;
         PredictorPool<String, String> pool = started(2, 800, Duration.ZERO);
