@@ -14,16 +14,19 @@ import java.util.List;
  * ({@link #probeInput}), which shows the replica's threads are alive without calling other deployments or user code
  * that need not accept any particular input. A request they fail does not count against their replica's health nor
  * feed the failure monitor ({@link #requestFailuresMarkUnhealthy}): a client's input must not be able to restart them
- * or the node.
+ * or the node. Nor does a health probe left unanswered while they wait on calls to other deployments
+ * ({@link #waitsOnOtherDeployments}): a slow or cold-starting step is not a hung replica.
  */
 abstract sealed class CompositeModel implements Model<Invocation, Tensors> permits PipelineModel, JavaHandlerModel {
 
     private static final Invocation PROBE = new Invocation(new Tensors(List.of()), CallContext.NONE);
 
     private final ModelSignature signature;
+    private final OutstandingCalls outstanding;
 
-    CompositeModel(ModelSignature signature) {
+    CompositeModel(ModelSignature signature, OutstandingCalls outstanding) {
         this.signature = signature;
+        this.outstanding = outstanding;
     }
 
     /** Answers one request, on a predictor thread; null when the request ended meanwhile (its answer is discarded). */
@@ -61,6 +64,12 @@ abstract sealed class CompositeModel implements Model<Invocation, Tensors> permi
     @Override
     public final void validate(Invocation input, int index) {
         // judged by the steps or the handler that take it
+    }
+
+    /** While a call of this model to another deployment is under way, its predictor threads may be waiting on it. */
+    @Override
+    public final boolean waitsOnOtherDeployments() {
+        return outstanding.any();
     }
 
     /** A failed request is a step's or the handler's failure on its input: health checks alone judge the replicas. */

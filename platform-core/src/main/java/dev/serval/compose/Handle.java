@@ -32,17 +32,20 @@ public final class Handle {
     private final String caller;
     private final String callee;
     private final Callees callees;
+    private final OutstandingCalls outstanding;
     private final Timer answered;
     private final Timer failed;
 
     /**
      * @param caller the calling deployment's name (meters and messages)
-     * @param callee the called deployment's name
+     * @param callee      the called deployment's name
+     * @param outstanding the caller's calls not yet ended, which this handle's calls count in
      */
-    public Handle(String caller, String callee, Callees callees) {
+    public Handle(String caller, String callee, Callees callees, OutstandingCalls outstanding) {
         this.caller = caller;
         this.callee = callee;
         this.callees = callees;
+        this.outstanding = outstanding;
         this.answered = timer(callees, caller, callee, "answered");
         this.failed = timer(callees, caller, callee, "failed");
     }
@@ -91,9 +94,12 @@ public final class Handle {
         } catch (RuntimeException e) {
             return refused(start, e);
         }
+        outstanding.started();
         from.onEnd(() -> call.cancel(false));
-        call.whenComplete((answer, failure) -> (failure == null ? answered : failed)
-                .record(System.nanoTime() - start, TimeUnit.NANOSECONDS));
+        call.whenComplete((answer, failure) -> {
+            outstanding.ended();
+            (failure == null ? answered : failed).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        });
         return call;
     }
 

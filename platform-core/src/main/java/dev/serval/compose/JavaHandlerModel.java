@@ -41,8 +41,9 @@ public final class JavaHandlerModel extends CompositeModel {
     private final URLClassLoader classLoader;
     private final Handler handler;
 
-    private JavaHandlerModel(String deployment, URLClassLoader classLoader, Handler handler, ModelSignature signature) {
-        super(signature);
+    private JavaHandlerModel(String deployment, URLClassLoader classLoader, Handler handler, ModelSignature signature,
+            OutstandingCalls outstanding) {
+        super(signature, outstanding);
         this.deployment = deployment;
         this.classLoader = classLoader;
         this.handler = handler;
@@ -79,8 +80,9 @@ public final class JavaHandlerModel extends CompositeModel {
             } catch (InvocationTargetException e) {
                 throw new IOException(where + ": its constructor failed: " + e.getCause(), e.getCause());
             }
+            OutstandingCalls outstanding = new OutstandingCalls();
             try {
-                handler.open(new Context(composition));
+                handler.open(new Context(composition, outstanding));
             } catch (Exception e) {
                 closeQuietly(handler);
                 throw new IOException(where + ": open failed: " + e, e);
@@ -94,7 +96,7 @@ public final class JavaHandlerModel extends CompositeModel {
                 closeQuietly(handler);
                 throw new IOException(where + ": inputs() or outputs() failed: " + e, e);
             }
-            return new JavaHandlerModel(composition.deployment(), loader, handler, signature);
+            return new JavaHandlerModel(composition.deployment(), loader, handler, signature, outstanding);
         } catch (LinkageError e) { // a class the handler needs is missing or broken (it sees only the JDK and the SPI)
             loader.close();
             throw new IOException(where + ": " + e, e);
@@ -165,10 +167,12 @@ public final class JavaHandlerModel extends CompositeModel {
     private static final class Context implements HandlerContext {
 
         private final Composition composition;
+        private final OutstandingCalls outstanding;
         private final ConcurrentMap<String, SpiHandle> handles = new ConcurrentHashMap<>();
 
-        Context(Composition composition) {
+        Context(Composition composition, OutstandingCalls outstanding) {
             this.composition = composition;
+            this.outstanding = outstanding;
         }
 
         @Override
@@ -190,7 +194,7 @@ public final class JavaHandlerModel extends CompositeModel {
                 throw new IllegalArgumentException("a handler cannot call its own deployment '" + name + "'");
             }
             return handles.computeIfAbsent(name, callee ->
-                    new SpiHandle(new Handle(composition.deployment(), callee, composition.callees())));
+                    new SpiHandle(new Handle(composition.deployment(), callee, composition.callees(), outstanding)));
         }
     }
 

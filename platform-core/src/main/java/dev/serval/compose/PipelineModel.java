@@ -51,8 +51,8 @@ public final class PipelineModel extends CompositeModel {
     private final String name;
     private final List<Stage> stages;
 
-    private PipelineModel(String name, List<Stage> stages, ModelSignature signature) {
-        super(signature);
+    private PipelineModel(String name, List<Stage> stages, ModelSignature signature, OutstandingCalls outstanding) {
+        super(signature, outstanding);
         this.name = name;
         this.stages = stages;
     }
@@ -66,6 +66,7 @@ public final class PipelineModel extends CompositeModel {
     public static PipelineModel load(Composition composition, Composite.Pipeline pipeline, Duration readyWait) {
         String name = composition.deployment();
         List<Stage> stages = new ArrayList<>();
+        OutstandingCalls outstanding = new OutstandingCalls();
         ModelSignature request = null; // what the first step takes: the request's tensors
         ModelSignature previous = null; // what the step before returns, as far as known
         for (int i = 0; i < pipeline.steps().size(); i++) {
@@ -89,7 +90,7 @@ public final class PipelineModel extends CompositeModel {
                             step.fromRequest() ? "the request"
                                     : "step " + i + " ('" + pipeline.steps().get(i - 1).label() + "')", signature);
                 }
-                handles.put(target, new Handle(name, target, composition.callees()));
+                handles.put(target, new Handle(name, target, composition.callees(), outstanding));
                 signatures.add(signature);
             }
             if (step.route() != null) {
@@ -105,7 +106,7 @@ public final class PipelineModel extends CompositeModel {
         ModelSignature first = request;
         ModelSignature last = previous;
         return new PipelineModel(name, List.copyOf(stages), new ModelSignature(PLATFORM,
-                first == null ? List.of() : first.outputs(), last == null ? List.of() : last.outputs()));
+                first == null ? List.of() : first.outputs(), last == null ? List.of() : last.outputs()), outstanding);
     }
 
     /**

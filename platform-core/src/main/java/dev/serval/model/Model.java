@@ -62,6 +62,16 @@ public interface Model<I, O> extends AutoCloseable {
         return true;
     }
 
+    /**
+     * Whether a request of this model is waiting, now, on a call to another deployment (the composite kinds): health
+     * checks then do not count a probe queued behind such requests as a hang, since each call ends at its caller's
+     * deadline at the latest and the callee has health checks of its own. False for models. Read by the health-check
+     * thread once per period.
+     */
+    default boolean waitsOnOtherDeployments() {
+        return false;
+    }
+
     /** An input the model is known to accept, run once per predictor before it serves (warm-up and probe). */
     I probeInput();
 

@@ -18,6 +18,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
 /**
@@ -47,7 +48,8 @@ import java.util.function.LongSupplier;
  * ({@link InputQueue#take(long)}); under load the queue is never empty and nothing spins.
  *
  * <p>Threads and fields: {@link #queue} is shared by callers and workers; {@link #busy} is written by workers and read
- * by workers forming a batch; {@link #idleCores} is taken and released by workers around each inference;
+ * by workers forming a batch; {@link #finished} is added to by workers after each inference and summed by the
+ * health-check thread; {@link #idleCores} is taken and released by workers around each inference;
  * {@link #pace} is written by workers without coordination and read for Retry-After estimates (best-effort by design:
  * a lost update only ages the estimate); {@link #policy} and {@link #idleSpinNanos} are
  * replaced by {@link #tune} (the controller thread) and read once per batch; {@link #accepting} and {@link #stopped} are written
@@ -82,6 +84,8 @@ final class PredictorPool<I, O> {
     private volatile long idleSpinNanos;
     /** Predictors running an inference now: a predictor waits for a fuller batch only while another one is busy. */
     private final AtomicInteger busy = new AtomicInteger();
+    /** Inferences finished (answered or failed), for health checks: a pool that finishes work is not hung. */
+    private final LongAdder finished = new LongAdder();
     /** Lends an idle replica's cores to a lone inference; null when the model has no wide session. */
     private final IdleCores idleCores;
     private final CountDownLatch warmedUp;
@@ -174,6 +178,11 @@ final class PredictorPool<I, O> {
     /** The model's probe input, run like a one-input request (a health check). */
     CompletableFuture<List<O>> probe() {
         return submit(List.of(model.probeInput()));
+    }
+
+    /** Inferences finished since the pool started, answered or failed (the health check's sign of progress). */
+    long finished() {
+        return finished.sum();
     }
 
     /** Predictors waiting for a lone inference to give back the cores it borrowed (tests and diagnostics). */
@@ -394,6 +403,7 @@ final class PredictorPool<I, O> {
                 return runner.run(predictor, batch, inputs);
             } finally {
                 busy.decrementAndGet();
+                finished.increment();
             }
         }
         idleCores.take();
@@ -413,6 +423,7 @@ final class PredictorPool<I, O> {
                 idleCores.lone(size, borrowed, nanoTime.getAsLong() - start);
             }
             busy.decrementAndGet();
+            finished.increment();
             idleCores.release(borrowed);
         }
     }

@@ -57,6 +57,8 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     private final BiConsumer<List<O>, Throwable> health = this::recordOutcome;
     private volatile boolean accepting = true;
     private volatile CompletableFuture<List<O>> probe = CompletableFuture.completedFuture(null);
+    /** {@link PredictorPool#finished} at the previous probe; health-check thread only. */
+    private long finishedAtLastProbe;
 
     private Replica(String deployment, long id, DeploymentSpec spec, Model<I, O> model, PredictorPool<I, O> pool,
             Consumer<String> onUnhealthy) {
@@ -190,15 +192,22 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
 
     /**
      * Runs the probe input (health-check thread). A probe still unanswered from the previous period counts as a
-     * failure: a predictor that hangs is as unhealthy as one that throws. Never throws: an exception would end the
-     * periodic health check for good.
+     * failure, a predictor that hangs being as unhealthy as one that throws, unless it waits behind work that is
+     * moving: the predictors finished an inference during the period (slow work, not a hang), or the model waits on
+     * calls to other deployments ({@link Model#waitsOnOtherDeployments}: a pipeline behind a slow or cold-starting
+     * step). Never throws: an exception would end the periodic health check for good.
      */
     public void probe() {
         if (!accepting) {
             return;
         }
+        long done = pool.finished();
+        boolean progressed = done != finishedAtLastProbe;
+        finishedAtLastProbe = done;
         if (!probe.isDone()) {
-            recordFailure("health check of replica " + deployment + "#" + id + " did not answer within its period");
+            if (!progressed && !model.waitsOnOtherDeployments()) {
+                recordFailure("health check of replica " + deployment + "#" + id + " did not answer within its period");
+            }
             return;
         }
         CompletableFuture<List<O>> next;

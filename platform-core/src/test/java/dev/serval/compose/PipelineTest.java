@@ -2,6 +2,7 @@ package dev.serval.compose;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -118,6 +119,28 @@ class PipelineTest {
         assertEquals(2, meters.get("serval.call").tags("deployment", "chain", "outcome", "answered").timers().size(),
                 "one timer per step");
         assertEquals(1, meters.get("serval.call").tags("callee", "triple", "outcome", "answered").timer().count());
+    }
+
+    @Test
+    void aPipelineWaitsOnOtherDeploymentsExactlyWhileAStepCallIsUnderWay() throws Exception {
+        affine("held", "x", "y", 2, 0, true, 8);
+        Deployment<Invocation, Tensors> chain = pipeline("chain", new PipelineStep("held", Map.of()));
+        chain.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
+        Model<?, ?> model = chain.replicas().getFirst().model();
+        assertFalse(model.waitsOnOtherDeployments());
+
+        CompletableFuture<Inference> answer = chain.infer(x(1), null);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+        while (!model.waitsOnOtherDeployments()) { // the pipeline's predictor has called the held step
+            assertTrue(System.nanoTime() < deadline, "the step was never called");
+            Thread.onSpinWait();
+        }
+        gate.release();
+        assertArrayEquals(new float[] {2}, output(answer.get(WAIT_SECONDS, TimeUnit.SECONDS), "y"));
+        while (model.waitsOnOtherDeployments()) { // the call's end is counted by the step's completing thread
+            assertTrue(System.nanoTime() < deadline, "the call never ended");
+            Thread.onSpinWait();
+        }
     }
 
     @Test

@@ -136,6 +136,40 @@ class DeploymentTest {
     }
 
     @Test
+    void anUnansweredProbeCountsAsAHangOnlyWhenNothingMovesAndTheModelWaitsOnNoOtherDeployment() throws Exception {
+        List<String> unhealthy = Collections.synchronizedList(new ArrayList<>());
+        DeploymentSpec spec = spec(1, 8, 10, 10).withHealth(new HealthSpec(Duration.ofSeconds(10), 1, 1));
+        dev.serval.replica.Replica<String, String> replica = dev.serval.replica.Replica.start(spec, 0, model,
+                Thread.ofPlatform().name("serval-fake-r0-", 0).factory(), System::nanoTime,
+                dev.serval.metrics.DeploymentMetrics.discarding("fake"), unhealthy::add);
+        try {
+            CompletableFuture<List<String>> first = replica.run(List.of("wait-1"));
+            CompletableFuture<List<String>> second = replica.run(List.of("wait-2"));
+            model.awaitWaiting(1);
+            replica.probe(); // queued behind the two requests; the health-check thread calls this once a period
+
+            model.waitsOnOthers = true; // a pipeline whose step is slow: its one predictor waits on the step
+            replica.probe();
+            assertEquals(List.of(), unhealthy, "waiting on another deployment is not a hang");
+
+            model.waitsOnOthers = false;
+            model.gate.release(); // the first request finishes; the second holds the predictor
+            model.awaitWaiting(2);
+            assertEquals(List.of("WAIT-1"), first.get(WAIT_SECONDS, TimeUnit.SECONDS));
+            replica.probe();
+            assertEquals(List.of(), unhealthy, "slow work that finishes is not a hang");
+
+            replica.probe(); // a period in which nothing finished and nothing waits on another deployment
+            assertEquals(1, unhealthy.size(), "a predictor that moves no more is");
+            assertTrue(unhealthy.getFirst().contains("did not answer within its period"), unhealthy.getFirst());
+            model.gate.release();
+            assertEquals(List.of("WAIT-2"), second.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        } finally {
+            assertTrue(replica.close(Duration.ZERO));
+        }
+    }
+
+    @Test
     void theModelIsNotClosedWhileAPredictorThreadIsStillInsideItAndIsLeftOpenWhenTheThreadNeverLeaves()
             throws Exception {
         Deployment<String, String> deployment = ready(spec(1, 8, 10, 10)

@@ -53,6 +53,14 @@ public final class FakeModel implements Model<String, String> {
     public final java.util.List<String> widened = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Set when a widened inference and any other inference were inside the model at the same time. */
     public volatile boolean wideOverlap;
+    /** What {@link #waitsOnOtherDeployments} answers: true stands for a composite model waiting on a step. */
+    volatile boolean waitsOnOthers;
+
+    @Override
+    public boolean waitsOnOtherDeployments() {
+        return waitsOnOthers;
+    }
+
     /** The inputs whose size the engine asked ({@link #inputSize}), in order. */
     public final java.util.List<String> sized = new java.util.concurrent.CopyOnWriteArrayList<>();
 

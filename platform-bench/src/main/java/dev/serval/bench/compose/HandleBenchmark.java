@@ -7,6 +7,7 @@ import dev.serval.compose.Composite;
 import dev.serval.compose.Composition;
 import dev.serval.compose.Handle;
 import dev.serval.compose.Invocation;
+import dev.serval.compose.OutstandingCalls;
 import dev.serval.compose.PipelineModel;
 import dev.serval.compose.PipelineStep;
 import dev.serval.deployment.Deployment;
@@ -106,7 +107,7 @@ public class HandleBenchmark extends BenchmarkBase {
                             new Composite.Pipeline(List.of(new PipelineStep("echo", Map.of()))), Duration.ofMinutes(1)),
                     ModelKind.PIPELINE.inputsBeforeLoad());
             awaitReady(pipeline);
-            handle = new Handle("bench", "echo", callees);
+            handle = new Handle("bench", "echo", callees, new OutstandingCalls());
             caller = new Invocation(REQUEST, CallContext.NONE); // never ends: each call adds one cancellation hook
         }
 
