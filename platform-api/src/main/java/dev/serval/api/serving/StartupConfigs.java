@@ -1,9 +1,9 @@
 package dev.serval.api.serving;
 
 import dev.serval.api.config.ConfigParser;
-import dev.serval.api.config.ConfigParser;
-import dev.serval.spec.DeploymentSpec;
+import dev.serval.api.config.InvalidConfig;
 import dev.serval.api.config.ServalConfig;
+import dev.serval.spec.DeploymentSpec;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -38,13 +38,23 @@ final class StartupConfigs {
     /**
      * The initial deployments, from the first source that exists.
      *
-     * @throws dev.serval.api.config.InvalidConfig naming the file when a file does not parse
+     * @throws InvalidConfig naming the file when a file does not parse (for the last applied config, also what to do)
      */
     List<DeploymentSpec> load() {
+        int leftovers = state.removeLeftovers();
+        if (leftovers > 0) {
+            LOG.infof("removed %d partial file(s) of an interrupted write from the state directory", leftovers);
+        }
         Optional<Path> applied = state.file();
         if (applied.isPresent()) {
             LOG.infof("deployments from the last applied config %s", applied.get());
-            return ConfigParser.readFile(applied.get());
+            try {
+                return ConfigParser.readFile(applied.get());
+            } catch (InvalidConfig e) {
+                throw new InvalidConfig("the last applied config", null, null, e.getMessage() + "; the management "
+                        + "API wrote it (serval.state-dir): correct it, or delete it to start from "
+                        + configFile.map(file -> "the config file " + file).orElse("the serval.deployments properties"));
+            }
         }
         if (configFile.isPresent()) {
             LOG.infof("deployments from the config file %s", configFile.get());

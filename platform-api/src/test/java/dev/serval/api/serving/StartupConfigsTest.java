@@ -2,7 +2,11 @@ package dev.serval.api.serving;
 
 import static dev.serval.api.serving.AppliedConfigStoreTest.config;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.serval.api.config.InvalidConfig;
 import dev.serval.spec.DeploymentSpec;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -42,6 +46,34 @@ class StartupConfigsTest {
         List<DeploymentSpec> loaded = new StartupConfigs(state, Optional.of(configFile()), properties).load();
 
         assertEquals(List.of("from-file"), loaded.stream().map(DeploymentSpec::name).toList());
+    }
+
+    @Test
+    void partialFilesThatAKilledWriteLeftAreRemovedAtStart() throws IOException {
+        Path stateDir = Files.createDirectories(dir.resolve("state"));
+        AppliedConfigStore state = new AppliedConfigStore(Optional.of(stateDir));
+        state.write(List.of(config("restored", 2)));
+        Path partial = Files.writeString(stateDir.resolve(AppliedConfigStore.FILE + "123456.partial"), "deployments:\n  - na");
+        Path unrelated = Files.writeString(stateDir.resolve("notes.txt"), "kept");
+
+        assertEquals(List.of(config("restored", 2)), new StartupConfigs(state, Optional.empty(), properties).load());
+
+        assertFalse(Files.exists(partial), "the partial file of an interrupted write is gone");
+        assertTrue(Files.exists(unrelated), "nothing else is touched");
+    }
+
+    @Test
+    void aLastAppliedConfigThatCannotBeReadStopsTheStartSayingWhichFileAndWhatToDo() throws IOException {
+        Path stateDir = Files.createDirectories(dir.resolve("state"));
+        Files.writeString(stateDir.resolve(AppliedConfigStore.FILE), "deployments: [ {name: x, model: noop");
+        AppliedConfigStore state = new AppliedConfigStore(Optional.of(stateDir));
+
+        InvalidConfig refused = assertThrows(InvalidConfig.class,
+                () -> new StartupConfigs(state, Optional.of(configFile()), properties).load());
+
+        String message = refused.getMessage();
+        assertTrue(message.contains(stateDir.resolve(AppliedConfigStore.FILE).toString()), message);
+        assertTrue(message.contains("delete it to start from the config file " + dir.resolve("serval.yaml")), message);
     }
 
     @Test
