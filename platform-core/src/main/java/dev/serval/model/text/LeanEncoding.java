@@ -4,6 +4,7 @@ import ai.djl.huggingface.tokenizers.Encoding;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import ai.djl.huggingface.tokenizers.jni.CharSpan;
 import ai.djl.huggingface.tokenizers.jni.TokenizersLibrary;
+import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -24,6 +25,44 @@ public final class LeanEncoding extends Encoding {
 
     private LeanEncoding(long[] ids, long[] typeIds, long[] attentionMask) {
         super(ids, typeIds, NO_TOKENS, NONE, NONE, attentionMask, NONE, NO_SPANS, false, null);
+    }
+
+    /**
+     * Characters per token of the prefix a long text is first tokenised on ({@link #truncated}): real text, every
+     * script included, takes far fewer than this per token.
+     */
+    static final int PREFIX_CHARS_PER_TOKEN = 16;
+
+    /**
+     * {@code text} as {@link #of} encodes it with a tokenizer that truncates to {@code maxTokens}, reading a bounded
+     * part of a long text: the tokens a truncating tokenizer keeps come from the text's beginning, but it tokenises the
+     * whole text first, so that a client's multi-megabyte text would cost seconds of CPU for 256 tokens. A text longer
+     * than twice {@code maxTokens} x {@value #PREFIX_CHARS_PER_TOKEN} characters is tokenised on its first
+     * {@code maxTokens} x {@value #PREFIX_CHARS_PER_TOKEN} characters and on twice that: when the first fills the
+     * maximum and both give the same tokens, the cut changed none of the kept tokens (a word cut in two would change
+     * its tokens in one of them) and that is the answer; otherwise (a text of very few tokens per character) the whole
+     * text is tokenised, which such a text makes cheap. Never splits a surrogate pair.
+     */
+    public static Encoding truncated(HuggingFaceTokenizer tokenizer, String text, int maxTokens) {
+        int prefix = maxTokens * PREFIX_CHARS_PER_TOKEN;
+        if (text.length() <= 2 * prefix) {
+            return of(tokenizer, text);
+        }
+        Encoding first = of(tokenizer, prefix(text, prefix));
+        if (first.getIds().length >= maxTokens) {
+            Encoding second = of(tokenizer, prefix(text, 2 * prefix));
+            if (Arrays.equals(first.getIds(), second.getIds()) && Arrays.equals(first.getTypeIds(),
+                    second.getTypeIds())) {
+                return first;
+            }
+        }
+        return of(tokenizer, text);
+    }
+
+    /** The first {@code length} characters of {@code text}, one fewer when that would split a surrogate pair. */
+    static String prefix(String text, int length) {
+        int end = Character.isHighSurrogate(text.charAt(length - 1)) ? length - 1 : length;
+        return text.substring(0, end);
     }
 
     /**

@@ -280,7 +280,7 @@ abstract class TextModel<O> implements Model<String, O> {
         @Override
         public O predict(String input, java.util.function.BooleanSupplier abandoned) throws Exception {
             if (chunker == null) {
-                return run(LeanEncoding.of(tokenizer, input));
+                return run(LeanEncoding.truncated(tokenizer, input, maxLength));
             }
             Encoding whole = chunker.encode(input);
             Encoding[] rest = whole.getOverflowing();
@@ -325,7 +325,7 @@ abstract class TextModel<O> implements Model<String, O> {
             Encoding[] encodings = new Encoding[n];
             Integer[] order = new Integer[n];
             for (int i = 0; i < n; i++) {
-                encodings[i] = LeanEncoding.of(tokenizer, inputs.get(i));
+                encodings[i] = LeanEncoding.truncated(tokenizer, inputs.get(i), maxLength);
                 order[i] = i;
             }
             Arrays.sort(order, Comparator.comparingInt(i -> encodings[i].getIds().length));

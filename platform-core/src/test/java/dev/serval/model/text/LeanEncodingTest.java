@@ -58,6 +58,45 @@ class LeanEncodingTest {
     }
 
     @Test
+    void aLongTextReadOnItsPrefixGivesTheTokensOfTheWholeText() throws Exception {
+        Random random = new Random(37);
+        StringBuilder words = new StringBuilder();
+        while (words.length() < 60_000) {
+            words.append("token").append(random.nextInt(1000)).append(random.nextBoolean() ? " " : ", ");
+        }
+        StringBuilder sparse = new StringBuilder(); // long words of one [UNK] each: few tokens per character
+        while (sparse.length() < 60_000) {
+            sparse.append("x".repeat(150 + random.nextInt(50))).append(' ');
+        }
+        List<String> long_ = List.of("漢字".repeat(40_000), "word ".repeat(20_000), "a".repeat(100_000),
+                words.toString(), sparse.toString(), "🦊".repeat(30_000), "mixed 漢字 and ascii ".repeat(5_000),
+                "x".repeat(2 * 8 * 16 - 1) + "🦊" + "y".repeat(500));
+        for (int maxLength : new int[] {256, 8}) {
+            try (HuggingFaceTokenizer tokenizer = tokenizer(maxLength)) {
+                for (String text : long_) {
+                    Encoding whole = LeanEncoding.of(tokenizer, text);
+                    Encoding read = LeanEncoding.truncated(tokenizer, text, maxLength);
+                    String what = "max length " + maxLength + ", text of " + text.length() + " chars";
+                    assertArrayEquals(whole.getIds(), read.getIds(), what);
+                    assertArrayEquals(whole.getTypeIds(), read.getTypeIds(), what);
+                    assertArrayEquals(whole.getAttentionMask(), read.getAttentionMask(), what);
+                }
+                for (String text : texts()) {
+                    assertArrayEquals(LeanEncoding.of(tokenizer, text).getIds(),
+                            LeanEncoding.truncated(tokenizer, text, maxLength).getIds());
+                }
+            }
+        }
+    }
+
+    @Test
+    void aPrefixNeverSplitsASurrogatePair() {
+        assertEquals("ab", LeanEncoding.prefix("ab🦊", 3), "the fox's high surrogate stays with its low one");
+        assertEquals("ab🦊", LeanEncoding.prefix("ab🦊c", 4));
+        assertEquals("abc", LeanEncoding.prefix("abcd", 3));
+    }
+
+    @Test
     void aClosedTokenizerIsAnErrorNotACrash() throws Exception {
         HuggingFaceTokenizer tokenizer = tokenizer(256);
         tokenizer.close();
