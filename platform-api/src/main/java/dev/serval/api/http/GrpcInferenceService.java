@@ -193,8 +193,9 @@ public class GrpcInferenceService {
         });
         unary(server, GRPCInferenceServiceGrpc.getModelMetadataMethod(),
                 request -> metadata.model(request.getName()).thenApply(GrpcInferenceService::modelMetadata));
-        server.callHandler(GrpcMessages.served(GRPCInferenceServiceGrpc.getModelInferMethod()), this::infer);
-        server.callHandler(GrpcMessages.served(GRPCInferenceServiceGrpc.getModelStreamInferMethod()), this::stream);
+        server.callHandler(GrpcMessages.served(GRPCInferenceServiceGrpc.getModelInferMethod(), limits), this::infer);
+        server.callHandler(GrpcMessages.served(GRPCInferenceServiceGrpc.getModelStreamInferMethod(), limits),
+                this::stream);
         managed(server, GRPCInferenceServiceGrpc.getRepositoryIndexMethod(), request -> {
             RepositoryIndexResponse.Builder index = RepositoryIndexResponse.newBuilder();
             for (Map<String, Object> entry : repository.index()) {
@@ -224,7 +225,7 @@ public class GrpcInferenceService {
 
     /** Registers a unary RPC answered by {@code call} (on the event loop; it may complete later on any thread). */
     private <Q, R> void unary(GrpcServer server, MethodDescriptor<Q, R> method, Function<Q, CompletionStage<R>> call) {
-        server.callHandler(GrpcMessages.served(method), request -> whenRead(request, message -> {
+        server.callHandler(GrpcMessages.served(method, limits), request -> whenRead(request, message -> {
             Context context = Vertx.currentContext();
             CompletionStage<R> answer;
             try {
@@ -261,7 +262,7 @@ public class GrpcInferenceService {
 
     /** A repository RPC: the management token first, then {@code call} on a worker thread (it changes deployments). */
     private <Q, R> void managed(GrpcServer server, MethodDescriptor<Q, R> method, Function<Q, R> call) {
-        server.callHandler(GrpcMessages.served(method), request -> {
+        server.callHandler(GrpcMessages.served(method, limits), request -> {
             String authorization = request.headers().get(HttpHeaders.AUTHORIZATION);
             whenRead(request, message -> {
                 if (!token.accepts(authorization)) {
