@@ -178,7 +178,7 @@ class GrpcTest {
         assertEquals(Status.Code.INVALID_ARGUMENT, code(() -> stub.modelInfer(ModelInferRequest.newBuilder()
                 .setModelName("mlp").addInputs(input("input", "FP16", 1, 4)).build())));
         StatusRuntimeException count = assertThrows(StatusRuntimeException.class, () -> stub.modelInfer(
-                ModelInferRequest.newBuilder().setModelName(Serving.MODEL).addInputs(input("text", "BYTES", 3))
+                ModelInferRequest.newBuilder().setModelName(Serving.MODEL).addInputs(input("text", "BYTES", 1))
                         .addRawInputContents(ByteString.copyFrom(new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff,
                                 0x7f})).build()));
         assertTrue(count.getStatus().getDescription().contains("declares 2147483647 bytes"),

@@ -138,6 +138,23 @@ public interface ServalConfig {
          * on the HTTP port next to REST.
          */
         Optional<Integer> port();
+
+        /**
+         * gRPC calls one connection may have open at once (a {@code ModelStreamInfer} stream is one call); past it, a
+         * new call is refused RESOURCE_EXHAUSTED on its headers.
+         */
+        @WithName("max-calls-per-connection")
+        @WithDefault("100")
+        int maxCallsPerConnection();
+
+        /**
+         * Request bytes one connection's gRPC calls may hold at once (messages arriving, waiting for their call's end,
+         * queued or running), a share of {@code serval.http.max-buffered-bytes}; past it, the call whose bytes do not
+         * fit is refused RESOURCE_EXHAUSTED.
+         */
+        @WithName("max-bytes-per-connection")
+        @WithDefault("64M")
+        MemorySize maxBytesPerConnection();
     }
 
     Multiplex multiplex();

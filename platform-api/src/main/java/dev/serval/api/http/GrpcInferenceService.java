@@ -77,7 +77,10 @@ import org.jboss.logging.Logger;
  * handler calls), and request meters with {@code api="grpc"}. Errors are gRPC statuses: INVALID_ARGUMENT, NOT_FOUND,
  * RESOURCE_EXHAUSTED (with a {@code google.rpc.RetryInfo} and {@code retry-after-ms}), UNAVAILABLE, DEADLINE_EXCEEDED,
  * INTERNAL, UNAUTHENTICATED. The other RPCs answer what their REST counterparts answer; the repository extension needs
- * the management token ({@code authorization: Bearer <token>} metadata) as {@code /v2/repository} does.
+ * the management token ({@code authorization: Bearer <token>} metadata) as {@code /v2/repository} does. A call's
+ * bytes count in the byte budget until it is answered or gone, a unary call's request must end within
+ * {@code serval.http.body-timeout}, and each connection's calls and bytes are bounded ({@link GrpcBytesInTransit},
+ * {@link GrpcConnectionShare}).
  *
  * <p>Threads: every handler runs on the event loop of its connection and never blocks; the repository RPCs, which
  * change deployments, run on a worker thread.
@@ -90,12 +93,16 @@ public class GrpcInferenceService {
     private static final Pattern TIMEOUT = Pattern.compile("(\\d{1,8})([HMSmun])");
     /** The trailer where gRPC clients find a status's details (a {@code google.rpc.Status}, base64). */
     private static final String STATUS_DETAILS = "grpc-status-details-bin";
+    /** The path of the one streaming RPC; every other is unary. */
+    private static final String STREAM_INFER = "/" + GRPCInferenceServiceGrpc.getModelStreamInferMethod()
+            .getFullMethodName();
 
     private final DeploymentRegistry deployments;
     private final InferenceResource metadata;
     private final RepositoryResource repository;
     private final ApiToken token;
     private final ByteBudget budget;
+    private final GrpcConnectionShare.Table connections;
     private final RequestLimits limits;
     private final long maxMessageSize;
     private final java.time.Duration bodyTimeout;
@@ -116,6 +123,8 @@ public class GrpcInferenceService {
         this.repository = repository;
         this.token = token;
         this.budget = budget;
+        this.connections = new GrpcConnectionShare.Table(config.grpc().maxCallsPerConnection(),
+                config.grpc().maxBytesPerConnection().asLongValue());
         this.limits = RequestLimits.of(config.http());
         this.maxMessageSize = config.http().maxBodySize().asLongValue();
         this.bodyTimeout = config.http().bodyTimeout();
@@ -158,16 +167,23 @@ public class GrpcInferenceService {
     }
 
     /**
-     * Hands a call to the gRPC server with its bytes counted in the budget as they arrive; refused at once, on its
-     * headers, when the budget is already spent (as REST requests are).
+     * Hands a call to the gRPC server with its bytes counted in the budget and its connection's share as they arrive
+     * ({@link GrpcBytesInTransit}); refused at once, on its headers, when the budget is already spent (as REST requests
+     * are) or its connection has its limit of calls open.
      */
     private void handle(GrpcServer server, HttpServerRequest request) {
         if (budget.exhausted()) {
             refuse(request, GrpcBytesInTransit.Refusal.OVER_BUDGET);
             return;
         }
-        server.handle(new GrpcBytesInTransit(request, budget, RequestDeadlines.onThisLoop(vertx),
-                bodyTimeout.toMillis(), maxMessageSize, this::refuse));
+        GrpcConnectionShare share = connections.of(request.connection());
+        if (!share.open()) {
+            refuse(request, GrpcBytesInTransit.Refusal.CONNECTION_CALLS);
+            return;
+        }
+        boolean unary = !request.path().equals(STREAM_INFER);
+        new GrpcBytesInTransit(request, budget, share, RequestDeadlines.onThisLoop(vertx), bodyTimeout.toMillis(),
+                unary, maxMessageSize, this::refuse).handTo(server);
     }
 
     void stop(@Observes io.quarkus.runtime.ShutdownEvent event) {
@@ -193,8 +209,9 @@ public class GrpcInferenceService {
         });
         unary(server, GRPCInferenceServiceGrpc.getModelMetadataMethod(),
                 request -> metadata.model(request.getName()).thenApply(GrpcInferenceService::modelMetadata));
-        server.callHandler(GrpcMessages.served(GRPCInferenceServiceGrpc.getModelInferMethod()), this::infer);
-        server.callHandler(GrpcMessages.served(GRPCInferenceServiceGrpc.getModelStreamInferMethod()), this::stream);
+        server.callHandler(GrpcMessages.served(GRPCInferenceServiceGrpc.getModelInferMethod(), limits), this::infer);
+        server.callHandler(GrpcMessages.served(GRPCInferenceServiceGrpc.getModelStreamInferMethod(), limits),
+                this::stream);
         managed(server, GRPCInferenceServiceGrpc.getRepositoryIndexMethod(), request -> {
             RepositoryIndexResponse.Builder index = RepositoryIndexResponse.newBuilder();
             for (Map<String, Object> entry : repository.index()) {
@@ -224,7 +241,7 @@ public class GrpcInferenceService {
 
     /** Registers a unary RPC answered by {@code call} (on the event loop; it may complete later on any thread). */
     private <Q, R> void unary(GrpcServer server, MethodDescriptor<Q, R> method, Function<Q, CompletionStage<R>> call) {
-        server.callHandler(GrpcMessages.served(method), request -> whenRead(request, message -> {
+        server.callHandler(GrpcMessages.served(method, limits), request -> whenRead(request, message -> {
             Context context = Vertx.currentContext();
             CompletionStage<R> answer;
             try {
@@ -261,7 +278,7 @@ public class GrpcInferenceService {
 
     /** A repository RPC: the management token first, then {@code call} on a worker thread (it changes deployments). */
     private <Q, R> void managed(GrpcServer server, MethodDescriptor<Q, R> method, Function<Q, R> call) {
-        server.callHandler(GrpcMessages.served(method), request -> {
+        server.callHandler(GrpcMessages.served(method, limits), request -> {
             String authorization = request.headers().get(HttpHeaders.AUTHORIZATION);
             whenRead(request, message -> {
                 if (!token.accepts(authorization)) {
@@ -355,7 +372,9 @@ public class GrpcInferenceService {
     }
 
     /**
-     * Runs one inference request as REST does, on {@code context}'s event loop.
+     * Runs one inference request as REST does, on {@code context}'s event loop. Its message's bytes count in the
+     * budget (its decoded inputs take about as much) while the call holds them: a unary call's until it ends, a
+     * stream's message's until its answer ({@link GrpcBytesInTransit}).
      *
      * @return completed on {@code context} with the answer, or exceptionally with the request's failure (the
      *     refusal, the deadline, the model's failure); once done, its meters are recorded and a multiplexed model's pin
@@ -364,16 +383,6 @@ public class GrpcInferenceService {
     private CompletableFuture<ModelInferResponse> run(ModelInferRequest message, Metadata metadata, Context context) {
         long start = System.nanoTime();
         CompletableFuture<ModelInferResponse> answer = new CompletableFuture<>();
-        // The message's bytes count in the server's budget of request bytes held (its decoded inputs take about as
-        // much) until the request ends, taking over from their count in transit (GrpcBytesInTransit); past the
-        // budget it is refused before anything is decoded from it.
-        long size = message.getSerializedSize();
-        long reserved = budget.reserve(size);
-        answer.whenComplete((ignored, failure) -> budget.release(reserved));
-        if (reserved < size) {
-            answer.completeExceptionally(budget.full());
-            return answer;
-        }
         ServedDeployment served;
         try {
             served = deployments.route(message.getModelName(), metadata.modelId());
@@ -490,8 +499,17 @@ public class GrpcInferenceService {
         Stream stream = new Stream(call);
         Metadata metadata = Metadata.of(call);
         Context context = Vertx.currentContext();
-        call.handler(message -> stream.started(message, run(message, metadata, context)));
-        call.invalidMessageHandler(stream::invalid);
+        GrpcBytesInTransit transit = GrpcBytesInTransit.handing();
+        call.handler(message -> {
+            GrpcBytesInTransit.Held held = transit.take();
+            CompletableFuture<ModelInferResponse> answer = run(message, metadata, context);
+            answer.whenComplete((response, failure) -> held.release());
+            stream.started(message, answer);
+        });
+        call.invalidMessageHandler(invalid -> {
+            transit.take().release();
+            stream.invalid(invalid);
+        });
         call.endHandler(ignored -> stream.clientEnded());
         call.errorHandler(ignored -> stream.cancel());
         call.exceptionHandler(ignored -> stream.cancel());
@@ -665,8 +683,10 @@ public class GrpcInferenceService {
     /**
      * Refuses a call at the edge, before the gRPC layer has its message ({@link GrpcBytesInTransit}): its bytes do not
      * fit the server's budget (UNAVAILABLE with a retry delay, as {@link #fail} writes it; REST answers 503 +
-     * Retry-After), a message is longer than {@code serval.http.max-body-size} (RESOURCE_EXHAUSTED), a message stalled
-     * past {@code serval.http.body-timeout} (DEADLINE_EXCEEDED; REST answers 408), or a message is
+     * Retry-After), its connection has {@code serval.grpc.max-calls-per-connection} calls open or its bytes do not fit
+     * the connection's {@code serval.grpc.max-bytes-per-connection} (RESOURCE_EXHAUSTED), a message is longer than
+     * {@code serval.http.max-body-size} (RESOURCE_EXHAUSTED), a message stalled past {@code serval.http.body-timeout}
+     * or a unary call did not end its stream within it (DEADLINE_EXCEEDED; REST answers 408), or a message is
      * compressed (UNIMPLEMENTED with {@code grpc-accept-encoding: identity}, as the gRPC spec answers an encoding the
      * server does not take). A stream whose answers already started is reset instead (ENHANCE_YOUR_CALM, which clients
      * report as RESOURCE_EXHAUSTED).
@@ -689,12 +709,28 @@ public class GrpcInferenceService {
                         .putHeader(STATUS_DETAILS, retryDetails(GrpcStatus.UNAVAILABLE, message, 1000))
                         .putHeader(ErrorResponses.RETRY_AFTER_MS, "1000");
             }
+            case CONNECTION_CALLS -> response.putHeader("grpc-status",
+                            Integer.toString(GrpcStatus.RESOURCE_EXHAUSTED.code))
+                    .putHeader("grpc-message", percentEncoded("this connection has " + connections.maxCalls()
+                            + " gRPC calls open, its limit (serval.grpc.max-calls-per-connection); wait for one to "
+                            + "end, or open another connection"));
+            case CONNECTION_BYTES -> response.putHeader("grpc-status",
+                            Integer.toString(GrpcStatus.RESOURCE_EXHAUSTED.code))
+                    .putHeader("grpc-message", percentEncoded("the call's bytes do not fit its connection's "
+                            + "share: one connection's gRPC calls may hold at most " + connections.maxBytes()
+                            + " bytes of requests (serval.grpc.max-bytes-per-connection); wait for its calls to end, "
+                            + "or open another connection"));
             case TOO_LARGE -> response.putHeader("grpc-status", Integer.toString(GrpcStatus.RESOURCE_EXHAUSTED.code))
                     .putHeader("grpc-message", percentEncoded("a message is longer than serval.http.max-body-size ("
                             + maxMessageSize + " bytes)"));
             case STALLED -> response.putHeader("grpc-status", Integer.toString(GrpcStatus.DEADLINE_EXCEEDED.code))
                     .putHeader("grpc-message", percentEncoded("a message did not all arrive within "
-                            + "serval.http.body-timeout (" + bodyTimeout.toMillis() + " ms) of its first bytes"));
+                            + "serval.http.body-timeout (" + bodyTimeout.toMillis() + " ms): of a unary call's "
+                            + "headers, or of a stream message's first bytes"));
+            case UNENDED -> response.putHeader("grpc-status", Integer.toString(GrpcStatus.DEADLINE_EXCEEDED.code))
+                    .putHeader("grpc-message", percentEncoded("the call's message arrived, but the client did not end "
+                            + "its stream (half-close) within serval.http.body-timeout (" + bodyTimeout.toMillis()
+                            + " ms) of the call's headers; a unary call is answered once its client ends its stream"));
             case COMPRESSED -> response.putHeader("grpc-status", Integer.toString(GrpcStatus.UNIMPLEMENTED.code))
                     .putHeader("grpc-message", percentEncoded("compressed messages are not accepted (grpc-encoding "
                             + "identity only): what a message inflates to cannot be bounded before it is inflated; "

@@ -122,6 +122,12 @@ final class GrpcTensors {
     }
 
     private static String[] strings(ByteBuffer buffer, int count, String name, String field) {
+        // Each element takes at least its 4-byte length: a count the bytes cannot hold is refused before the array.
+        if (count > buffer.remaining() / 4) {
+            throw new InvalidInput(field, "input '" + name + "' declares " + count + " BYTES elements, but its raw "
+                    + "contents of " + buffer.remaining() + " bytes hold at most " + buffer.remaining() / 4
+                    + " (each element is a 4-byte length and its bytes)");
+        }
         String[] texts = new String[count];
         var decoder = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                 .onUnmappableCharacter(CodingErrorAction.REPORT);
