@@ -33,7 +33,8 @@ import java.util.regex.Pattern;
  * <p>Read-only. The files are a fixed list, so no path a client writes can reach another file. The data needs the
  * management token only when {@code serval.ui.require-token} says so: by default it shows what {@code /q/metrics} and
  * the OIP metadata show anyone, plus each deployment's last errors. Off ({@code serval.ui.enabled=false}): no route,
- * {@code /ui/} is a 404.
+ * {@code /ui/} is a 404. Its cost is bounded whoever asks ({@link FeedCost}): two answers computed at once, others
+ * refused (503), and the whole feed computed once per sample interval and shared.
  */
 @Singleton
 public class DashboardRoutes {
@@ -55,6 +56,7 @@ public class DashboardRoutes {
     private final boolean enabled;
     private final boolean requireToken;
     private final Map<String, StaticFile> files;
+    private final FeedCost cost;
 
     DashboardRoutes(ServalConfig config, DeploymentRegistry deployments, DashboardSampler sampler, ByteBudget budget,
             ApiToken token, ObjectMapper mapper) {
@@ -69,6 +71,7 @@ public class DashboardRoutes {
                 "index.html", load("index.html", "text/html; charset=utf-8"),
                 "dashboard.js", load("dashboard.js", "text/javascript; charset=utf-8"),
                 "dashboard.css", load("dashboard.css", "text/css; charset=utf-8")) : Map.of();
+        this.cost = new FeedCost(sampler.interval().toNanos(), System::nanoTime);
     }
 
     void install(@Observes Router router) {
@@ -136,6 +139,26 @@ public class DashboardRoutes {
             }
             after = Long.parseLong(afters.get(0));
         }
+        if (!cost.tryEnter()) {
+            context.response().putHeader(HttpHeaders.RETRY_AFTER, "1");
+            json(context, 503, Map.of("error", "the dashboard's data is being computed for " + FeedCost.MAX_COMPUTING
+                    + " other requests; retry in a second"));
+            return;
+        }
+        try {
+            // Samples older than the history are gone: such an 'after' asks for the whole feed, which is shared.
+            boolean whole = after <= System.currentTimeMillis() - sampler.historyLength().toMillis();
+            long since = after;
+            byte[] bytes = whole ? cost.whole(() -> write(feed(0))) : write(feed(since));
+            context.response().putHeader(HttpHeaders.CACHE_CONTROL, "no-store");
+            send(context, 200, bytes);
+        } finally {
+            cost.exit();
+        }
+    }
+
+    /** The feed's data: the server, and every deployment's status with its history after {@code after}. */
+    private Map<String, Object> feed(long after) {
         List<Map<String, Object>> all = new ArrayList<>();
         for (ServedDeployment served : deployments.all()) {
             Map<String, Object> entry = StatusResource.view(served);
@@ -158,17 +181,22 @@ public class DashboardRoutes {
         body.put("historyMs", sampler.historyLength().toMillis());
         body.put("server", server);
         body.put("deployments", all);
-        context.response().putHeader(HttpHeaders.CACHE_CONTROL, "no-store");
-        json(context, 200, body);
+        return body;
     }
 
     private void json(RoutingContext context, int status, Object body) {
-        byte[] bytes;
+        send(context, status, write(body));
+    }
+
+    private byte[] write(Object body) {
         try {
-            bytes = mapper.writeValueAsBytes(body);
+            return mapper.writeValueAsBytes(body);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("the dashboard's JSON could not be written", e);
         }
+    }
+
+    private static void send(RoutingContext context, int status, byte[] bytes) {
         context.response().setStatusCode(status)
                 .putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
                 .putHeader("X-Content-Type-Options", "nosniff")
