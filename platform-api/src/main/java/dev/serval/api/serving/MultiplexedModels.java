@@ -24,7 +24,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.jboss.logging.Logger;
 
@@ -46,7 +45,7 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
     private static final Logger LOG = Logger.getLogger(MultiplexedModels.class);
 
     private final String name;
-    private final Pattern glob;
+    private final String glob;
     private final ServingEngine engine;
     private final MeterRegistry registry;
     private final ModelRepository repository;
@@ -65,7 +64,7 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
             ModelSource source, Multiplexer.Tuning tuning) {
         this.name = config.name();
         this.config = config;
-        this.glob = MultiplexSpec.glob(config.model().name());
+        this.glob = config.model().name();
         this.engine = engine;
         this.registry = registry;
         this.repository = repository;
@@ -131,9 +130,12 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
         return multiplexer;
     }
 
-    /** Whether the deployment's glob matches {@code model} (whether or not the repository holds it). */
+    /**
+     * Whether the deployment's glob matches {@code model} (whether or not the repository holds it). A client's name is
+     * checked to be a model name first (bounded length and alphabet), then matched without backtracking.
+     */
     public boolean globMatches(String model) {
-        return glob.matcher(model).matches();
+        return DeploymentSpec.isName(model) && MultiplexSpec.matches(glob, model);
     }
 
     /**
@@ -178,7 +180,7 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
         Map<String, Candidate> found = new HashMap<>();
         Map<String, ModelKind> foundKinds = new HashMap<>();
         repository.models().forEach((model, versions) -> {
-            if (!glob.matcher(model).matches() || versions.isEmpty()) {
+            if (!MultiplexSpec.matches(glob, model) || versions.isEmpty()) {
                 return;
             }
             if (!DeploymentSpec.isName(model)) { // a repository model with another name is not served
