@@ -861,6 +861,11 @@ public final class Multiplexer<H> implements AutoCloseable {
             return handle;
         }
 
+        /** {@link Multiplexer#acquire(Entry)} of this entry: pins it for a request about to run, loading it if needed. */
+        public boolean acquire() {
+            return owner.acquire(this);
+        }
+
         /** Takes a pin unless an unload is deciding about the entry; a CAS loop, never blocks. */
         boolean pin() {
             for (;;) {

@@ -18,6 +18,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -53,6 +55,8 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
     private final Multiplexer<ServedDeployment> multiplexer;
     /** The kind of each model of the last scan (read under the multiplexer's lock to create its deployment). */
     private volatile Map<String, ModelKind> kinds = Map.of();
+    /** The versions the last scan skipped ({@link #scan}); written by the refresher thread. */
+    private volatile List<NotServed> notServed = List.of();
     /** Problems already logged, so that a broken model is logged once, not at every scan. */
     private final Set<String> reported = ConcurrentHashMap.newKeySet();
     private volatile DeploymentSpec config;
@@ -139,12 +143,12 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
     }
 
     /**
-     * The deployment serving {@code model}, pinned for one request (the caller releases it once the request ended:
-     * {@link ServedDeployment#release()}), its load started if no replica holds it; null when the repository holds no
-     * model of that name that the glob matches.
+     * The deployment serving {@code model}, neither pinned nor loaded: a request pins it once it is valid and about to
+     * run ({@link ServedDeployment#pin()}), and metadata is read from it without a load; null when the repository
+     * holds no model of that name that the glob matches (as of the last scan).
      */
-    ServedDeployment acquire(String model) {
-        Multiplexer.Entry<ServedDeployment> entry = multiplexer.acquire(model);
+    ServedDeployment model(String model) {
+        Multiplexer.Entry<ServedDeployment> entry = multiplexer.entry(model);
         return entry == null ? null : entry.handle();
     }
 
@@ -175,35 +179,72 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
 
     // --- Multiplexer.Catalog ---------------------------------------------------------------------------------------
 
+    /**
+     * The repository's models the glob matches, each at its newest version that resolves (a version folder still being
+     * copied, or whose descriptor has an error, is skipped: the version before it goes on serving) and whose kind is
+     * the kind the model is served as (a model's deployment keeps its kind: a version of another kind is skipped
+     * too). Skipped versions are logged once and listed by {@link #notServed}.
+     */
     @Override
     public Map<String, Candidate> scan() {
         Map<String, Candidate> found = new HashMap<>();
         Map<String, ModelKind> foundKinds = new HashMap<>();
+        List<NotServed> skipped = new ArrayList<>();
         repository.models().forEach((model, versions) -> {
             if (!MultiplexSpec.matches(glob, model) || versions.isEmpty()) {
                 return;
             }
             if (!DeploymentSpec.isName(model)) { // a repository model with another name is not served
-                report(model, "its name is not a deployment name (1-63 lower-case letters, digits, '.', '_' or '-')");
+                report("repository model '" + model + "'", "its name is not a deployment name (1-63 lower-case letters, digits, '.', '_' or '-')");
                 return;
             }
-            String newest = ModelRepository.newest(versions);
-            try {
-                ModelRepository.ModelVersion version = repository.resolve(model, newest);
-                found.put(model, new Candidate(newest, size(version.directory())));
-                foundKinds.put(model, version.descriptor().kind());
-            } catch (RuntimeException e) {
-                report(model, e.getMessage());
+            // Null during the first scan, which the multiplexer's constructor runs: no model is served yet.
+            ServedDeployment served = multiplexer == null ? null : multiplexer.find(model);
+            ModelKind servedKind = served == null ? null : served.kind();
+            List<String> left = new ArrayList<>(versions);
+            while (!left.isEmpty()) { // newest first; past the newest only when it does not resolve
+                String version = ModelRepository.newest(left);
+                left.remove(version);
+                try {
+                    ModelRepository.ModelVersion resolved = repository.resolve(model, version);
+                    ModelKind kind = resolved.descriptor().kind();
+                    if (servedKind != null && kind != servedKind) {
+                        throw new IllegalArgumentException("it is a " + kind.id() + " model, and '" + model
+                                + "' is served as a " + servedKind.id() + " model; a model keeps its kind (serve the "
+                                + kind.id() + " model under a name of its own)");
+                    }
+                    found.put(model, new Candidate(version, size(resolved.directory())));
+                    foundKinds.put(model, kind);
+                    break;
+                } catch (RuntimeException e) {
+                    skipped.add(new NotServed(model, version, e.getMessage()));
+                    report("version '" + version + "' of repository model '" + model + "'", e.getMessage());
+                }
             }
         });
         kinds = Map.copyOf(foundKinds);
+        skipped.sort(Comparator.comparing(NotServed::model).thenComparing(NotServed::version));
+        notServed = List.copyOf(skipped);
         return found;
     }
 
-    private void report(String model, String problem) {
-        if (reported.add(model + ": " + problem)) {
-            LOG.warnf("deployment '%s': repository model '%s' matches '%s' but is not served: %s", name, model,
-                    config.model().name(), problem);
+    /**
+     * One version of a matching model that the last scan skipped, and why: a newer version than the one served (or
+     * the only one) that does not resolve, or whose kind is not the model's.
+     */
+    public record NotServed(String model, String version, String problem) {
+    }
+
+    /** The versions the last scan skipped, by model and version. */
+    public List<NotServed> notServed() {
+        return notServed;
+    }
+
+    /** Logs {@code problem} of {@code what} (a model, or one of its versions) once, not at every scan. */
+    private void report(String what, String problem) {
+        if (reported.add(what + ": " + problem)) {
+            LOG.warnf("deployment '%s': %s matches '%s' but is not served: %s", name, what, config.model().name(),
+                    problem);
         }
     }
 
