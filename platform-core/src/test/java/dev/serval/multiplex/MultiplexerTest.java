@@ -326,7 +326,7 @@ class MultiplexerTest {
         assertFalse(hosting.created.get("t-a").closed, "a request still holds it");
         held.release();
         multiplexer.refresh();
-        assertTrue(hosting.created.get("t-a").closed);
+        awaitClosed(hosting.created.get("t-a")); // closed in the background
         assertNull(multiplexer.acquire("t-a"), "unknown from now on");
         assertEquals(0, multiplexer.loadedCount());
     }
@@ -475,11 +475,16 @@ class MultiplexerTest {
         } finally {
             gate.countDown();
         }
+        awaitClosed(a);
+    }
+
+    /** Waits, up to a bounded deadline, for a close that runs in the background. */
+    private static void awaitClosed(Model model) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!a.closed && System.nanoTime() < deadline) {
+        while (!model.closed && System.nanoTime() < deadline) {
             Thread.onSpinWait();
         }
-        assertTrue(a.closed);
+        assertTrue(model.closed, model.name + " closed");
     }
 
     @Test
