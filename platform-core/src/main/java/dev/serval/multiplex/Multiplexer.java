@@ -152,7 +152,7 @@ public final class Multiplexer<H> implements AutoCloseable {
         /** Whether the model's load failed (it serves nothing and refuses requests with the reason). */
         boolean failed(H handle);
 
-        /** Closes the handle for good, draining its requests; blocks (refresher thread, or {@link #close}). */
+        /** Closes the handle for good, draining its requests; blocks (the closer thread, or {@link #close}). */
         void close(H handle);
     }
 

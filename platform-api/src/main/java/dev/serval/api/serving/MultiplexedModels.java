@@ -38,9 +38,10 @@ import org.jboss.logging.Logger;
  *
  * <p>Threads: {@link #scan} runs on the multiplexer's refresher thread (and once at creation); the hosting methods
  * run under the multiplexer's lock on request threads (never blocking: creating a deployment and changing its replica
- * count only hand work to the controller) except {@link #close(ServedDeployment)}, on the refresher or the closing
- * thread. {@link #config} is written by {@link Deployments} under its lock and read by any thread; a model's
- * config ({@code ServedDeployment.config}) is written only under the multiplexer's lock ({@link #update} takes it).
+ * count only hand work to the controller) except {@link #close(ServedDeployment)}, on the multiplexer's closer
+ * thread or the closing thread. {@link #config} is written by {@link Deployments} under its lock and read by any
+ * thread; a model's config ({@code ServedDeployment.config}) is written only under the multiplexer's lock ({@link
+ * #update} takes it).
  */
 public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeployment>, Multiplexer.Catalog {
 

@@ -4,6 +4,7 @@ import dev.serval.controller.DeploymentState;
 import dev.serval.deployment.Deployment;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.error.InvalidInput;
+import dev.serval.error.NotReady;
 import dev.serval.error.UnknownDeployment;
 import dev.serval.model.Embedding;
 import dev.serval.model.ModelKind;
@@ -86,7 +87,7 @@ public final class ServedDeployment {
      * deployment. A request refused before this point loads nothing and evicts nothing.
      *
      * @throws UnknownDeployment when the model left the repository since the request found it
-     * @throws dev.serval.error.NotReady when it can never load (larger than {@code max_model_memory}) or its
+     * @throws NotReady         when it can never load (larger than {@code max_model_memory}) or its
      *     deployment is shutting down
      */
     public void pin() {
