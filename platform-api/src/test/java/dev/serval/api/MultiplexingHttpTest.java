@@ -121,7 +121,7 @@ class MultiplexingHttpTest {
     }
 
     @Test
-    void metadataOfAModelNoReplicaHoldsLoadsIt() throws IOException {
+    void metadataOfAModelNoReplicaHoldsLoadsNothing() throws IOException {
         TestRepository.encoders("meta-a");
         given().contentType("application/json").body("{\"model\":\"meta-*\",\"predictor_threads\":1}")
                 .put("/api/deployments/meta").then().statusCode(201).body("kind", equalTo("multiplexed"));
@@ -131,9 +131,15 @@ class MultiplexingHttpTest {
                         + "loaded on its first request"));
         given().get("/v2/models/meta-a").then().statusCode(200)
                 .body("name", equalTo("meta-a"))
+                .body("versions", equalTo(List.of("1")))
+                .body("kind", equalTo("text-embedding"))
+                .body("inputs[0].name", equalTo("text"))
+                .body("outputs", hasSize(0)); // its graph tells them, once loaded
+        given().get("/api/deployments/meta").then().body("multiplex.models_loaded", equalTo(0));
+        infer("/v2/models/meta-a/infer").then().statusCode(200);
+        given().get("/v2/models/meta-a").then().statusCode(200)
                 .body("inputs[0].name", equalTo("text"))
                 .body("outputs[0].name", equalTo("embedding"));
-        given().get("/api/deployments/meta").then().body("multiplex.models_loaded", equalTo(1));
         given().post("/v2/repository/index").then().body("find { it.name == 'meta-a' }.state", equalTo("READY"));
         given().delete("/api/deployments/meta").then().statusCode(200);
         infer("/v2/models/meta-a/infer").then().statusCode(404);
@@ -182,7 +188,7 @@ class MultiplexingHttpTest {
     }
 
     @Test
-    void aClientThatGoesAwayMidBodyDoesNotKeepItsModelPinned() throws IOException {
+    void aClientStillSendingItsBodyNeitherLoadsItsModelNorKeepsItPinned() throws IOException {
         TestRepository.encoders("solo-a", "solo-b");
         given().contentType("application/json")
                 .body("{\"model\":\"solo-*\",\"predictor_threads\":1,\"max_models_per_replica\":1}")
@@ -192,15 +198,14 @@ class MultiplexingHttpTest {
             out.write(("POST /v2/models/solo-a/infer HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                     + "Content-Length: 1000\r\n\r\n{\"inputs\":[").getBytes(StandardCharsets.US_ASCII));
             out.flush();
-            // The headers pinned solo-a and placed it on the only replica; the body never comes.
-            Serving.await("solo-a placed", () -> given().get("/api/deployments/solo"),
-                    r -> List.of(0).equals(r.jsonPath().getList("multiplex.models.find { it.name == 'solo-a' }.replicas")));
+            // Its headers came, its body does not: solo-a is not pinned for it, so solo-b takes the only replica. A
+            // pin on the headers would leave solo-b waiting for room until its deadline (504).
+            given().contentType("application/json").header("x-request-timeout-ms", "10000").body(TEXT)
+                    .post("/v2/models/solo-b/infer").then().statusCode(200);
+            given().get("/api/deployments/solo").then()
+                    .body("multiplex.replicas[0].models", equalTo(List.of("solo-b")))
+                    .body("multiplex.models.find { it.name == 'solo-a' }.state", equalTo("UNLOADED"));
         }
-        // Its pin went with the connection: solo-b takes its place. A leaked pin would leave solo-b waiting for room
-        // until its deadline (504).
-        given().contentType("application/json").header("x-request-timeout-ms", "10000").body(TEXT)
-                .post("/v2/models/solo-b/infer").then().statusCode(200);
-        given().get("/api/deployments/solo").then().body("multiplex.replicas[0].models", equalTo(List.of("solo-b")));
         given().delete("/api/deployments/solo").then().statusCode(200);
     }
 
@@ -234,6 +239,105 @@ class MultiplexingHttpTest {
         given().contentType("application/json").body("{\"model\":\"z*\"}").put("/api/deployments/zed")
                 .then().statusCode(400).body("error", containsString("matches the deployment's own name"));
         given().get("/api/config").then().body("deployments.name", hasItem("tenants"));
+    }
+
+    @Test
+    void aRequestRefusedBeforeItRunsLoadsNothingAndEvictsNothing() throws IOException {
+        TestRepository.encoders("lazy-a", "lazy-b");
+        given().contentType("application/json")
+                .body("{\"model\":\"lazy-*\",\"predictor_threads\":1,\"max_models_per_replica\":1}")
+                .put("/api/deployments/lazy").then().statusCode(201);
+        infer("/v2/models/lazy-a/infer").then().statusCode(200);
+        // lazy-b, asked for by requests that are refused, and by a metadata read: none of them may take lazy-a's place.
+        given().contentType("text/plain").post("/v2/models/lazy-b/infer").then().statusCode(415);
+        given().contentType("application/json").body("{\"inputs\":").post("/v2/models/lazy-b/infer").then()
+                .statusCode(400);
+        given().contentType("application/json").header("serval-model-id", "lazy-b").body("[]")
+                .post("/v2/models/lazy/infer").then().statusCode(400);
+        given().contentType("application/json").body("{\"model\":\"lazy-b\",\"input\":7}")
+                .post("/v1/embeddings").then().statusCode(400);
+        given().contentType("application/json").header("x-request-timeout-ms", "-1").body(TEXT)
+                .post("/v2/models/lazy-b/infer").then().statusCode(400);
+        given().get("/v2/models/lazy-b").then().statusCode(200)
+                .body("name", equalTo("lazy-b"))
+                .body("versions", equalTo(List.of("1")))
+                .body("inputs[0].name", equalTo("text"));
+        given().get("/api/deployments/lazy").then()
+                .body("multiplex.replicas[0].models", equalTo(List.of("lazy-a")))
+                .body("multiplex.models.find { it.name == 'lazy-b' }.state", equalTo("UNLOADED"));
+        String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        assertLine(metrics, "serval_multiplex_loads_total{deployment=\"lazy\"} 1.0");
+        // A valid request loads it.
+        infer("/v2/models/lazy-b/infer").then().statusCode(200);
+        given().get("/api/deployments/lazy").then().body("multiplex.replicas[0].models", equalTo(List.of("lazy-b")));
+        given().delete("/api/deployments/lazy").then().statusCode(200);
+    }
+
+    @Test
+    void aNewestVersionThatDoesNotResolveLeavesTheOlderOneServing() throws Exception {
+        fresh("half-a");
+        given().contentType("application/json").body("{\"model\":\"half-*\",\"predictor_threads\":1}")
+                .put("/api/deployments/half").then().statusCode(201);
+        infer("/v2/models/half-a/infer").then().statusCode(200).body("model_version", equalTo("1"));
+
+        // A version folder still being copied: its descriptor came, its model file not yet.
+        Path copying = TestRepository.PATH.resolve("half-a").resolve("2");
+        Files.createDirectories(copying);
+        Files.copy(copying.resolveSibling("1").resolve("model.yaml"), copying.resolve("model.yaml"));
+        Serving.await("the rescan that sees version 2", () -> given().get("/api/deployments/half"),
+                r -> r.jsonPath().getInt("multiplex.models_matching") == 0 || !notServed(r).isEmpty());
+        infer("/v2/models/half-a/infer").then().statusCode(200).body("model_version", equalTo("1"));
+        given().get("/api/deployments/half").then()
+                .body("multiplex.models_matching", equalTo(1))
+                .body("multiplex.not_served[0].model", equalTo("half-a"))
+                .body("multiplex.not_served[0].version", equalTo("2"))
+                .body("multiplex.not_served[0].problem", containsString("model.onnx"));
+
+        // Once it is complete, it rolls.
+        copyFolder(copying.resolveSibling("1"), copying);
+        Serving.await("version 2 serving", () -> infer("/v2/models/half-a/infer"), r -> r.statusCode() == 200
+                && "2".equals(r.jsonPath().getString("model_version")));
+        given().get("/api/deployments/half").then().body("multiplex.not_served", hasSize(0));
+        given().delete("/api/deployments/half").then().statusCode(200);
+    }
+
+    @Test
+    void aNewVersionOfAnotherKindIsRefusedNamingBothAndTheOldOneServes() throws Exception {
+        fresh("kind-a");
+        given().contentType("application/json").body("{\"model\":\"kind-*\",\"predictor_threads\":1}")
+                .put("/api/deployments/kinds").then().statusCode(201);
+        infer("/v2/models/kind-a/infer").then().statusCode(200).body("outputs[0].name", equalTo("embedding"));
+
+        Path noop = TestRepository.PATH.resolve("kind-a").resolve("2");
+        Files.createDirectories(noop);
+        Files.writeString(noop.resolve("model.yaml"), "kind: noop\n");
+        Serving.await("the rescan that sees version 2", () -> given().get("/api/deployments/kinds"),
+                r -> !"1".equals(r.jsonPath().getString("multiplex.models.find { it.name == 'kind-a' }.version"))
+                        || !notServed(r).isEmpty());
+        infer("/v2/models/kind-a/infer").then().statusCode(200)
+                .body("model_version", equalTo("1"))
+                .body("outputs[0].name", equalTo("embedding"));
+        given().get("/api/deployments/kinds").then()
+                .body("multiplex.models.find { it.name == 'kind-a' }.version", equalTo("1"))
+                .body("multiplex.not_served[0].version", equalTo("2"))
+                .body("multiplex.not_served[0].problem", containsString("noop"))
+                .body("multiplex.not_served[0].problem", containsString("text-embedding"));
+        given().delete("/api/deployments/kinds").then().statusCode(200);
+    }
+
+    /** The deployment's {@code multiplex.not_served}, empty when it has none. */
+    private static List<Object> notServed(Response deployment) {
+        List<Object> notServed = deployment.jsonPath().getList("multiplex.not_served");
+        return notServed == null ? List.of() : notServed;
+    }
+
+    /** {@code name} at version 1 alone, whatever an earlier run left in the repository. */
+    private static void fresh(String name) throws IOException {
+        Path folder = TestRepository.PATH.resolve(name);
+        if (Files.exists(folder)) {
+            deleteFolder(folder);
+        }
+        TestRepository.encoders(name);
     }
 
     private static void copyFolder(Path from, Path to) throws IOException {

@@ -148,9 +148,13 @@ public final class Autoscaler {
         }
     }
 
-    /** Threads one replica of {@code spec} runs inferences on. */
+    /**
+     * Threads one replica of {@code spec} runs inferences on: a multiplexed replica runs each model it holds on threads
+     * of its own, so it counts {@code max_models_per_replica} models' (what it runs when full).
+     */
     static int cost(DeploymentSpec spec) {
-        return spec.predictors().predictorThreads() * spec.predictors().intraOpThreads();
+        int models = spec.isMultiplexed() ? spec.multiplex().maxModelsPerReplica() : 1;
+        return spec.predictors().predictorThreads() * spec.predictors().intraOpThreads() * models;
     }
 
     private int capacity(AutoscalingSpec spec) {

@@ -12,9 +12,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -33,7 +36,7 @@ import java.util.function.LongSupplier;
  * entry lives as long as its model matches: unloading a model takes its replica away and keeps the entry, so that a
  * request racing an unload finds the same handle. Each entry has
  * <ul>
- *   <li>{@code pins}: requests holding it, taken by CAS on the request path ({@link #acquire}) and given back by
+ *   <li>{@code pins}: requests holding it, taken by CAS on the request path ({@link #acquire(Entry)}) and given back by
  *       {@link Entry#release}. An unload moves it from 0 to {@link Entry#RETIRING} by CAS and back once the entry is
  *       marked unloaded, so it never unloads a model a request holds, and a request never holds a model while it is
  *       being unloaded;</li>
@@ -43,13 +46,17 @@ import java.util.function.LongSupplier;
  *   <li>{@code lastUsed}: written by every request that pins it, read when choosing what to unload: best-effort (the
  *       order of two requests of the same nanosecond is either).</li>
  * </ul>
+ * A request finds its model's entry first ({@link #entry}: created on the first look, neither pinned nor loaded), and
+ * pins it only once it is valid and about to run ({@link #acquire(Entry)}): a request refused for its headers or body
+ * loads nothing and evicts nothing, and only a pin counts as an arrival for the autoscaler ({@link #takeArrived}).
  * A request for a loaded model costs one map read, one CAS, a few volatile reads and one write, and allocates
  * nothing (MultiplexerBenchmark: 42 ns with its release at 10 models). A request for a model that no replica holds
  * takes the lock: the first one places the model ({@link Placement}) and starts its load; the ones that come while it
  * loads find it placed and wait in its handle's queue, so a model loads once however many requests ask for it at once
  * (single flight). Loads never block the caller. When no room can be made (every model that could go is busy), the
- * model waits for room in {@link #waiting}, its requests in its queue: a release retries the waiting models only while
- * some wait ({@link #waitingCount}, a flag that gates a rare check), and so does the balancer.
+ * model waits for room in {@link #waiting}, its requests in its queue: the release of a model's last pin retries the
+ * waiting models only while some wait ({@link #waitingCount}, a flag that gates a rare check; a release that leaves
+ * its model held cannot make room and takes no lock), and so does the balancer.
  *
  * <p>A model stays on its replica at least its residency once loaded ({@link Tuning#residencyFactor} times the
  * measured load time, at least {@link Tuning#minResidency}): when the models asked for do not fit, a replica changes
@@ -65,7 +72,8 @@ import java.util.function.LongSupplier;
  *
  * <p>The refresher thread rescans the repository every {@code refreshPeriod} ({@link Catalog}): a model whose
  * newest version changed rolls to it ({@link Hosting#update}); a model that left the repository is closed once no
- * request holds it; a model whose load failed is unloaded once no request holds it (the next request loads it
+ * request holds it, on a closer thread ({@link #closer}: a close drains the model's requests, which may take its
+ * graceful timeout, while the refresher goes on rescanning, spreading and placing waiting models); a model whose load failed is unloaded once no request holds it (the next request loads it
  * again); models over the bounds (after the settings or the replica count shrank) are unloaded when idle. Which
  * names exist is known only from the last scan: a request for a name the scan did not see is refused at once,
  * without touching the file system on the request path.
@@ -144,7 +152,7 @@ public final class Multiplexer<H> implements AutoCloseable {
         /** Whether the model's load failed (it serves nothing and refuses requests with the reason). */
         boolean failed(H handle);
 
-        /** Closes the handle for good, draining its requests; blocks (refresher thread, or {@link #close}). */
+        /** Closes the handle for good, draining its requests; blocks (the closer thread, or {@link #close}). */
         void close(H handle);
     }
 
@@ -170,6 +178,13 @@ public final class Multiplexer<H> implements AutoCloseable {
     private final LongSupplier nanoTime;
     private final AtomicReference<Map<String, Entry<H>>> models = new AtomicReference<>(Map.of());
     private final ScheduledExecutorService refresher;
+    /**
+     * Closes the models that left the repository: a close drains the model's requests and may take its graceful
+     * timeout, which must not stall the refresher (rescans, spreading, models waiting for room).
+     */
+    private final ExecutorService closer;
+    /** The closes {@link #closer} runs now, which {@link #close} waits for; guarded by the lock. */
+    private final Set<CompletableFuture<Void>> closing = new HashSet<>();
     private final Counter loads;
     private final Counter evictions;
     private final Timer loadTime;
@@ -232,6 +247,8 @@ public final class Multiplexer<H> implements AutoCloseable {
                         + "summed over its replicas").register(registry);
         this.refresher = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().name("serval-multiplex-" + deployment).daemon(true).factory());
+        this.closer = Executors.newCachedThreadPool(
+                Thread.ofPlatform().name("serval-multiplex-close-" + deployment + "-", 0).daemon(true).factory());
         long every = tuning.refreshPeriod().toNanos();
         refresher.scheduleWithFixedDelay(this::refresh, every, every, TimeUnit.NANOSECONDS);
         long balance = BALANCE_PERIOD.toNanos();
@@ -241,29 +258,32 @@ public final class Multiplexer<H> implements AutoCloseable {
     /**
      * The entry of {@code model}, pinned (the caller must {@link Entry#release} it once its request ended), its load
      * started if no replica holds it; null when the deployment's glob matches no repository model of that name (as
-     * of the last scan). Never blocks on a load. When no room can be made for the model now (every model that could
-     * be unloaded has requests), it waits for room: its requests wait in its queue (bounded, within their
-     * deadlines) and it loads as soon as a release leaves a model idle.
+     * of the last scan): {@link #entry} then {@link #acquire(Entry)}.
      *
-     * @throws NotReady when the model alone is larger than {@code max_model_memory}, or the deployment is closed
+     * @throws NotReady as {@link #acquire(Entry)}
      */
     public Entry<H> acquire(String model) {
-        if (!arrived) {
-            arrived = true;
-        }
-        Entry<H> entry = models.get().get(model);
-        if (entry != null && entry.pin()) {
-            entry.lastUsed = nanoTime.getAsLong();
-            if (entry.held.length > 0) {
-                return entry;
-            }
-            return placed(entry);
-        }
-        return candidates.containsKey(model) ? slowAcquire(model) : null;
+        Entry<H> entry = entry(model);
+        return entry != null && acquire(entry) ? entry : null;
     }
 
-    /** The lock's way: the entry created if needed, pinned, and placed. */
-    private synchronized Entry<H> slowAcquire(String model) {
+    /**
+     * The entry of {@code model}, neither pinned nor loaded: what a request names before it is known to be valid
+     * (its deployment meters it, and answers what it knows without a load); created on the first look, under the
+     * lock. Null when the last scan saw no such model: nothing is created, and nothing counts as an arrival.
+     *
+     * @throws NotReady when the deployment is closed
+     */
+    public Entry<H> entry(String model) {
+        Entry<H> entry = models.get().get(model);
+        if (entry != null) {
+            return entry;
+        }
+        return candidates.containsKey(model) ? created(model) : null;
+    }
+
+    /** The lock's way: the entry of a model the last scan saw, created if needed; null if it has gone since. */
+    private synchronized Entry<H> created(String model) {
         if (closed) {
             throw new NotReady("deployment '" + deployment + "' is shutting down");
         }
@@ -279,24 +299,57 @@ public final class Multiplexer<H> implements AutoCloseable {
             next.put(model, entry);
             models.set(Map.copyOf(next));
         }
-        if (!entry.pin()) {
-            return null; // it left the repository a moment ago: as unknown as if the scan had not seen it
+        return entry;
+    }
+
+    /**
+     * Pins {@code entry} for a request that is valid and about to run (the caller must {@link Entry#release} it once
+     * the request ended), and starts its load if no replica holds it; a request that is refused before never loads a
+     * model nor evicts another. Never blocks on a load. When no room can be made for the model now (every model that
+     * could be unloaded has requests), it waits for room: its requests wait in its queue (bounded, within their
+     * deadlines) and it loads as soon as a release leaves a model idle.
+     *
+     * @return false, pinning nothing, when the entry left the repository since it was found (its name is unknown)
+     * @throws NotReady when the model alone is larger than {@code max_model_memory}, or the deployment is closed
+     */
+    public boolean acquire(Entry<H> entry) {
+        if (!arrived) {
+            arrived = true;
+        }
+        if (entry.pin()) {
+            entry.lastUsed = nanoTime.getAsLong();
+            if (entry.held.length == 0) {
+                placed(entry);
+            }
+            return true;
+        }
+        return slowAcquire(entry);
+    }
+
+    /** The lock's way, while an unload decides about the entry (or it left the repository): pinned and placed. */
+    private synchronized boolean slowAcquire(Entry<H> entry) {
+        if (closed) {
+            throw new NotReady("deployment '" + deployment + "' is shutting down");
+        }
+        if (models.get().get(entry.model) != entry || !entry.pin()) {
+            return false; // it left the repository: as unknown as if the scan had not seen it
         }
         entry.lastUsed = nanoTime.getAsLong();
-        return placed(entry);
+        placed(entry);
+        return true;
     }
 
     /** A pinned entry that no replica held when it was pinned: placed (loaded) unless another request did it. */
-    private synchronized Entry<H> placed(Entry<H> entry) {
+    private synchronized void placed(Entry<H> entry) {
         if (entry.held.length > 0) {
-            return entry;
+            return;
         }
         if (closed) {
             entry.release();
             throw new NotReady("deployment '" + deployment + "' is shutting down");
         }
         if (waiting.contains(entry)) {
-            return entry; // waits for room already: releases and the balancer retry it, not every request
+            return; // waits for room already: releases and the balancer retry it, not every request
         }
         try {
             if (!tryPlace(entry, entry.bytes)) {
@@ -307,7 +360,6 @@ public final class Multiplexer<H> implements AutoCloseable {
             entry.release();
             throw e;
         }
-        return entry;
     }
 
     /**
@@ -574,12 +626,29 @@ public final class Multiplexer<H> implements AutoCloseable {
             for (Entry<H> entry : gone) {
                 LOG.log(System.Logger.Level.INFO, "deployment ''{0}'': model ''{1}'' left the repository; closing it",
                         deployment, entry.model);
-                hosting.close(entry.handle);
+                closeInBackground(entry);
             }
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.ERROR, "deployment '" + deployment + "': refreshing the models failed; "
                     + "trying again next period", e);
         }
+    }
+
+    /** Refresher thread: closes a model that left the repository on {@link #closer}, for {@link #close} to await. */
+    private void closeInBackground(Entry<H> entry) {
+        CompletableFuture<Void> done = CompletableFuture.runAsync(() -> hosting.close(entry.handle), closer);
+        synchronized (this) {
+            closing.add(done);
+        }
+        done.whenComplete((ignored, failure) -> {
+            if (failure != null) {
+                LOG.log(System.Logger.Level.ERROR, "deployment '" + deployment + "': closing model '" + entry.model
+                        + "' failed", failure);
+            }
+            synchronized (this) {
+                closing.remove(done);
+            }
+        });
     }
 
     /**
@@ -719,6 +788,13 @@ public final class Multiplexer<H> implements AutoCloseable {
     @Override
     public void close() {
         List<Entry<H>> all;
+        refresher.shutdownNow();
+        try {
+            // A refresh under way may still hand closes to the closer: they are awaited below.
+            refresher.awaitTermination(1, TimeUnit.MINUTES);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         synchronized (this) {
             if (closed) {
                 return;
@@ -727,8 +803,13 @@ public final class Multiplexer<H> implements AutoCloseable {
             all = new ArrayList<>(models.get().values());
             models.set(Map.of());
         }
-        refresher.shutdownNow();
         all.parallelStream().forEach(entry -> hosting.close(entry.handle));
+        List<CompletableFuture<Void>> started;
+        synchronized (this) {
+            started = List.copyOf(closing); // no refresh runs any more: none starts after this
+        }
+        started.forEach(done -> done.exceptionally(failure -> null).join()); // a failure was logged
+        closer.shutdown();
         for (Meter meter : List.<Meter>of(loads, evictions, loadTime, loadedGauge)) {
             registry.remove(meter);
         }
@@ -780,6 +861,11 @@ public final class Multiplexer<H> implements AutoCloseable {
             return handle;
         }
 
+        /** {@link Multiplexer#acquire(Entry)} of this entry: pins it for a request about to run, loading it if needed. */
+        public boolean acquire() {
+            return owner.acquire(this);
+        }
+
         /** Takes a pin unless an unload is deciding about the entry; a CAS loop, never blocks. */
         boolean pin() {
             for (;;) {
@@ -794,13 +880,13 @@ public final class Multiplexer<H> implements AutoCloseable {
         }
 
         /**
-         * Gives back the pin {@link Multiplexer#acquire} took; exactly once per acquire. While models wait for room,
-         * it retries them (the model released may now be idle).
+         * Gives back the pin {@link Multiplexer#acquire} took; exactly once per acquire. The last pin's release retries
+         * the models waiting for room while some wait (the model released may now be idle); a release that leaves the
+         * model held takes no lock.
          */
         public void release() {
-            pins.decrementAndGet();
-            if (owner != null && owner.waitingCount > 0) {
-                owner.retryWaiting();
+            if (pins.decrementAndGet() == 0 && owner != null && owner.waitingCount > 0) {
+                owner.retryWaiting(); // only a model no request holds any more can make room, or stop waiting
             }
         }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.serval.spec.AutoscalingSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.MultiplexSpec;
 import dev.serval.spec.PredictorSpec;
 import java.time.Duration;
 import java.time.Instant;
@@ -140,6 +141,23 @@ class AutoscalerTest {
         String reason = scaled.status.lastChange().reason();
         assertTrue(reason.contains("the CPU budget (serval.cpu-budget 4 threads, 1 per replica) grants 2"), reason);
         assertEquals(1, scaled.budgetRefusals);
+    }
+
+    /** A multiplexed replica runs up to max_models_per_replica models, each with its own predictor threads. */
+    @Test
+    void aMultiplexedReplicaCostsTheThreadsOfEveryModelItMayHold() {
+        FakeTarget tenants = new FakeTarget(DeploymentSpec.defaults("tenants", "t-*")
+                .withPredictors(new PredictorSpec(1, 1, false)).withMultiplex(new MultiplexSpec(2, 0))
+                .withAutoscaling(AutoscalingSpec.DEFAULTS.withMaxReplicas(4).withTiming(Duration.ofSeconds(1),
+                        Duration.ofSeconds(5), null, Duration.ofMillis(500))));
+        autoscaler.register(tenants);
+        tenants.ongoing = 8;
+
+        ticks(20);
+
+        assertEquals(List.of(2), tenants.scaled, "4 threads: 2 replicas of 2 models of 1 thread");
+        String reason = tenants.status.lastChange().reason();
+        assertTrue(reason.contains("the CPU budget (serval.cpu-budget 4 threads, 2 per replica) grants 2"), reason);
     }
 
     @Test

@@ -43,6 +43,8 @@ class MultiplexerTest {
         volatile int replicas;
         volatile boolean failed;
         volatile boolean closed;
+        /** When set, closing waits for it: a model whose requests take long to drain. */
+        volatile java.util.concurrent.CountDownLatch closeGate;
 
         Model(String name, String version) {
             this.name = name;
@@ -54,6 +56,8 @@ class MultiplexerTest {
         final Map<String, Model> created = new ConcurrentHashMap<>();
         final AtomicInteger creations = new AtomicInteger();
         final List<String> unloads = new CopyOnWriteArrayList<>();
+        /** Calls of {@link #ongoing}: each placement reads every loaded model's. */
+        final AtomicInteger ongoingReads = new AtomicInteger();
 
         @Override
         public Model create(String model, String version) {
@@ -97,6 +101,7 @@ class MultiplexerTest {
 
         @Override
         public int ongoing(Model handle) {
+            ongoingReads.incrementAndGet();
             return handle.ongoing.get();
         }
 
@@ -107,6 +112,14 @@ class MultiplexerTest {
 
         @Override
         public void close(Model handle) {
+            java.util.concurrent.CountDownLatch gate = handle.closeGate;
+            if (gate != null) {
+                try {
+                    gate.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             handle.closed = true;
         }
     }
@@ -313,7 +326,7 @@ class MultiplexerTest {
         assertFalse(hosting.created.get("t-a").closed, "a request still holds it");
         held.release();
         multiplexer.refresh();
-        assertTrue(hosting.created.get("t-a").closed);
+        awaitClosed(hosting.created.get("t-a")); // closed in the background
         assertNull(multiplexer.acquire("t-a"), "unknown from now on");
         assertEquals(0, multiplexer.loadedCount());
     }
@@ -411,5 +424,93 @@ class MultiplexerTest {
         assertTrue(hosting.created.get("t-a").closed);
         assertTrue(registry.find("serval.multiplex.loads").counters().isEmpty());
         assertThrows(NotReady.class, () -> multiplexer.acquire("t-b"));
+    }
+    @Test
+    void aNameTheRepositoryDoesNotHoldIsNoArrival() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 2, 0);
+        assertNull(multiplexer.acquire("t-zzz"));
+        assertFalse(multiplexer.takeArrived(), "an unknown name must not wake an autoscaled deployment");
+        use(multiplexer, "t-a");
+        assertTrue(multiplexer.takeArrived());
+    }
+
+    @Test
+    void findingAModelNeitherPinsNorLoadsItUntilItsRequestIsAcquired() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 1, 0);
+        use(multiplexer, "t-a");
+        Entry<Model> b = multiplexer.entry("t-b"); // a request that may still be refused
+        assertEquals(0, b.pins.get());
+        assertEquals(0, hosting.created.get("t-b").loads.get());
+        assertEquals(List.of("t-a"), loaded(multiplexer), "t-a is not evicted for a request not yet valid");
+        assertNull(multiplexer.entry("t-zzz"));
+        assertTrue(multiplexer.acquire(b)); // valid: now it loads, in place of t-a
+        assertEquals(List.of("t-b"), loaded(multiplexer));
+        b.release();
+    }
+
+    @Test
+    void anEntryFoundBeforeItsModelLeftTheRepositoryCannotBeAcquired() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 2, 0);
+        Entry<Model> a = multiplexer.entry("t-a");
+        repository.remove("t-a");
+        multiplexer.refresh();
+        assertFalse(multiplexer.acquire(a));
+        assertEquals(0, hosting.created.get("t-a").loads.get());
+    }
+
+    @Test
+    void aModelThatLeftTheRepositoryIsClosedOffTheRefresherThread() throws Exception {
+        Multiplexer<Model> multiplexer = multiplexer(1, 2, 0);
+        use(multiplexer, "t-a");
+        java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+        Model a = hosting.created.get("t-a");
+        a.closeGate = gate; // its requests take long to drain
+        try {
+            repository.remove("t-a");
+            Thread refresher = Thread.ofPlatform().start(multiplexer::refresh);
+            refresher.join(TimeUnit.SECONDS.toMillis(10));
+            assertFalse(refresher.isAlive(), "the refresh (and the balancer behind it) waited for the close");
+            use(multiplexer, "t-b"); // the deployment goes on serving meanwhile
+            assertFalse(a.closed);
+        } finally {
+            gate.countDown();
+        }
+        awaitClosed(a);
+    }
+
+    /** Waits, up to a bounded deadline, for a close that runs in the background. */
+    private static void awaitClosed(Model model) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!model.closed && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertTrue(model.closed, model.name + " closed");
+    }
+
+    @Test
+    void closingWaitsForTheClosesItStartedInTheBackground() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 2, 0);
+        use(multiplexer, "t-a");
+        use(multiplexer, "t-b");
+        repository.remove("t-a");
+        multiplexer.refresh();
+        multiplexer.close();
+        assertTrue(hosting.created.get("t-a").closed);
+        assertTrue(hosting.created.get("t-b").closed);
+    }
+
+    @Test
+    void aReleaseThatLeavesItsModelHeldDoesNotRetryTheModelsWaitingForRoom() {
+        Multiplexer<Model> multiplexer = multiplexer(1, 1, 0);
+        Entry<Model> first = multiplexer.acquire("t-a");
+        Entry<Model> second = multiplexer.acquire("t-a");
+        Entry<Model> b = multiplexer.acquire("t-b"); // waits for room
+        assertEquals(List.of(), multiplexer.replicasOf("t-b"));
+        int reads = hosting.ongoingReads.get();
+        first.release(); // t-a is still held: no room can come of it
+        assertEquals(reads, hosting.ongoingReads.get(), "a placement ran under the lock for nothing");
+        second.release(); // t-a is idle now: t-b takes its place
+        assertEquals(List.of(0), multiplexer.replicasOf("t-b"));
+        b.release();
     }
 }

@@ -399,6 +399,7 @@ public class GrpcInferenceService {
         CompletableFuture<Inference> result;
         long budget;
         RequestDeadlines deadlines;
+        boolean pinned = false;
         try {
             Tensors inputs = GrpcTensors.inputs(message, limits);
             budget = Math.min(served.requestTimeout().toMillis(), Math.min(timeoutMillis(metadata.timeout()),
@@ -409,9 +410,11 @@ public class GrpcInferenceService {
             CallContext callContext = served.kind().composite() ? CallContext.of(metadata.requestId(), budget)
                     : CallContext.NONE;
             deadlines = RequestDeadlines.onThisLoop(vertx);
+            served.pin(); // a multiplexed model loads only for a valid request
+            pinned = true;
             result = served.deployment().infer(inputs, outputs, callContext);
         } catch (Throwable e) {
-            finish(answer, served, start, Built.failed(e));
+            finish(answer, served, start, Built.failed(e), pinned);
             return answer;
         }
         RequestDeadlines.Deadline deadline = deadlines.failing(result, budget);
@@ -427,7 +430,7 @@ public class GrpcInferenceService {
                     : Built.of(served, message, inference, failure, outputs, raw);
             context.runOnContext(ignored -> {
                 deadlines.disarm(deadline);
-                finish(answer, served, start, built);
+                finish(answer, served, start, built, true);
             });
         });
         return answer;
@@ -460,7 +463,7 @@ public class GrpcInferenceService {
      * the model's pin.
      */
     private static void finish(CompletableFuture<ModelInferResponse> answer, ServedDeployment served, long start,
-            Built built) {
+            Built built, boolean pinned) {
         try {
             Throwable error = built.failure();
             if (error instanceof CancellationException) {
@@ -476,7 +479,9 @@ public class GrpcInferenceService {
             served.meters().record(RequestMeters.Api.GRPC, Outcome.of(error), start, 0);
             answer.completeExceptionally(error);
         } finally {
-            served.release();
+            if (pinned) {
+                served.release();
+            }
         }
     }
 

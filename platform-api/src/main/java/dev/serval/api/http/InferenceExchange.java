@@ -1,5 +1,6 @@
 package dev.serval.api.http;
 
+import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.Outcome;
 import dev.serval.api.serving.RequestMeters;
 import dev.serval.api.serving.ServedDeployment;
@@ -30,6 +31,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       released when the answer is sent or the connection closes); one that outgrows them is refused at its end;</li>
  *   <li>{@link #decode}: the body (and the deployment, when the body names it) into the endpoint's request;</li>
  *   <li>{@link #deadlineMillis}: the request's time budget;</li>
+ *   <li>{@link #pin}: a multiplexed model is pinned, and loaded if no replica holds it, only now that the request is
+ *       valid: a request refused before loads nothing and evicts nothing;</li>
  *   <li>{@link #infer}: one call to the deployment, never blocking;</li>
  *   <li>{@link #encode}, on the thread that completes the answer, then {@link #write}, back on the request's own Vert.x
  *       context;</li>
@@ -155,20 +158,15 @@ abstract class InferenceExchange<R, A> {
 
     /**
      * The deployment {@code name} names for this request ({@code DeploymentRegistry.route}), or null when nothing
-     * serves it. A multiplexed model comes pinned: its pin is given back when the exchange ends (answered, failed, or
-     * its connection closed), so that its model is never unloaded under the request.
+     * serves it. A multiplexed model is only found here: it is pinned (and loaded) once the request is valid and
+     * about to run ({@link #pin}).
      */
     final ServedDeployment route(String name) {
         ServedDeployment plain = routes.deployments().plain(name);
         if (plain != null) {
             return plain; // the common case: no header to read
         }
-        ServedDeployment found = routes.deployments().route(name,
-                context.request().getHeader(dev.serval.api.serving.DeploymentRegistry.MODEL_ID_HEADER));
-        if (found != null && found.pinned()) {
-            context.addEndHandler(ignored -> found.release());
-        }
-        return found;
+        return routes.deployments().route(name, context.request().getHeader(DeploymentRegistry.MODEL_ID_HEADER));
     }
 
     /** {@link #route}, or {@code UnknownDeployment} (404) naming {@code name}. */
@@ -243,12 +241,26 @@ abstract class InferenceExchange<R, A> {
             if (deadline <= 0) {
                 throw new DeadlineExceeded("the request's deadline of 0 ms passed before it could be queued");
             }
+            pin();
             result = infer(request, deadline);
         } catch (Throwable e) {
             fail(e);
             return;
         }
         await(request, result, deadline);
+    }
+
+    /**
+     * Pins a multiplexed model for this request, now that it is valid and about to run (its load starts if no replica
+     * holds it); its pin is given back when the exchange ends (answered, failed, or its connection closed), so that
+     * its model is never unloaded under the request. Nothing for another deployment.
+     */
+    private void pin() {
+        if (served.pinned()) {
+            served.pin();
+            ServedDeployment pinned = served;
+            context.addEndHandler(ignored -> pinned.release());
+        }
     }
 
     /** The request's time budget: the deployment's timeout, or the client's if shorter. */

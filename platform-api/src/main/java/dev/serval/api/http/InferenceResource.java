@@ -6,8 +6,6 @@ import dev.serval.api.serving.ServedDeployment;
 import dev.serval.error.UnknownDeployment;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import dev.serval.deployment.Deployment;
 import dev.serval.error.NotReady;
 import dev.serval.model.ModelSignature;
@@ -70,8 +68,8 @@ public class InferenceResource {
 
     @GET
     @Path("/models/{name}")
-    @Operation(summary = "Model metadata: inputs, outputs, versions, platform. A multiplexed model that no replica "
-            + "holds is loaded first (within its request timeout)")
+    @Operation(summary = "Model metadata: inputs, outputs, versions, platform. A multiplexed model is never loaded "
+            + "for it: one that has not served yet answers its version, kind and the inputs its kind takes")
     public CompletionStage<Map<String, Object>> model(@PathParam("name") String name) {
         ServedDeployment served = deployments.find(name).orElse(null);
         if (served != null && served.multiplexed() != null) {
@@ -80,31 +78,30 @@ public class InferenceResource {
         if (served != null) {
             return CompletableFuture.completedFuture(metadata(name, served.deployment()));
         }
-        ServedDeployment model = deployments.route(name, null); // a multiplexed model, or null
+        ServedDeployment model = deployments.route(name, null); // a multiplexed model (found, not loaded), or null
         if (model == null) {
             throw new UnknownDeployment(name);
         }
-        // Pinned: not unloaded before its metadata is read.
-        CompletableFuture<Map<String, Object>> answer = new CompletableFuture<>();
-        // A copy: the timeout must not complete the deployment's own future.
-        model.deployment().serving().copy().orTimeout(model.requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
-                .whenComplete((ignored, failure) -> {
-                    try {
-                        if (failure != null && ErrorResponses.unwrap(failure) instanceof TimeoutException) {
-                            answer.completeExceptionally(new NotReady("model '" + name + "' is still loading after "
-                                    + model.requestTimeout().toMillis() + " ms; retry"));
-                        } else if (failure != null) {
-                            answer.completeExceptionally(ErrorResponses.unwrap(failure));
-                        } else {
-                            answer.complete(metadata(name, model.deployment()));
-                        }
-                    } catch (RuntimeException e) {
-                        answer.completeExceptionally(e);
-                    } finally {
-                        model.release();
-                    }
-                });
-        return answer;
+        // A metadata read loads nothing: the model's signature once it has served, else what its kind tells.
+        return CompletableFuture.completedFuture(model.deployment().signature().isPresent()
+                ? metadata(name, model.deployment()) : unloaded(name, model));
+    }
+
+    /**
+     * The metadata of a multiplexed model that has not served yet, without loading it: its name, version, kind and
+     * the inputs its kind takes (a text model's {@code text}); its outputs (their shapes come from its graph) once it
+     * has served.
+     */
+    private static Map<String, Object> unloaded(String name, ServedDeployment model) {
+        Map<String, Object> metadata = new LinkedHashMap<>();
+        metadata.put("name", name);
+        metadata.put("versions", List.of(model.config().version()));
+        metadata.put("kind", model.kind().id());
+        metadata.put("loaded", false);
+        metadata.put("inputs", model.kind().text()
+                ? List.of(Map.of("name", "text", "datatype", "BYTES", "shape", List.of(-1L))) : List.of());
+        metadata.put("outputs", List.of());
+        return metadata;
     }
 
     /** A multiplexed deployment's own metadata: the models it serves (the repository's, as of its last scan). */

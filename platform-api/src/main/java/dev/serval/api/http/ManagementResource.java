@@ -193,6 +193,8 @@ public class ManagementResource {
         }
         each.sort(java.util.Comparator.comparing(entry -> (String) entry.get("name")));
         view.put("models", each);
+        view.put("not_served", models.notServed().stream().map(skipped -> Map.of("model", skipped.model(),
+                "version", skipped.version(), "problem", skipped.problem())).toList());
         return view;
     }
 

@@ -1,5 +1,6 @@
 package dev.serval.api.serving;
 
+import dev.serval.error.InvalidInput;
 import dev.serval.error.UnknownDeployment;
 import dev.serval.health.FailureMonitor;
 import jakarta.inject.Singleton;
@@ -37,14 +38,14 @@ public class DeploymentRegistry {
 
     /**
      * The deployment that serves a request for model {@code name}: the deployment of that name, or, for a model a
-     * multiplexed deployment's glob matches, that model's deployment, pinned (its load started if no replica holds
-     * it): the caller must {@link ServedDeployment#release()} it once the request ended. A request to a multiplexed
-     * deployment's own name names its model with {@code modelId} (the {@value #MODEL_ID_HEADER} header).
+     * multiplexed deployment's glob matches, that model's deployment, neither pinned nor loaded: the request pins it
+     * ({@link ServedDeployment#pin()}) once it is valid and about to run, and releases it once it ended. A request to a
+     * multiplexed deployment's own name names its model with {@code modelId} (the {@value #MODEL_ID_HEADER} header).
      *
      * @param modelId the {@value #MODEL_ID_HEADER} header, or null
      * @return null when nothing serves {@code name}
-     * @throws dev.serval.error.InvalidInput when {@code name} is a multiplexed deployment and no model is named
-     * @throws dev.serval.error.NotReady     when the model can never load (larger than the memory bound)
+     * @throws InvalidInput      when {@code name} is a multiplexed deployment and no model is named
+     * @throws UnknownDeployment when {@code name} is a multiplexed deployment that serves no model {@code modelId}
      */
     public ServedDeployment route(String name, String modelId) {
         ServedDeployment served = byName.get(name);
@@ -54,11 +55,11 @@ public class DeploymentRegistry {
                 return served;
             }
             if (modelId == null || modelId.isEmpty()) {
-                throw new dev.serval.error.InvalidInput(MODEL_ID_HEADER, "deployment '" + name + "' is multiplexed: "
+                throw new InvalidInput(MODEL_ID_HEADER, "deployment '" + name + "' is multiplexed: "
                         + "name one of its models in the path (/v2/models/<model>/infer, \"model\": \"<model>\") or "
                         + "in the " + MODEL_ID_HEADER + " header");
             }
-            ServedDeployment model = models.acquire(modelId);
+            ServedDeployment model = models.model(modelId);
             if (model == null) {
                 throw new UnknownDeployment(modelId);
             }
@@ -66,7 +67,7 @@ public class DeploymentRegistry {
         }
         // Only names the glob matches are in a multiplexed deployment's models: two map lookups, no matching.
         for (MultiplexedModels models : multiplexed) {
-            ServedDeployment model = models.acquire(name);
+            ServedDeployment model = models.model(name);
             if (model != null) {
                 return model;
             }

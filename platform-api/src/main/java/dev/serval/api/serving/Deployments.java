@@ -288,23 +288,23 @@ public class Deployments {
         Collection<String> models = repository().repository().models().keySet();
         for (int i = 0; i < globs.size(); i++) {
             DeploymentSpec glob = globs.get(i);
-            java.util.regex.Pattern pattern = MultiplexSpec.glob(glob.model().name());
-            if (pattern.matcher(glob.name()).matches()) {
+            String pattern = glob.model().name();
+            if (MultiplexSpec.matches(pattern, glob.name())) {
                 throw new InvalidConfig(source, glob.name(), "model", "the glob '" + glob.model().name()
                         + "' matches the deployment's own name: a model of that name could not be called by it; "
                         + "rename the deployment or narrow the glob");
             }
             for (DeploymentSpec other : all) {
-                if (other != glob && pattern.matcher(other.name()).matches()) {
+                if (other != glob && MultiplexSpec.matches(pattern, other.name())) {
                     throw new InvalidConfig(source, glob.name(), "model", "the glob '" + glob.model().name()
                             + "' matches the name of deployment '" + other.name() + "': requests for '" + other.name()
                             + "' would have two deployments; rename it or narrow the glob");
                 }
             }
             for (DeploymentSpec later : globs.subList(i + 1, globs.size())) {
-                java.util.regex.Pattern second = MultiplexSpec.glob(later.model().name());
+                String second = later.model().name();
                 for (String model : models) {
-                    if (pattern.matcher(model).matches() && second.matcher(model).matches()) {
+                    if (MultiplexSpec.matches(pattern, model) && MultiplexSpec.matches(second, model)) {
                         throw new InvalidConfig(source, later.name(), "model", "repository model '" + model
                                 + "' matches both '" + glob.model().name() + "' (deployment '" + glob.name()
                                 + "') and '" + later.model().name() + "'; a model is served by one deployment");

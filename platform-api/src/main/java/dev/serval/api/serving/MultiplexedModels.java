@@ -18,13 +18,14 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.jboss.logging.Logger;
 
@@ -37,16 +38,17 @@ import org.jboss.logging.Logger;
  *
  * <p>Threads: {@link #scan} runs on the multiplexer's refresher thread (and once at creation); the hosting methods
  * run under the multiplexer's lock on request threads (never blocking: creating a deployment and changing its replica
- * count only hand work to the controller) except {@link #close(ServedDeployment)}, on the refresher or the closing
- * thread. {@link #config} is written by {@link Deployments} under its lock and read by any thread; a model's
- * config ({@code ServedDeployment.config}) is written only under the multiplexer's lock ({@link #update} takes it).
+ * count only hand work to the controller) except {@link #close(ServedDeployment)}, on the multiplexer's closer
+ * thread or the closing thread. {@link #config} is written by {@link Deployments} under its lock and read by any
+ * thread; a model's config ({@code ServedDeployment.config}) is written only under the multiplexer's lock ({@link
+ * #update} takes it).
  */
 public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeployment>, Multiplexer.Catalog {
 
     private static final Logger LOG = Logger.getLogger(MultiplexedModels.class);
 
     private final String name;
-    private final Pattern glob;
+    private final String glob;
     private final ServingEngine engine;
     private final MeterRegistry registry;
     private final ModelRepository repository;
@@ -54,6 +56,8 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
     private final Multiplexer<ServedDeployment> multiplexer;
     /** The kind of each model of the last scan (read under the multiplexer's lock to create its deployment). */
     private volatile Map<String, ModelKind> kinds = Map.of();
+    /** The versions the last scan skipped ({@link #scan}); written by the refresher thread. */
+    private volatile List<NotServed> notServed = List.of();
     /** Problems already logged, so that a broken model is logged once, not at every scan. */
     private final Set<String> reported = ConcurrentHashMap.newKeySet();
     private volatile DeploymentSpec config;
@@ -65,7 +69,7 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
             ModelSource source, Multiplexer.Tuning tuning) {
         this.name = config.name();
         this.config = config;
-        this.glob = MultiplexSpec.glob(config.model().name());
+        this.glob = config.model().name();
         this.engine = engine;
         this.registry = registry;
         this.repository = repository;
@@ -131,18 +135,21 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
         return multiplexer;
     }
 
-    /** Whether the deployment's glob matches {@code model} (whether or not the repository holds it). */
+    /**
+     * Whether the deployment's glob matches {@code model} (whether or not the repository holds it). A client's name is
+     * checked to be a model name first (bounded length and alphabet), then matched without backtracking.
+     */
     public boolean globMatches(String model) {
-        return glob.matcher(model).matches();
+        return DeploymentSpec.isName(model) && MultiplexSpec.matches(glob, model);
     }
 
     /**
-     * The deployment serving {@code model}, pinned for one request (the caller releases it once the request ended:
-     * {@link ServedDeployment#release()}), its load started if no replica holds it; null when the repository holds no
-     * model of that name that the glob matches.
+     * The deployment serving {@code model}, neither pinned nor loaded: a request pins it once it is valid and about to
+     * run ({@link ServedDeployment#pin()}), and metadata is read from it without a load; null when the repository
+     * holds no model of that name that the glob matches (as of the last scan).
      */
-    ServedDeployment acquire(String model) {
-        Multiplexer.Entry<ServedDeployment> entry = multiplexer.acquire(model);
+    ServedDeployment model(String model) {
+        Multiplexer.Entry<ServedDeployment> entry = multiplexer.entry(model);
         return entry == null ? null : entry.handle();
     }
 
@@ -173,35 +180,72 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
 
     // --- Multiplexer.Catalog ---------------------------------------------------------------------------------------
 
+    /**
+     * The repository's models the glob matches, each at its newest version that resolves (a version folder still being
+     * copied, or whose descriptor has an error, is skipped: the version before it goes on serving) and whose kind is
+     * the kind the model is served as (a model's deployment keeps its kind: a version of another kind is skipped
+     * too). Skipped versions are logged once and listed by {@link #notServed}.
+     */
     @Override
     public Map<String, Candidate> scan() {
         Map<String, Candidate> found = new HashMap<>();
         Map<String, ModelKind> foundKinds = new HashMap<>();
+        List<NotServed> skipped = new ArrayList<>();
         repository.models().forEach((model, versions) -> {
-            if (!glob.matcher(model).matches() || versions.isEmpty()) {
+            if (!MultiplexSpec.matches(glob, model) || versions.isEmpty()) {
                 return;
             }
             if (!DeploymentSpec.isName(model)) { // a repository model with another name is not served
-                report(model, "its name is not a deployment name (1-63 lower-case letters, digits, '.', '_' or '-')");
+                report("repository model '" + model + "'", "its name is not a deployment name (1-63 lower-case letters, digits, '.', '_' or '-')");
                 return;
             }
-            String newest = ModelRepository.newest(versions);
-            try {
-                ModelRepository.ModelVersion version = repository.resolve(model, newest);
-                found.put(model, new Candidate(newest, size(version.directory())));
-                foundKinds.put(model, version.descriptor().kind());
-            } catch (RuntimeException e) {
-                report(model, e.getMessage());
+            // Null during the first scan, which the multiplexer's constructor runs: no model is served yet.
+            ServedDeployment served = multiplexer == null ? null : multiplexer.find(model);
+            ModelKind servedKind = served == null ? null : served.kind();
+            List<String> left = new ArrayList<>(versions);
+            while (!left.isEmpty()) { // newest first; past the newest only when it does not resolve
+                String version = ModelRepository.newest(left);
+                left.remove(version);
+                try {
+                    ModelRepository.ModelVersion resolved = repository.resolve(model, version);
+                    ModelKind kind = resolved.descriptor().kind();
+                    if (servedKind != null && kind != servedKind) {
+                        throw new IllegalArgumentException("it is a " + kind.id() + " model, and '" + model
+                                + "' is served as a " + servedKind.id() + " model; a model keeps its kind (serve the "
+                                + kind.id() + " model under a name of its own)");
+                    }
+                    found.put(model, new Candidate(version, size(resolved.directory())));
+                    foundKinds.put(model, kind);
+                    break;
+                } catch (RuntimeException e) {
+                    skipped.add(new NotServed(model, version, e.getMessage()));
+                    report("version '" + version + "' of repository model '" + model + "'", e.getMessage());
+                }
             }
         });
         kinds = Map.copyOf(foundKinds);
+        skipped.sort(Comparator.comparing(NotServed::model).thenComparing(NotServed::version));
+        notServed = List.copyOf(skipped);
         return found;
     }
 
-    private void report(String model, String problem) {
-        if (reported.add(model + ": " + problem)) {
-            LOG.warnf("deployment '%s': repository model '%s' matches '%s' but is not served: %s", name, model,
-                    config.model().name(), problem);
+    /**
+     * One version of a matching model that the last scan skipped, and why: a newer version than the one served (or
+     * the only one) that does not resolve, or whose kind is not the model's.
+     */
+    public record NotServed(String model, String version, String problem) {
+    }
+
+    /** The versions the last scan skipped, by model and version. */
+    public List<NotServed> notServed() {
+        return notServed;
+    }
+
+    /** Logs {@code problem} of {@code what} (a model, or one of its versions) once, not at every scan. */
+    private void report(String what, String problem) {
+        if (reported.add(what + ": " + problem)) {
+            LOG.warnf("deployment '%s': %s matches '%s' but is not served: %s", name, what, config.model().name(),
+                    problem);
         }
     }
 

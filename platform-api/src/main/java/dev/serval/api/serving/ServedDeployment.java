@@ -4,6 +4,8 @@ import dev.serval.controller.DeploymentState;
 import dev.serval.deployment.Deployment;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.error.InvalidInput;
+import dev.serval.error.NotReady;
+import dev.serval.error.UnknownDeployment;
 import dev.serval.model.Embedding;
 import dev.serval.model.ModelKind;
 import dev.serval.multiplex.Multiplexer;
@@ -15,7 +17,7 @@ import java.time.Duration;
  *
  * <p>Three sorts: a deployment of one model; a multiplexed deployment ({@link #multiplexed()}, whose {@code model} is
  * a glob), which serves no request itself but holds the models it matches; and one of those models, served by a
- * deployment of its own ({@link #pinned()}), which a request pins while it runs ({@link #release()}).
+ * deployment of its own ({@link #pinned()}), which a request pins while it runs ({@link #pin()}, {@link #release()}).
  */
 public final class ServedDeployment {
 
@@ -74,9 +76,24 @@ public final class ServedDeployment {
         return multiplexed;
     }
 
-    /** Whether this is a model of a multiplexed deployment: a request pins it ({@link DeploymentRegistry#route}). */
+    /** Whether this is a model of a multiplexed deployment: a request pins it ({@link #pin()}) before it runs. */
     public boolean pinned() {
         return pin != null;
+    }
+
+    /**
+     * For a model of a multiplexed deployment: pins it for one request that is valid and about to run, and starts its
+     * load if no replica holds it (the caller {@link #release()}s it once the request ended); nothing for another
+     * deployment. A request refused before this point loads nothing and evicts nothing.
+     *
+     * @throws UnknownDeployment when the model left the repository since the request found it
+     * @throws NotReady         when it can never load (larger than {@code max_model_memory}) or its
+     *     deployment is shutting down
+     */
+    public void pin() {
+        if (pin != null && !pin.acquire()) {
+            throw new UnknownDeployment(name());
+        }
     }
 
     /** {@link MultiplexedModels} only, once, before the model is published: the entry that pins it. */
@@ -84,7 +101,7 @@ public final class ServedDeployment {
         pin = entry;
     }
 
-    /** Gives back the pin a request took on a multiplexed model ({@link DeploymentRegistry#route}); else nothing. */
+    /** Gives back the pin a request took on a multiplexed model ({@link #pin()}); else nothing. */
     public void release() {
         if (pin != null) {
             pin.release();
