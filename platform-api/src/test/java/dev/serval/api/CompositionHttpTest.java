@@ -194,6 +194,12 @@ class CompositionHttpTest {
         admin().contentType("application/json").body("{\"model\":\"tiny-m*\",\"predictor_threads\":1}")
                 .put("/api/deployments/mux").then().statusCode(201);
         try {
+            // serval.multiplex.private: which models it serves, and the dashboard's data, need the token.
+            given().get("/v2/models/mux").then().statusCode(401)
+                    .body("error", containsString("serval.multiplex.private"));
+            admin().get("/v2/models/mux").then().statusCode(200).body("models", equalTo(List.of("tiny-mlp")));
+            given().get("/ui/api/dashboard").then().statusCode(401);
+            admin().get("/ui/api/dashboard").then().statusCode(200);
             admin().contentType("application/json").body("{\"model\":\"viamux\"}").put("/api/deployments/viamux")
                     .then().statusCode(400)
                     .body("error", containsString("step 1 calls deployment 'mux', which is multiplexed"));

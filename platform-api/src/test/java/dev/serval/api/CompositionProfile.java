@@ -201,6 +201,7 @@ public class CompositionProfile implements QuarkusTestProfile {
         return Map.ofEntries(
                 Map.entry("serval.api.token", ManagementProfile.TOKEN),
                 Map.entry("serval.api.auth-enabled", "true"),
+                Map.entry("serval.multiplex.private", "true"),
                 Map.entry("serval.state-dir", ManagementProfile.STATE_DIR.toString()),
                 Map.entry("serval.deployments.echo.model", "noop"),
                 Map.entry("serval.deployments.mlp.model", "tiny-mlp"),

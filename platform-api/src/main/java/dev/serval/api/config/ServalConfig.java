@@ -183,6 +183,15 @@ public interface ServalConfig {
         @WithName("residency-factor")
         @WithDefault("10")
         int residencyFactor();
+
+        /**
+         * For multi-tenant deployments: which models a multiplexed deployment serves, and the dashboard's data (every
+         * deployment's models, load and errors), need the management token, so that one tenant cannot list the others
+         * or read their errors (docs/security.md).
+         */
+        @WithName("private")
+        @WithDefault("false")
+        boolean privateTenants();
     }
 
     Onnxruntime onnxruntime();

@@ -66,7 +66,7 @@ public class DashboardRoutes {
         this.token = token;
         this.mapper = mapper;
         this.enabled = config.ui().enabled();
-        this.requireToken = config.ui().requireToken();
+        this.requireToken = config.ui().requireToken() || config.multiplex().privateTenants();
         this.files = enabled ? Map.of(
                 "index.html", load("index.html", "text/html; charset=utf-8"),
                 "dashboard.js", load("dashboard.js", "text/javascript; charset=utf-8"),
@@ -126,7 +126,7 @@ public class DashboardRoutes {
         if (requireToken && !token.accepts(context.request().getHeader(HttpHeaders.AUTHORIZATION))) {
             context.response().putHeader("WWW-Authenticate", "Bearer realm=\"serval\"");
             json(context, 401, Map.of("error", "the dashboard's data needs the management token "
-                    + "(serval.ui.require-token): Authorization: Bearer <token>"));
+                    + "(serval.ui.require-token or serval.multiplex.private): Authorization: Bearer <token>"));
             return;
         }
         List<String> afters = context.queryParam("after");

@@ -1,5 +1,6 @@
 package dev.serval.api.http;
 
+import dev.serval.api.config.ServalConfig;
 import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.MultiplexedModels;
 import dev.serval.api.serving.ServedDeployment;
@@ -12,9 +13,11 @@ import dev.serval.model.ModelSignature;
 import dev.serval.model.TensorSignature;
 import io.smallrye.common.annotation.NonBlocking;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.LinkedHashMap;
@@ -37,11 +40,16 @@ public class InferenceResource {
 
     private final DeploymentRegistry deployments;
     private final String version;
+    private final ApiToken token;
+    /** {@code serval.multiplex.private}: a multiplexed deployment's models are listed only with the token. */
+    private final boolean privateTenants;
 
-    InferenceResource(DeploymentRegistry deployments,
+    InferenceResource(DeploymentRegistry deployments, ApiToken token, ServalConfig config,
             @ConfigProperty(name = "quarkus.application.version", defaultValue = "unknown") String version) {
         this.deployments = deployments;
         this.version = version;
+        this.token = token;
+        this.privateTenants = config.multiplex().privateTenants();
     }
 
     @GET
@@ -70,7 +78,21 @@ public class InferenceResource {
     @Path("/models/{name}")
     @Operation(summary = "Model metadata: inputs, outputs, versions, platform. A multiplexed model is never loaded "
             + "for it: one that has not served yet answers its version, kind and the inputs its kind takes")
-    public CompletionStage<Map<String, Object>> model(@PathParam("name") String name) {
+    public CompletionStage<Map<String, Object>> model(@PathParam("name") String name,
+            @HeaderParam(HttpHeaders.AUTHORIZATION) String authorization) {
+        ServedDeployment served = deployments.find(name).orElse(null);
+        if (served != null && served.multiplexed() != null && privateTenants && !token.accepts(authorization)) {
+            throw new ApiError(401, "the models of multiplexed deployment '" + name + "' are listed only with the "
+                    + "management token (serval.multiplex.private): Authorization: Bearer <token>");
+        }
+        return model(name);
+    }
+
+    /**
+     * {@link #model(String, String)} for a caller that renders no model list (gRPC's {@code ModelMetadata}, whose
+     * answer has no such field).
+     */
+    public CompletionStage<Map<String, Object>> model(String name) {
         ServedDeployment served = deployments.find(name).orElse(null);
         if (served != null && served.multiplexed() != null) {
             return CompletableFuture.completedFuture(multiplexed(served.multiplexed()));
