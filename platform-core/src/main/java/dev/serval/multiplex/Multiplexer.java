@@ -50,7 +50,7 @@ import java.util.function.LongSupplier;
  * pins it only once it is valid and about to run ({@link #acquire(Entry)}): a request refused for its headers or body
  * loads nothing and evicts nothing, and only a pin counts as an arrival for the autoscaler ({@link #takeArrived}).
  * A request for a loaded model costs one map read, one CAS, a few volatile reads and one write, and allocates
- * nothing (MultiplexerBenchmark: 42 ns with its release at 10 models). A request for a model that no replica holds
+ * nothing ({@code MultiplexerBenchmark} measures it). A request for a model that no replica holds
  * takes the lock: the first one places the model ({@link Placement}) and starts its load; the ones that come while it
  * loads find it placed and wait in its handle's queue, so a model loads once however many requests ask for it at once
  * (single flight). Loads never block the caller. When no room can be made (every model that could go is busy), the

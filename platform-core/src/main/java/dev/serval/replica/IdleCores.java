@@ -20,9 +20,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * <p>Measured, not assumed, per input size. Two threads beat one only when both get a core and the input is large
  * enough to split: on a machine busy with other work (other deployments, other processes), a two-threaded inference
  * waits for its descheduled thread at every operator and takes about twice as long as a single-threaded one; and on a
- * short text the second thread has too little to do to repay its wake-up (MiniLM on this project's 2-core VM,
- * onnxruntime alone, {@code scripts/threads_by_length.py}: two threads take 0.98-1.02 of one thread's time up to 18
- * tokens, 0.92 at 34, 0.86 at 66, 0.70 at 202). So lone inferences keep running averages of their time per unit of
+ * short text the second thread has too little to do to repay its wake-up ({@code scripts/threads_by_length.py};
+ * figures in docs/benchmarks/design-figures.md). So lone inferences keep running averages of their time per unit of
  * input size ({@link dev.serval.model.Model#inputSize}), widened and not, for each size class (the size's bit length:
  * sizes within a factor of two), and a lone inference borrows only while widened ones of its class are measured at
  * least {@value #REQUIRED_GAIN_PERCENT} % faster ({@link #prefersWide}): a widened inference keeps every core of the
@@ -32,8 +31,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *
  * <p>Switching costs, and the averages include it. The first inference on the session the replica has not used lately
  * is slow: its copy of the weights is out of the caches and its worker threads asleep ({@code WideSessionSwitch} in
- * platform-bench: on the 2-core VM a widened short text after 63 narrow ones took 2.5 and 4.3 ms in two runs, against
- * 1.6-1.9 when widened ones ran back to back; a long one 8.3 and 14.1 ms against 6.9-8.2). An explored time is such a
+ * platform-bench measures it; docs/benchmarks/design-figures.md). An explored time is such a
  * cold one, and so is every widened inference of an occasional long input among short ones in real traffic: a class
  * widens only when that pays even with the switch. (Recording only warm times, and exploring several inferences in a
  * row to get them, was measured too: the extra switches cost lone short requests a tenth of their rate.)

@@ -14,7 +14,8 @@ import java.time.Duration;
  *                         a second session of that width. Default true; no effect with a single core per replica
  * @param idleSpin         how long a predictor thread that found no work keeps looking for it, giving its core to any
  *                         other runnable thread between looks, before it sleeps: a request arriving within it starts
- *                         without waking a sleeping thread (about 0.15 ms on the project's VM). One predictor of
+ *                         without waking a sleeping thread (a wake-up costs a lone request a tenth of a millisecond or
+ *                         more on a VM). One predictor of
  *                         a replica spins at a time. Default
  *                         {@value #DEFAULT_IDLE_SPIN_MICROS} µs; 0 sleeps at once
  */

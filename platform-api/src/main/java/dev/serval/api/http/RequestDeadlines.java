@@ -13,8 +13,8 @@ import java.util.function.LongSupplier;
  * <p>Every inference request has a deadline (its deployment's {@code request-timeout}, or less if the client asks), and
  * its body, and each gRPC message, one of its own ({@code serval.http.body-timeout}, so that a stalled upload cannot
  * hold the byte budget); nearly every one is disarmed long before it expires. A Vert.x timer per request cost a map
- * entry, a task in the loop's scheduled-task heap, and their removal on every answer: 3.3 % of the server's CPU
- * samples on a no-op request (docs/benchmarks/loadbench-full/profiles/noop-closed64, stop 31). Here arming links a
+ * entry, a task in the loop's scheduled-task heap, and their removal on every answer, a visible share of a no-op
+ * request's CPU (docs/benchmarks/design-figures.md). Here arming links a
  * deadline into one of {@link #SLOTS} lists, chosen by the millisecond tick at which it expires, and disarming unlinks
  * it: O(1), no lock, one small object per request. One Vert.x timer per loop sweeps the slots of the ticks that have
  * passed and expires what is due; a deadline more than a turn of the wheel away stays in its slot until its own tick

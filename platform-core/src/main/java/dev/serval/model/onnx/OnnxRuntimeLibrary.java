@@ -17,7 +17,7 @@ import java.util.regex.Pattern;
 
 /**
  * Which {@code libonnxruntime.so} the process runs. ONNX Runtime Java's Maven releases lag the runtime's (Java
- * 1.29.0 while the runtime is at 1.32.0, which is 15-30 % faster on the default model), and ONNX Runtime's C API is
+ * 1.29.0 while the runtime is at 1.32.0, faster on the default model: docs/onnxruntime.md), and ONNX Runtime's C API is
  * backward compatible: a newer runtime serves every older API version. So Serval packages the newest official runtime
  * (the {@code libonnxruntime.so} of the onnxruntime wheel, checked by its SHA-256 at build time; platform-core's pom)
  * and runs it under ONNX Runtime Java's classes and JNI binding.

@@ -29,9 +29,8 @@ import java.util.function.LongSupplier;
  * batch 1, batches are limited to 1 (a CPU whose int8 units make a text alone as cheap as in company, where batching
  * would only add padding and waiting). When one was, the deployment's {@code max_batch_size} limits batches
  * ({@link BatchingDecision#NO_PREFERENCE}): which size beyond is best, a sub-second probe on one predictor with texts
- * of equal length cannot tell. On the 2-core AVX2 machine it measured batch 8 4 % cheaper than batch 2 for the
- * quantised MiniLM (and would have chosen 2), while the raw loop of the load benchmark, two predictors over texts of 5
- * to 30 words for seconds, found batch 8 27 % cheaper than batch 2 and 16 and 32 within a few per cent of 8.
+ * of equal length cannot tell: on an AVX2 machine its ranking of sizes disagreed with the load benchmark's raw loop
+ * over real texts (docs/benchmarks/design-figures.md).
  *
  * <p>Answers do not change: only models whose rows are independent (or whose deployment switched batch invariance off)
  * are probed, and the probe's own outputs are discarded. Not thread-safe: used by the loading thread, once.
