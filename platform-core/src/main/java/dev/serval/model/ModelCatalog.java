@@ -75,9 +75,9 @@ public final class ModelCatalog {
             case TENSOR -> TensorModels.load(file, descriptor.engine(), options);
             case NOOP -> new NoopModel();
             case PIPELINE -> dev.serval.compose.PipelineModel.load(composition,
-                    (dev.serval.compose.Composite.Pipeline) descriptor.composite(), STEP_READY_WAIT);
+                    (Composite.Pipeline) descriptor.composite(), STEP_READY_WAIT);
             case JAVA -> dev.serval.compose.JavaHandlerModel.load(composition,
-                    (dev.serval.compose.Composite.JavaHandler) descriptor.composite(), file);
+                    (Composite.JavaHandler) descriptor.composite(), file);
         };
     }
 }
