@@ -68,7 +68,18 @@ public record ModelDescriptor(ModelKind kind, String file, String tokenizer, int
      */
     public ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
             String output, Map<String, String> engine, String description) {
-        this(kind, file, tokenizer, maxLength, labels, output, OnnxOptions.of(engine), description);
+        this(kind, file, tokenizer, maxLength, labels, output, engine, description, null);
+    }
+
+    /**
+     * A descriptor of any kind with its engine options as a {@code model.yaml} writes them, checked
+     * ({@link OnnxOptions#of}).
+     *
+     * @throws IllegalArgumentException as the canonical constructor, or naming the engine option and what is wrong
+     */
+    public ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
+            String output, Map<String, String> engine, String description, Composite composite) {
+        this(kind, file, tokenizer, maxLength, labels, output, OnnxOptions.of(engine), description, composite);
     }
 
     /** A descriptor whose text kinds read their default output ({@link ModelKind#defaultOutput}). */

@@ -7,6 +7,7 @@ import dev.serval.model.Composite;
 import dev.serval.model.ModelDescriptor;
 import dev.serval.model.ModelKind;
 import dev.serval.model.PipelineStep;
+import dev.serval.spec.DeploymentSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -268,9 +269,8 @@ public final class ModelRepository {
         Composite composite = composite(node, kind, where);
         JsonNode description = node.get("description");
         try {
-            return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, output,
-                    dev.serval.model.onnx.OnnxOptions.of(engine), description == null ? "" : description.asText(),
-                    composite);
+            return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, output, engine,
+                    description == null ? "" : description.asText(), composite);
         } catch (IllegalArgumentException e) {
             // every other field was checked above with its own message: what the descriptor refuses is an engine option
             throw new IllegalArgumentException(where + ": field 'engine': " + e.getMessage(), e);
@@ -385,7 +385,7 @@ public final class ModelRepository {
     private static final List<String> STEP_FIELDS = List.of("deployment", "route", "from", "inputs");
 
     private static String deploymentName(JsonNode node, String where) {
-        if (node == null || !node.isTextual() || !dev.serval.spec.DeploymentSpec.isName(node.textValue())) {
+        if (node == null || !node.isTextual() || !DeploymentSpec.isName(node.textValue())) {
             throw new IllegalArgumentException(where + " must name a deployment, not " + node);
         }
         return node.textValue();
