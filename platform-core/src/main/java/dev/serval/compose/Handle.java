@@ -5,6 +5,7 @@ import dev.serval.deployment.Inference;
 import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.NotReady;
 import dev.serval.model.ModelSignature;
+import dev.serval.tensor.Invocation;
 import dev.serval.tensor.Tensors;
 import io.micrometer.core.instrument.Timer;
 import java.util.concurrent.CompletableFuture;

@@ -1,12 +1,15 @@
 package dev.serval.compose;
 
 import dev.serval.error.InvalidInput;
+import dev.serval.model.Composite;
 import dev.serval.model.ModelSignature;
+import dev.serval.spec.DeploymentSpec;
 import dev.serval.spi.DeploymentHandle;
 import dev.serval.spi.Handler;
 import dev.serval.spi.HandlerContext;
 import dev.serval.spi.InvalidInputException;
 import dev.serval.spi.Request;
+import dev.serval.tensor.Invocation;
 import dev.serval.tensor.Tensors;
 import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
@@ -187,7 +190,7 @@ public final class JavaHandlerModel extends CompositeModel {
 
         @Override
         public DeploymentHandle deployment(String name) {
-            if (name == null || !dev.serval.spec.DeploymentSpec.isName(name)) {
+            if (name == null || !DeploymentSpec.isName(name)) {
                 throw new IllegalArgumentException("'" + name + "' is not a deployment name");
             }
             if (name.equals(composition.deployment())) {

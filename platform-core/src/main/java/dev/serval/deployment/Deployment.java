@@ -14,6 +14,8 @@ import dev.serval.model.BatchingDecision;
 import dev.serval.model.Embedding;
 import dev.serval.model.Model;
 import dev.serval.model.ModelSignature;
+import dev.serval.replica.Replica;
+import dev.serval.request.CallContext;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
 import dev.serval.routing.RoutingSnapshot;
@@ -334,7 +336,7 @@ public final class Deployment<I, O> implements AutoCloseable {
      * @throws NotReady     as {@link #submit}
      */
     public CompletableFuture<Inference> infer(Tensors request, List<String> outputs) {
-        return infer(request, outputs, dev.serval.compose.CallContext.NONE);
+        return infer(request, outputs, CallContext.NONE);
     }
 
     /**
@@ -343,7 +345,7 @@ public final class Deployment<I, O> implements AutoCloseable {
      */
     @SuppressWarnings("unchecked")
     public CompletableFuture<Inference> infer(Tensors request, List<String> outputs,
-            dev.serval.compose.CallContext context) {
+            CallContext context) {
         RoutingSnapshot<I, O> snapshot = router.snapshot();
         RoutableReplica<I, O> newest = snapshot.newest();
         TensorIO<I, O> io;
@@ -515,7 +517,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         }
         try {
             // A replica drains for the graceful timeout, then its threads get the exit grace to leave the model.
-            Duration wait = spec.rollout().gracefulShutdownTimeout().plus(dev.serval.replica.Replica.exitGrace(spec)).plusSeconds(30);
+            Duration wait = spec.rollout().gracefulShutdownTimeout().plus(Replica.exitGrace(spec)).plusSeconds(30);
             if (!removed.await(wait.toMillis(), TimeUnit.MILLISECONDS)) {
                 System.getLogger(Deployment.class.getName()).log(System.Logger.Level.WARNING,
                         "deployment ''{0}'' did not stop within {1}", spec.name(), wait);

@@ -1,6 +1,7 @@
 package dev.serval.model;
 
 import dev.serval.error.InvalidInput;
+import dev.serval.tensor.TensorIO;
 
 /**
  * A loaded model: weights loaded once and shared by every predictor made from it. Thread-safe: any thread
@@ -15,7 +16,7 @@ public interface Model<I, O> extends AutoCloseable {
     ModelSignature signature();
 
     /** How Open Inference Protocol tensors map to this model's inputs, and its outputs back. */
-    dev.serval.tensor.TensorIO<I, O> io();
+    TensorIO<I, O> io();
 
     /** A new predictor sharing this model's weights, for the calling thread to own. */
     Predictor<I, O> newPredictor();

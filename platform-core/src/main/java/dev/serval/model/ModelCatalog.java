@@ -49,20 +49,17 @@ public final class ModelCatalog {
         return load(descriptor, file, tokenizer, options, null);
     }
 
-    /** How long a pipeline's load waits for a step that is still starting. */
-    public static final java.time.Duration STEP_READY_WAIT = java.time.Duration.ofSeconds(120);
-
     /**
-     * {@link #load(ModelDescriptor, Path, Path, LoadOptions)}, for any kind: the composite kinds (pipeline, java) also
-     * need {@code composition} (the loading deployment, its version folder, the deployments it may call); a java
-     * model's jar is {@code file}, resolved inside the version folder by the caller.
+     * {@link #load(ModelDescriptor, Path, Path, LoadOptions)}, for any kind: the composite kinds (pipeline, java) are
+     * loaded by {@code composites} (the loading deployment's, which knows its version folder and the deployments it
+     * may call); a java model's jar is {@code file}, resolved inside the version folder by the caller.
      *
-     * @throws IllegalArgumentException also when a composite kind comes without {@code composition}, or a pipeline's
+     * @throws IllegalArgumentException also when a composite kind comes without {@code composites}, or a pipeline's
      *                                  steps do not line up
      */
     public static Model<?, ?> load(ModelDescriptor descriptor, Path file, Path tokenizer, LoadOptions options,
-            dev.serval.compose.Composition composition) throws IOException {
-        if (descriptor.kind().composite() && composition == null) {
+            CompositeLoader composites) throws IOException {
+        if (descriptor.kind().composite() && composites == null) {
             throw new IllegalArgumentException("a " + descriptor.kind().id() + " model calls deployments: it is "
                     + "loaded by a deployment of the server");
         }
@@ -74,10 +71,7 @@ public final class ModelCatalog {
                     descriptor.output(), descriptor.engine(), resolved);
             case TENSOR -> TensorModels.load(file, descriptor.engine(), options);
             case NOOP -> new NoopModel();
-            case PIPELINE -> dev.serval.compose.PipelineModel.load(composition,
-                    (dev.serval.compose.Composite.Pipeline) descriptor.composite(), STEP_READY_WAIT);
-            case JAVA -> dev.serval.compose.JavaHandlerModel.load(composition,
-                    (dev.serval.compose.Composite.JavaHandler) descriptor.composite(), file);
+            case PIPELINE, JAVA -> composites.load(descriptor.composite(), file);
         };
     }
 }

@@ -23,7 +23,7 @@ import java.util.Objects;
  * @param composite   a pipeline's steps or a custom handler's jar and class; null for every other kind
  */
 public record ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
-        String output, OnnxOptions engine, String description, dev.serval.compose.Composite composite) {
+        String output, OnnxOptions engine, String description, Composite composite) {
 
     /**
      * @throws IllegalArgumentException when a kind without a graph has engine options, or a kind that reads no single
@@ -38,8 +38,8 @@ public record ModelDescriptor(ModelKind kind, String file, String tokenizer, int
                     + "options");
         }
         boolean fits = switch (kind) {
-            case PIPELINE -> composite instanceof dev.serval.compose.Composite.Pipeline;
-            case JAVA -> composite instanceof dev.serval.compose.Composite.JavaHandler;
+            case PIPELINE -> composite instanceof Composite.Pipeline;
+            case JAVA -> composite instanceof Composite.JavaHandler;
             default -> composite == null;
         };
         if (!fits) {
@@ -68,7 +68,18 @@ public record ModelDescriptor(ModelKind kind, String file, String tokenizer, int
      */
     public ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
             String output, Map<String, String> engine, String description) {
-        this(kind, file, tokenizer, maxLength, labels, output, OnnxOptions.of(engine), description);
+        this(kind, file, tokenizer, maxLength, labels, output, engine, description, null);
+    }
+
+    /**
+     * A descriptor of any kind with its engine options as a {@code model.yaml} writes them, checked
+     * ({@link OnnxOptions#of}).
+     *
+     * @throws IllegalArgumentException as the canonical constructor, or naming the engine option and what is wrong
+     */
+    public ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
+            String output, Map<String, String> engine, String description, Composite composite) {
+        this(kind, file, tokenizer, maxLength, labels, output, OnnxOptions.of(engine), description, composite);
     }
 
     /** A descriptor whose text kinds read their default output ({@link ModelKind#defaultOutput}). */

@@ -1,5 +1,6 @@
 package dev.serval.model;
 
+import dev.serval.tensor.InvocationIO;
 import dev.serval.tensor.TensorIO;
 import dev.serval.tensor.Tensors;
 import dev.serval.tensor.TextIO;
@@ -50,7 +51,7 @@ public enum ModelKind {
 
     /**
      * Whether the kind calls other deployments or runs the user's code (pipeline, java): a whole request is one
-     * {@link dev.serval.compose.Invocation} that carries the caller's context, and the model runs no ONNX graph.
+     * invocation ({@link InvocationIO}) that carries the caller's context, and the model runs no ONNX graph.
      */
     public boolean composite() {
         return this == PIPELINE || this == JAVA;
@@ -69,7 +70,7 @@ public enum ModelKind {
     @SuppressWarnings("unchecked")
     public <I, O> TensorIO<I, O> inputsBeforeLoad() {
         if (composite()) {
-            return (TensorIO<I, O>) dev.serval.compose.InvocationIO.instance();
+            return (TensorIO<I, O>) InvocationIO.instance();
         }
         boolean text = text();
         return (TensorIO<I, O>) new TensorIO<Object, Object>() {

@@ -8,6 +8,11 @@
  * {@link dev.serval.model.LoadOptions} meet in {@link dev.serval.model.ModelCatalog}, the one place that turns a kind
  * into a loaded model.
  *
+ * <p>The composite kinds (pipeline, java) are described here ({@link dev.serval.model.Composite},
+ * {@link dev.serval.model.PipelineStep}, parts of the descriptor) but load through a
+ * {@link dev.serval.model.CompositeLoader} the catalog's caller hands in: calling deployments is
+ * {@code dev.serval.compose}'s, which sits above the deployments and so above this package, which never names it.
+ *
  * <p>The kinds' implementations live below: {@code model.onnx} (ONNX graphs, ONNX Runtime sessions, the tensor kind)
  * and {@code model.text} (tokenised text kinds), the only packages that import DJL. Their classes are package-private
  * but for the few types the catalog and the text kinds need.

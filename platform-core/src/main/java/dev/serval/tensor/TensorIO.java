@@ -1,7 +1,9 @@
 package dev.serval.tensor;
 
 import dev.serval.error.InvalidInput;
+import dev.serval.request.CallContext;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * How a model kind maps Open Inference Protocol tensors to the inputs its predictors take, and its outputs back.
@@ -23,18 +25,17 @@ public interface TensorIO<I, O> {
 
     /**
      * The inputs of one request made on behalf of {@code context} (its id and deadline). Only the kinds that call
-     * other deployments keep the context ({@link dev.serval.compose.InvocationIO}); by default, {@link #inputs(Tensors)}.
+     * other deployments keep the context ({@link InvocationIO}); by default, {@link #inputs(Tensors)}.
      */
-    default List<I> inputs(Tensors request, dev.serval.compose.CallContext context) {
+    default List<I> inputs(Tensors request, CallContext context) {
         return inputs(request);
     }
 
     /**
      * Tells {@code inputs} (made by this mapping) when their request is over: {@code answer} is the request's future.
-     * By default nothing: only inputs that start calls of their own need to know
-     * ({@link dev.serval.compose.Invocation#end}).
+     * By default nothing: only inputs that start calls of their own need to know ({@link Invocation#end}).
      */
-    default void watch(List<I> inputs, java.util.concurrent.CompletableFuture<?> answer) {
+    default void watch(List<I> inputs, CompletableFuture<?> answer) {
     }
 
     /** The output tensors for one request's outputs, in the order of {@code inputs}. */

@@ -1,5 +1,6 @@
 package dev.serval.tensor;
 
+import dev.serval.error.InvalidInput;
 import java.util.List;
 
 /**
@@ -20,7 +21,7 @@ public final class WholeRequestIO implements TensorIO<Tensors, Tensors> {
     @Override
     public List<Tensors> inputs(Tensors request) {
         if (request.size() == 0) {
-            throw new dev.serval.error.InvalidInput("inputs", "'inputs' is empty; send at least one input tensor");
+            throw new InvalidInput("inputs", "'inputs' is empty; send at least one input tensor");
         }
         return List.of(request);
     }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.serval.deployment.Deployment;
+import dev.serval.model.Composite;
 import dev.serval.spi.Handler;
 import dev.serval.spi.Request;
 import dev.serval.spi.Tensor;

@@ -1,8 +1,8 @@
 package dev.serval.api.http;
 
 import dev.serval.api.serving.ServedDeployment;
-import dev.serval.compose.CallContext;
 import dev.serval.deployment.Inference;
+import dev.serval.request.CallContext;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.RoutingContext;
 import java.util.List;

@@ -3,8 +3,11 @@ package dev.serval.api.repository;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.serval.model.Composite;
 import dev.serval.model.ModelDescriptor;
 import dev.serval.model.ModelKind;
+import dev.serval.model.PipelineStep;
+import dev.serval.spec.DeploymentSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -67,7 +70,7 @@ public final class ModelRepository {
 
         /** The descriptor's {@code file} (a java model's {@code jar}), inside the version folder. */
         public Path file() {
-            return directory.resolve(descriptor.composite() instanceof dev.serval.compose.Composite.JavaHandler handler
+            return directory.resolve(descriptor.composite() instanceof Composite.JavaHandler handler
                     ? handler.jar() : descriptor.file());
         }
 
@@ -99,7 +102,7 @@ public final class ModelRepository {
         }
         String where = "model '" + name + "' version '" + version + "': " + DESCRIPTOR;
         ModelDescriptor descriptor = readDescriptor(versionDir, where);
-        if (descriptor.composite() instanceof dev.serval.compose.Composite.JavaHandler handler) {
+        if (descriptor.composite() instanceof Composite.JavaHandler handler) {
             requireFile(versionDir, handler.jar(), where, "jar");
         } else if (descriptor.kind() != ModelKind.NOOP && descriptor.kind() != ModelKind.PIPELINE) {
             requireFile(versionDir, descriptor.file(), where, "file");
@@ -263,12 +266,11 @@ public final class ModelRepository {
             output = outputNode.textValue();
         }
         Map<String, String> engine = engine(node.get("engine"), kind, where);
-        dev.serval.compose.Composite composite = composite(node, kind, where);
+        Composite composite = composite(node, kind, where);
         JsonNode description = node.get("description");
         try {
-            return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, output,
-                    dev.serval.model.onnx.OnnxOptions.of(engine), description == null ? "" : description.asText(),
-                    composite);
+            return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, output, engine,
+                    description == null ? "" : description.asText(), composite);
         } catch (IllegalArgumentException e) {
             // every other field was checked above with its own message: what the descriptor refuses is an engine option
             throw new IllegalArgumentException(where + ": field 'engine': " + e.getMessage(), e);
@@ -279,7 +281,7 @@ public final class ModelRepository {
      * A pipeline's {@code steps} or a java model's {@code jar} and {@code class}, checked; null for the other kinds,
      * which must have none of them.
      */
-    private static dev.serval.compose.Composite composite(JsonNode node, ModelKind kind, String where) {
+    private static Composite composite(JsonNode node, ModelKind kind, String where) {
         for (String field : List.of("steps", "jar", "class")) {
             boolean own = kind == ModelKind.PIPELINE ? field.equals("steps") : kind == ModelKind.JAVA && !field.equals("steps");
             if (node.has(field) && !own) {
@@ -301,7 +303,7 @@ public final class ModelRepository {
                 throw new IllegalArgumentException(where + ": a java model needs 'class', the fully qualified name of "
                         + "its dev.serval.spi.Handler (for example com.example.MyHandler), not " + className);
             }
-            return new dev.serval.compose.Composite.JavaHandler(jar, className.textValue());
+            return new Composite.JavaHandler(jar, className.textValue());
         }
         if (kind != ModelKind.PIPELINE) {
             return null;
@@ -311,17 +313,17 @@ public final class ModelRepository {
             throw new IllegalArgumentException(where + ": a pipeline needs 'steps', a list of 1 to " + MAX_STEPS
                     + " steps such as '- deployment: echo'");
         }
-        List<dev.serval.compose.PipelineStep> parsed = new ArrayList<>();
+        List<PipelineStep> parsed = new ArrayList<>();
         for (int i = 0; i < steps.size(); i++) {
             parsed.add(step(steps.get(i), i, where + ": steps[" + i + "]"));
         }
-        return new dev.serval.compose.Composite.Pipeline(parsed);
+        return new Composite.Pipeline(parsed);
     }
 
     private static final Pattern JAVA_CLASS =
             Pattern.compile("[A-Za-z_$][A-Za-z0-9_$]*(\\.[A-Za-z_$][A-Za-z0-9_$]*){0,63}");
 
-    private static dev.serval.compose.PipelineStep step(JsonNode step, int index, String where) {
+    private static PipelineStep step(JsonNode step, int index, String where) {
         if (step == null || !step.isObject()) {
             throw new IllegalArgumentException(where + " must be a mapping such as 'deployment: echo'");
         }
@@ -338,7 +340,7 @@ public final class ModelRepository {
         }
         String deployment = step.has("deployment") ? deploymentName(step.get("deployment"), where + ": 'deployment'")
                 : null;
-        dev.serval.compose.PipelineStep.Route route = step.has("route") ? route(step.get("route"), index,
+        PipelineStep.Route route = step.has("route") ? route(step.get("route"), index,
                 where + ": 'route'") : null;
         boolean fromRequest = false;
         JsonNode from = step.get("from");
@@ -377,20 +379,20 @@ public final class ModelRepository {
                 inputs.put(entry.getKey(), to.textValue());
             }
         }
-        return new dev.serval.compose.PipelineStep(deployment, route, fromRequest, inputs);
+        return new PipelineStep(deployment, route, fromRequest, inputs);
     }
 
     private static final List<String> STEP_FIELDS = List.of("deployment", "route", "from", "inputs");
 
     private static String deploymentName(JsonNode node, String where) {
-        if (node == null || !node.isTextual() || !dev.serval.spec.DeploymentSpec.isName(node.textValue())) {
+        if (node == null || !node.isTextual() || !DeploymentSpec.isName(node.textValue())) {
             throw new IllegalArgumentException(where + " must name a deployment, not " + node);
         }
         return node.textValue();
     }
 
     /** A step's {@code route}: {@code on} (an output name), {@code cases} (value: deployment), optional {@code default}. */
-    private static dev.serval.compose.PipelineStep.Route route(JsonNode route, int index, String where) {
+    private static PipelineStep.Route route(JsonNode route, int index, String where) {
         if (index == 0) {
             throw new IllegalArgumentException(where + ": the first step cannot route; a route chooses by an output of "
                     + "the step before it");
@@ -424,7 +426,7 @@ public final class ModelRepository {
             byValue.put(entry.getKey(), deploymentName(entry.getValue(), where + ": case '" + entry.getKey() + "'"));
         }
         String otherwise = route.has("default") ? deploymentName(route.get("default"), where + ": 'default'") : null;
-        return new dev.serval.compose.PipelineStep.Route(on.textValue(), byValue, otherwise);
+        return new PipelineStep.Route(on.textValue(), byValue, otherwise);
     }
 
     /**

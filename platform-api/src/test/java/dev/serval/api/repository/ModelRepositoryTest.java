@@ -4,8 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.serval.model.Composite;
 import dev.serval.model.ModelDescriptor;
 import dev.serval.model.ModelKind;
+import dev.serval.model.PipelineStep;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -507,10 +509,10 @@ class ModelRepositoryTest {
         ModelDescriptor chain = repository.resolve("chain", "1").descriptor();
         ModelDescriptor custom = repository.resolve("custom", "1").descriptor();
 
-        assertEquals(new dev.serval.compose.Composite.Pipeline(List.of(
-                new dev.serval.compose.PipelineStep("echo", Map.of()),
-                new dev.serval.compose.PipelineStep("mlp", Map.of("x", "input")))), chain.composite());
-        assertEquals(new dev.serval.compose.Composite.JavaHandler("lib/handler.jar", "com.example.My$Handler"),
+        assertEquals(new Composite.Pipeline(List.of(
+                new PipelineStep("echo", Map.of()),
+                new PipelineStep("mlp", Map.of("x", "input")))), chain.composite());
+        assertEquals(new Composite.JavaHandler("lib/handler.jar", "com.example.My$Handler"),
                 custom.composite());
         assertEquals(root.resolve("custom").resolve("1").resolve("lib/handler.jar"),
                 repository.resolve("custom", "1").file());
@@ -521,10 +523,10 @@ class ModelRepositoryTest {
         version("routed", "1", "kind: pipeline\nsteps:\n  - deployment: lang\n"
                 + "  - route: {on: label, cases: {en: clf-en, de: clf-de}, default: clf-any}\n    from: request\n");
 
-        dev.serval.compose.PipelineStep step = ((dev.serval.compose.Composite.Pipeline) repository
+        PipelineStep step = ((Composite.Pipeline) repository
                 .resolve("routed", "1").descriptor().composite()).steps().get(1);
 
-        assertEquals(new dev.serval.compose.PipelineStep(null, new dev.serval.compose.PipelineStep.Route("label",
+        assertEquals(new PipelineStep(null, new PipelineStep.Route("label",
                 Map.of("en", "clf-en", "de", "clf-de"), "clf-any"), true, Map.of()), step);
         assertEquals(List.of("clf-de", "clf-en", "clf-any"), step.targets());
     }

@@ -1,21 +1,21 @@
 package dev.serval.bench.compose;
 
 import dev.serval.bench.BenchmarkBase;
-import dev.serval.compose.CallContext;
 import dev.serval.compose.Callees;
-import dev.serval.compose.Composite;
 import dev.serval.compose.Composition;
 import dev.serval.compose.Handle;
-import dev.serval.compose.Invocation;
 import dev.serval.compose.OutstandingCalls;
 import dev.serval.compose.PipelineModel;
-import dev.serval.compose.PipelineStep;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
+import dev.serval.model.Composite;
 import dev.serval.model.ModelKind;
 import dev.serval.model.NoopModel;
+import dev.serval.model.PipelineStep;
+import dev.serval.request.CallContext;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.PredictorSpec;
+import dev.serval.tensor.Invocation;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
 import dev.serval.tensor.WholeRequestIO;

@@ -1,4 +1,4 @@
-package dev.serval.compose;
+package dev.serval.model;
 
 import java.util.List;
 import java.util.Objects;

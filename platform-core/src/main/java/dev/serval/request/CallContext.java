@@ -1,8 +1,9 @@
-package dev.serval.compose;
+package dev.serval.request;
 
 /**
- * Who a request is and until when it may run, carried from the edge through every deployment it reaches
- * ({@link Handle}): the request id the edge gave it and its deadline on {@link System#nanoTime()}'s clock. Immutable.
+ * Who a request is and until when it may run, carried from the edge through every deployment it reaches (a composite
+ * model's calls pass it on): the request id the edge gave it and its deadline on {@link System#nanoTime()}'s clock.
+ * Immutable. Depends on nothing but the JDK, so that every layer that carries a request can name it.
  *
  * @param requestId     the request's id ({@code x-request-id}), or null when the caller has none
  * @param deadlineNanos when the request's time is up, on {@link System#nanoTime()}'s clock; {@link #NO_DEADLINE} for

@@ -1,8 +1,7 @@
-package dev.serval.compose;
+package dev.serval.tensor;
 
 import dev.serval.error.InvalidInput;
-import dev.serval.tensor.TensorIO;
-import dev.serval.tensor.Tensors;
+import dev.serval.request.CallContext;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 

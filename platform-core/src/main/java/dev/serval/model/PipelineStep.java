@@ -1,4 +1,4 @@
-package dev.serval.compose;
+package dev.serval.model;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,6 @@
-package dev.serval.compose;
+package dev.serval.tensor;
 
-import dev.serval.tensor.Tensors;
+import dev.serval.request.CallContext;
 import java.util.concurrent.CompletableFuture;
 
 /**
