@@ -11,6 +11,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.RoutingContext;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -200,13 +201,40 @@ abstract class InferenceExchange<R, A> {
         return null;
     }
 
-    /** Ignores the body of a request refused on its headers; closes the connection after a large or unbounded one. */
+    /**
+     * Ignores the body of a request refused on its headers. Over HTTP/1.1, after a large or unbounded body, the answer
+     * says {@code Connection: close} and the connection is closed once the answer is written: reading on only to
+     * discard the body wastes more than a new connection costs, and the client may never send it. Over HTTP/2 the
+     * connection is not the request's to close, and a connection-specific field would make the answer malformed
+     * (RFC 9113 §8.2.2): the answer ends the stream and, while the client is still sending, a RST_STREAM with NO_ERROR
+     * tells it to stop (§8.1).
+     */
     private void discardBody() {
-        if (declared > DISCARD_LIMIT || declared < 0) {
-            // Reading on only to discard a large or unbounded body wastes more than a new connection costs.
-            context.response().putHeader(HttpHeaders.CONNECTION, "close");
+        HttpServerRequest http = context.request();
+        http.handler(ignored -> { });
+        if (http.version() == HttpVersion.HTTP_2) {
+            context.addBodyEndHandler(ignored -> {
+                if (!http.isEnded()) {
+                    context.response().reset(0); // NO_ERROR
+                }
+            });
+        } else if (declared > DISCARD_LIMIT || declared < 0) {
+            closeAfterAnswer();
         }
-        context.request().handler(ignored -> { });
+    }
+
+    /**
+     * HTTP/1.x: the answer says {@code Connection: close}, and the connection is closed once it is written (Vert.x
+     * closes it only when the client asked to; {@code close()} writes what is pending first).
+     */
+    private void closeAfterAnswer() {
+        HttpServerRequest http = context.request();
+        context.response().putHeader(HttpHeaders.CONNECTION, "close");
+        context.addBodyEndHandler(ignored -> {
+            if (http.connection() != null) {
+                http.connection().close();
+            }
+        });
     }
 
     private void readBody() {
@@ -387,17 +415,12 @@ abstract class InferenceExchange<R, A> {
             if (context.response().ended() || context.response().closed()) {
                 return;
             }
-            HttpServerRequest http = context.request();
-            boolean http1 = http.version() != io.vertx.core.http.HttpVersion.HTTP_2;
-            if (http1) {
-                context.response().putHeader(HttpHeaders.CONNECTION, "close");
+            if (context.request().version() != HttpVersion.HTTP_2) {
+                closeAfterAnswer();
             }
             fail(new ApiError(408, "the request body did not arrive within serval.http.body-timeout ("
                     + routes.bodyTimeout().toMillis() + " ms): " + received + " of "
                     + (declared < 0 ? "an unknown number of" : Long.toString(declared)) + " bytes came"));
-            if (http1 && http.connection() != null) {
-                http.connection().close();
-            }
         }
 
         @Override
