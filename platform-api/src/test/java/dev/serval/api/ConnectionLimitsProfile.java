@@ -5,8 +5,9 @@ import java.util.Map;
 
 /**
  * Serval with small connection bounds, so that tests reach them: 24 connections ({@code quarkus.http.limits.max-connections})
- * and 3 s of silence before a connection is closed ({@code quarkus.http.idle-timeout}); the management API needs its
- * token ({@link #TOKEN}).
+ * and 3 s of silence before a connection is closed ({@code quarkus.http.idle-timeout}), 2 s for a request body to start
+ * coming or to stall ({@code serval.http.body-timeout}; SlowBodyTest); the management API needs its token
+ * ({@link #TOKEN}).
  */
 public class ConnectionLimitsProfile implements QuarkusTestProfile {
 
@@ -19,6 +20,7 @@ public class ConnectionLimitsProfile implements QuarkusTestProfile {
                 "quarkus.http.idle-timeout", "3s",
                 "serval.api.auth-enabled", "true",
                 "serval.api.token", TOKEN,
-                "serval.ui.enabled", "false");
+                "serval.ui.enabled", "false",
+                "serval.http.body-timeout", "2s");
     }
 }

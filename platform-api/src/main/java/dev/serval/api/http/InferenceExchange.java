@@ -387,11 +387,18 @@ abstract class InferenceExchange<R, A> {
      * One body being read: buffers it while it fits the size limit and the byte budget. A body that comes in one chunk
      * (every small request) is kept as that chunk, which Vert.x hands over as a heap copy of its own: nothing else is
      * allocated or copied until the decoder's array. Event loop only.
+     *
+     * <p>Its deadline is the earlier of: {@code serval.http.body-timeout} after its last chunk (or its headers), which
+     * bounds a stall; and that timeout plus its bytes so far at {@code serval.http.min-body-rate} after its headers,
+     * which bounds a trickle while a large body on a slow link is read to its end. It is armed once, for the timeout;
+     * when it comes, {@link #expire} arms it again for what is left if the body has kept coming (a chunk costs a clock
+     * read, not a re-arming).
      */
     private final class BodyReading extends RequestDeadlines.Deadline implements Handler<Buffer> {
         private final long limit;
-        /** Its time ({@code serval.http.body-timeout}) ran out before it all came: the request was ended, the rest is
-         * ignored. */
+        private final long readingSince = System.nanoTime();
+        private long lastChunkNanos = readingSince;
+        /** It stalled or trickled (see above) before it all came: the request was ended, the rest is ignored. */
         private boolean expired;
         /** The body's first chunk, until a second one comes. */
         private Buffer first;
@@ -411,6 +418,16 @@ abstract class InferenceExchange<R, A> {
          */
         @Override
         void expire() {
+            long now = System.nanoTime();
+            long timeout = routes.bodyTimeout().toNanos();
+            long stalledAt = lastChunkNanos + timeout;
+            // received <= Quarkus's body cap, far below what would overflow
+            long slowAt = readingSince + timeout + received * 1_000_000_000L / routes.minBodyRate();
+            long due = Math.min(stalledAt, slowAt);
+            if (now - due < 0) {
+                deadlines.arm(this, Math.ceilDiv(due - now, 1_000_000L));
+                return;
+            }
             expired = true;
             if (context.response().ended() || context.response().closed()) {
                 return;
@@ -418,14 +435,20 @@ abstract class InferenceExchange<R, A> {
             if (context.request().version() != HttpVersion.HTTP_2) {
                 closeAfterAnswer();
             }
-            fail(new ApiError(408, "the request body did not arrive within serval.http.body-timeout ("
-                    + routes.bodyTimeout().toMillis() + " ms): " + received + " of "
-                    + (declared < 0 ? "an unknown number of" : Long.toString(declared)) + " bytes came"));
+            String came = received + " of " + (declared < 0 ? "an unknown number of" : Long.toString(declared))
+                    + " bytes came";
+            fail(new ApiError(408, now - stalledAt >= 0
+                    ? "the request body stopped coming for serval.http.body-timeout (" + routes.bodyTimeout().toMillis()
+                            + " ms): " + came
+                    : "the request body came slower than serval.http.min-body-rate (" + routes.minBodyRate()
+                            + " bytes/s) past serval.http.body-timeout (" + routes.bodyTimeout().toMillis() + " ms): "
+                            + came + " in " + (now - readingSince) / 1_000_000 + " ms"));
         }
 
         @Override
         public void handle(Buffer chunk) {
             received += chunk.length();
+            lastChunkNanos = System.nanoTime();
             if (received > limit || overBudget || expired) {
                 return;
             }
