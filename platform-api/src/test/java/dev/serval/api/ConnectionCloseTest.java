@@ -7,6 +7,7 @@ import io.quarkus.test.junit.QuarkusTest;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.URL;
@@ -16,9 +17,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * An HTTP/1.1 answer that says {@code Connection: close} closes its connection once it is written, whatever the
- * client does next: a client that declared an oversized body and sends nothing more must not hold the connection until
- * it gives up.
+ * An HTTP/1.1 answer that says {@code Connection: close} closes its connection once it is written and the client has
+ * stopped sending: a client that declared an oversized body and sends nothing more must not hold the connection until
+ * it gives up, and one that sends it anyway must get the answer.
  */
 @QuarkusTest
 class ConnectionCloseTest {
@@ -62,5 +63,34 @@ class ConnectionCloseTest {
                 + "Content-Type: application/json\r\nContent-Length: 10000000\r\n\r\n");
         assertTrue(answer.startsWith("HTTP/1.1 413"), answer);
         assertTrue(answer.toLowerCase(Locale.ROOT).contains("connection: close"), answer);
+    }
+
+    /**
+     * A client that writes its whole body before it reads (as most libraries do) gets the answer, not a broken pipe:
+     * the server reads on and drops the body, then closes.
+     */
+    @Test
+    void aClientThatSendsItsOversizedBodyAnywayGetsTheAnswerThenTheClose() throws IOException {
+        int size = 10_000_000;
+        try (Socket socket = new Socket(base.getHost(), base.getPort())) {
+            socket.setSoTimeout(10_000);
+            OutputStream out = socket.getOutputStream();
+            out.write(("POST " + Serving.INFER + " HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: " + size + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            byte[] chunk = new byte[64 * 1024];
+            for (int sent = 0; sent < size; sent += chunk.length) {
+                out.write(chunk, 0, Math.min(chunk.length, size - sent));
+            }
+            out.flush();
+            ByteArrayOutputStream answer = new ByteArrayOutputStream();
+            try {
+                socket.getInputStream().transferTo(answer);
+            } catch (SocketTimeoutException e) {
+                throw new AssertionError("the connection is still open after: "
+                        + answer.toString(StandardCharsets.ISO_8859_1), e);
+            }
+            String text = answer.toString(StandardCharsets.ISO_8859_1);
+            assertTrue(text.startsWith("HTTP/1.1 413"), text);
+        }
     }
 }
