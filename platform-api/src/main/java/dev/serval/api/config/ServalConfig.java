@@ -246,12 +246,22 @@ public interface ServalConfig {
         long maxTensorElements();
 
         /**
-         * How long a request's body may take to arrive after its headers; past it the request gets 408 and its
-         * connection is closed, so that stalled uploads cannot hold the buffered-bytes budget.
+         * How long a request's body may go without a byte, from its headers on, and the grace before
+         * {@link #minBodyRate()} holds; past it the request gets 408 and its connection is closed, so that stalled
+         * uploads cannot hold the buffered-bytes budget.
          */
         @WithName("body-timeout")
         @WithDefault("10s")
         Duration bodyTimeout();
+
+        /**
+         * The slowest a request body may come on average, in bytes per second: a body may take {@code body-timeout}
+         * plus its size at this rate, so that a large body on a slow link is read to its end, while one that stalls
+         * for {@code body-timeout} or trickles slower is ended (408).
+         */
+        @WithName("min-body-rate")
+        @WithDefault("64K")
+        MemorySize minBodyRate();
 
         /** Texts per OpenAI embeddings request (OpenAI's own limit); more is a 400. */
         @WithName("max-texts-per-request")

@@ -12,6 +12,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.RoutingContext;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -64,6 +65,9 @@ abstract class InferenceExchange<R, A> {
 
     /** Bodies up to this size are read to their end and discarded after an early refusal, keeping the connection. */
     private static final long DISCARD_LIMIT = 64 * 1024;
+
+    /** How long a connection answered {@code Connection: close} waits for more of its request's body ({@link Lingering}). */
+    private static final long LINGER_NANOS = 1_000_000_000L;
 
     final RoutingContext context;
     final InferenceRoutes routes;
@@ -198,13 +202,36 @@ abstract class InferenceExchange<R, A> {
         return null;
     }
 
-    /** Ignores the body of a request refused on its headers; closes the connection after a large or unbounded one. */
+    /**
+     * Ignores the body of a request refused on its headers. Over HTTP/1.1, after a large or unbounded body, the answer
+     * says {@code Connection: close} and the connection is closed once the answer is written and the client has
+     * stopped sending ({@link Lingering}): keeping it would mean reading the whole body only to discard it, and the
+     * client may never send it. Over HTTP/2 the
+     * connection is not the request's to close, and a connection-specific field would make the answer malformed
+     * (RFC 9113 §8.2.2): the answer ends the stream and, while the client is still sending, a RST_STREAM with NO_ERROR
+     * tells it to stop (§8.1).
+     */
     private void discardBody() {
-        if (declared > DISCARD_LIMIT || declared < 0) {
-            // Reading on only to discard a large or unbounded body wastes more than a new connection costs.
-            context.response().putHeader(HttpHeaders.CONNECTION, "close");
+        HttpServerRequest http = context.request();
+        http.handler(ignored -> { });
+        if (http.version() == HttpVersion.HTTP_2) {
+            context.addBodyEndHandler(ignored -> {
+                if (!http.isEnded()) {
+                    context.response().reset(0); // NO_ERROR
+                }
+            });
+        } else if (declared > DISCARD_LIMIT || declared < 0) {
+            closeAfterAnswer();
         }
-        context.request().handler(ignored -> { });
+    }
+
+    /**
+     * HTTP/1.x: the answer says {@code Connection: close}, and the connection is closed once it is written and the
+     * client has stopped sending ({@link Lingering}): Vert.x would close it only when the client asked to.
+     */
+    private void closeAfterAnswer() {
+        context.response().putHeader(HttpHeaders.CONNECTION, "close");
+        context.addBodyEndHandler(ignored -> new Lingering(context.request()).start());
     }
 
     private void readBody() {
@@ -371,11 +398,18 @@ abstract class InferenceExchange<R, A> {
      * One body being read: buffers it while it fits the size limit and the byte budget. A body that comes in one chunk
      * (every small request) is kept as that chunk, which Vert.x hands over as a heap copy of its own: nothing else is
      * allocated or copied until the decoder's array. Event loop only.
+     *
+     * <p>Its deadline is the earlier of: {@code serval.http.body-timeout} after its last chunk (or its headers), which
+     * bounds a stall; and that timeout plus its bytes so far at {@code serval.http.min-body-rate} after its headers,
+     * which bounds a trickle while a large body on a slow link is read to its end. It is armed once, for the timeout;
+     * when it comes, {@link #expire} arms it again for what is left if the body has kept coming (a chunk costs a clock
+     * read, not a re-arming).
      */
     private final class BodyReading extends RequestDeadlines.Deadline implements Handler<Buffer> {
         private final long limit;
-        /** Its time ({@code serval.http.body-timeout}) ran out before it all came: the request was ended, the rest is
-         * ignored. */
+        private final long readingSince = System.nanoTime();
+        private long lastChunkNanos = readingSince;
+        /** It stalled or trickled (see above) before it all came: the request was ended, the rest is ignored. */
         private boolean expired;
         /** The body's first chunk, until a second one comes. */
         private Buffer first;
@@ -395,26 +429,37 @@ abstract class InferenceExchange<R, A> {
          */
         @Override
         void expire() {
+            long now = System.nanoTime();
+            long timeout = routes.bodyTimeout().toNanos();
+            long stalledAt = lastChunkNanos + timeout;
+            // received <= Quarkus's body cap, far below what would overflow
+            long slowAt = readingSince + timeout + received * 1_000_000_000L / routes.minBodyRate();
+            long due = Math.min(stalledAt, slowAt);
+            if (now - due < 0) {
+                deadlines.arm(this, Math.ceilDiv(due - now, 1_000_000L));
+                return;
+            }
             expired = true;
             if (context.response().ended() || context.response().closed()) {
                 return;
             }
-            HttpServerRequest http = context.request();
-            boolean http1 = http.version() != io.vertx.core.http.HttpVersion.HTTP_2;
-            if (http1) {
-                context.response().putHeader(HttpHeaders.CONNECTION, "close");
+            if (context.request().version() != HttpVersion.HTTP_2) {
+                closeAfterAnswer();
             }
-            fail(new ApiError(408, "the request body did not arrive within serval.http.body-timeout ("
-                    + routes.bodyTimeout().toMillis() + " ms): " + received + " of "
-                    + (declared < 0 ? "an unknown number of" : Long.toString(declared)) + " bytes came"));
-            if (http1 && http.connection() != null) {
-                http.connection().close();
-            }
+            String came = received + " of " + (declared < 0 ? "an unknown number of" : Long.toString(declared))
+                    + " bytes came";
+            fail(new ApiError(408, now - stalledAt >= 0
+                    ? "the request body stopped coming for serval.http.body-timeout (" + routes.bodyTimeout().toMillis()
+                            + " ms): " + came
+                    : "the request body came slower than serval.http.min-body-rate (" + routes.minBodyRate()
+                            + " bytes/s) past serval.http.body-timeout (" + routes.bodyTimeout().toMillis() + " ms): "
+                            + came + " in " + (now - readingSince) / 1_000_000 + " ms"));
         }
 
         @Override
         public void handle(Buffer chunk) {
             received += chunk.length();
+            lastChunkNanos = System.nanoTime();
             if (received > limit || overBudget || expired) {
                 return;
             }
@@ -446,6 +491,58 @@ abstract class InferenceExchange<R, A> {
             } else {
                 Buffer body = buffer != null ? buffer : first;
                 proceed(body == null ? new byte[0] : body.getBytes(), null);
+            }
+        }
+    }
+
+    /**
+     * A lingering close (as nginx's {@code lingering_close}) of an HTTP/1.x connection whose answer, already written,
+     * says {@code Connection: close} while its request's body is still coming: the rest of the body is read and
+     * dropped, and the connection is closed once the body has ended, or once the client has sent nothing for
+     * {@link #LINGER_NANOS}, or at the latest {@code serval.http.body-timeout} after the answer. Closing at once would
+     * reset the connection under a client still writing its body (as most client libraries do before they read), which
+     * would then see a broken pipe instead of the answer; waiting for the client to give up would let a client that
+     * declared a body and sent none hold the connection. {@code close()} writes what is pending first. Event loop only.
+     */
+    private final class Lingering extends RequestDeadlines.Deadline {
+        private final HttpServerRequest http;
+        private final long until;
+        private long lastByte = System.nanoTime();
+        private RequestDeadlines wheel;
+
+        Lingering(HttpServerRequest http) {
+            this.http = http;
+            this.until = lastByte + routes.bodyTimeout().toNanos();
+        }
+
+        void start() {
+            if (http.isEnded() || http.connection() == null) {
+                close();
+                return;
+            }
+            wheel = RequestDeadlines.onThisLoop(context.vertx());
+            http.handler(ignored -> lastByte = System.nanoTime());
+            http.endHandler(ignored -> {
+                wheel.disarm(this);
+                close();
+            });
+            wheel.arm(this, LINGER_NANOS / 1_000_000);
+        }
+
+        @Override
+        void expire() {
+            long now = System.nanoTime();
+            long due = Math.min(lastByte + LINGER_NANOS, until);
+            if (now - due < 0) {
+                wheel.arm(this, Math.ceilDiv(due - now, 1_000_000L));
+                return;
+            }
+            close();
+        }
+
+        private void close() {
+            if (http.connection() != null) {
+                http.connection().close();
             }
         }
     }

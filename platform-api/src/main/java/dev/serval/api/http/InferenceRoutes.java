@@ -43,6 +43,7 @@ public class InferenceRoutes {
     private final OipResponseEncoder encoder;
     private final OpenAiEmbeddings embeddings;
     private final java.time.Duration bodyTimeout;
+    private final long minBodyRate;
 
     InferenceRoutes(DeploymentRegistry deployments, RequestBodies bodies, ByteBudget budget, ServalConfig config,
             ObjectMapper mapper) {
@@ -58,6 +59,11 @@ public class InferenceRoutes {
         this.bodyTimeout = config.http().bodyTimeout();
         if (bodyTimeout.toMillis() < 1) {
             throw new IllegalArgumentException("serval.http.body-timeout must be at least 1ms, was " + bodyTimeout);
+        }
+        this.minBodyRate = config.http().minBodyRate().asLongValue();
+        if (minBodyRate < 1) {
+            throw new IllegalArgumentException("serval.http.min-body-rate must be at least 1 byte a second, was "
+                    + minBodyRate);
         }
     }
 
@@ -83,6 +89,12 @@ public class InferenceRoutes {
     /** How long a request's body may take to arrive ({@code serval.http.body-timeout}). */
     java.time.Duration bodyTimeout() {
         return bodyTimeout;
+    }
+
+    /** The slowest a request body may come on average past {@link #bodyTimeout}, in bytes a second
+     * ({@code serval.http.min-body-rate}). */
+    long minBodyRate() {
+        return minBodyRate;
     }
 
     OipRequestDecoder oipDecoder() {
