@@ -8,10 +8,16 @@ import static org.hamcrest.Matchers.not;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.specification.RequestSpecification;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
@@ -61,6 +67,27 @@ class ManagementApiTest {
                 throw new AssertionError(e);
             }
         }
+    }
+
+    @TestHTTPResource("/")
+    URL base;
+
+    @Test
+    void aManagementBodyThatStopsComingIsEndedWithinTheReadTimeoutAndChangesNothing() throws IOException {
+        try (Socket socket = new Socket(base.getHost(), base.getPort())) {
+            socket.setSoTimeout(30_000); // the profile's read timeout is 2 s; before it was bounded, 60 s held a worker
+            OutputStream out = socket.getOutputStream();
+            out.write(("PUT /api/deployments/stalled HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                    + ManagementProfile.TOKEN + "\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+                    + "{\"model\":").getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
+            InputStream in = socket.getInputStream();
+            byte[] buffer = new byte[4096];
+            while (in.read(buffer) > 0) {
+                // whatever the server answers, it must then close: the body will never come
+            }
+        }
+        admin().get("/api/deployments/stalled").then().statusCode(404);
     }
 
     @Test

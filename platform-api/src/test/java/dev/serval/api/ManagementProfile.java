@@ -29,7 +29,8 @@ public class ManagementProfile implements QuarkusTestProfile {
                 "serval.api.token", TOKEN,
                 "serval.api.auth-enabled", "true",
                 "serval.state-dir", STATE_DIR.toString(),
-                "serval.ui.require-token", "true");
+                "serval.ui.require-token", "true",
+                "quarkus.http.read-timeout", "2s");
     }
 
     @Override
