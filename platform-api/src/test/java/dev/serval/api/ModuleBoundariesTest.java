@@ -55,14 +55,6 @@ class ModuleBoundariesTest {
     private static final Set<String> MODEL_FACTORY_RING =
             Set.of("dev.serval.model", "dev.serval.model.onnx", "dev.serval.model.text");
 
-    /**
-     * A known cycle of the edge, left for its own change: {@code api.serving} names {@code api.http}'s error type in
-     * its request outcomes, while {@code api.http} serves the deployments and the dashboard, which reads
-     * {@code api.serving}. No new member may join it and no other cycle may appear.
-     */
-    private static final Set<String> EDGE_SERVING_RING =
-            Set.of("dev.serval.api.http", "dev.serval.api.serving", "dev.serval.api.dashboard");
-
     @Test
     void theEdgeUsesOnlyTheEnginesFacadePackages() {
         assertEquals(List.of(), violations(API, (file, used) -> used.startsWith("dev.serval.")
@@ -94,8 +86,8 @@ class ModuleBoundariesTest {
     }
 
     @Test
-    void theEdgeHasNoPackageCycleButTheKnownServingRing() {
-        assertEquals(List.of(), cyclesOutside(API, EDGE_SERVING_RING));
+    void theEdgeHasNoPackageCycle() {
+        assertEquals(List.of(), cyclesOutside(API, Set.of()));
     }
 
     @Test

@@ -1,6 +1,9 @@
 package dev.serval.api.http;
 
+import dev.serval.api.config.InvalidConfig;
 import dev.serval.api.serving.Conflict;
+import dev.serval.api.serving.Outcome;
+import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.InferenceFailed;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
@@ -16,6 +19,7 @@ import java.util.Map;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import org.jboss.logging.Logger;
+import org.jboss.logging.MDC;
 
 /**
  * The one place where failures become HTTP answers. Status codes: InvalidInput 400, UnknownDeployment 404,
@@ -76,7 +80,7 @@ final class ErrorResponses {
                 case UnknownDeployment ignored -> "model_not_found";
                 case Overloaded ignored -> "rate_limit_exceeded";
                 case NotReady ignored -> "model_not_ready";
-                case dev.serval.error.DeadlineExceeded ignored -> "timeout";
+                case DeadlineExceeded ignored -> "timeout";
                 default -> status == 413 ? "request_too_large" : null;
             };
             String param = error instanceof InvalidInput invalid ? invalid.field()
@@ -90,16 +94,37 @@ final class ErrorResponses {
         }
     }
 
+    /**
+     * The outcome a request that failed with {@code failure} is metered with. Only {@link Outcome#ERROR} feeds the
+     * failure monitor: a refusal for load ({@code Overloaded}, or a 503/429 decided at the edge) is
+     * {@link Outcome#REJECTED}, whoever caused it.
+     */
+    static Outcome outcome(Throwable failure) {
+        return switch (unwrap(failure)) {
+            case InvalidInput ignored -> Outcome.BAD_REQUEST;
+            case UnknownDeployment ignored -> Outcome.BAD_REQUEST;
+            case Overloaded ignored -> Outcome.REJECTED;
+            case NotReady ignored -> Outcome.NOT_READY;
+            case InferenceFailed ignored -> Outcome.ERROR;
+            case DeadlineExceeded ignored -> Outcome.EXPIRED;
+            case ApiError error -> switch (error.status()) {
+                case 429, 503 -> Outcome.REJECTED;
+                default -> error.status() >= 500 ? Outcome.ERROR : Outcome.BAD_REQUEST;
+            };
+            default -> Outcome.ERROR;
+        };
+    }
+
     private static int status(Throwable error, boolean openAi) {
         return switch (error) {
             case InvalidInput ignored -> 400;
-            case dev.serval.api.config.InvalidConfig ignored -> 400;
+            case InvalidConfig ignored -> 400;
             case UnknownDeployment ignored -> 404;
             case Conflict ignored -> 409;
             case Overloaded ignored -> openAi ? 429 : 503;
             case NotReady ignored -> 503;
             case InferenceFailed ignored -> 500;
-            case dev.serval.error.DeadlineExceeded ignored -> 504;
+            case DeadlineExceeded ignored -> 504;
             case ApiError api -> api.status();
             case WebApplicationException web -> web.getResponse().getStatus();
             default -> 500;
@@ -113,14 +138,14 @@ final class ErrorResponses {
             return error.getMessage();
         }
         if (error instanceof ServalException || error instanceof ApiError || error instanceof Conflict
-                || error instanceof dev.serval.api.config.InvalidConfig) {
+                || error instanceof InvalidConfig) {
             return error.getMessage();
         }
         if (error instanceof WebApplicationException web && web.getResponse().getStatus() < 500) {
             return web.getMessage();
         }
         LOG.error("request failed on the server", error);
-        Object requestId = org.jboss.logging.MDC.get("requestId");
+        Object requestId = MDC.get("requestId");
         return "internal server error: " + error.getClass().getSimpleName()
                 + (requestId == null ? "" : " (request id " + requestId + "; the server's log has the details)");
     }

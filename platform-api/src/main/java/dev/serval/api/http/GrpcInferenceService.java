@@ -476,7 +476,7 @@ public class GrpcInferenceService {
                 answer.complete(built.response());
                 return;
             }
-            served.meters().record(RequestMeters.Api.GRPC, Outcome.of(error), start, 0);
+            served.meters().record(RequestMeters.Api.GRPC, ErrorResponses.outcome(error), start, 0);
             answer.completeExceptionally(error);
         } finally {
             if (pinned) {

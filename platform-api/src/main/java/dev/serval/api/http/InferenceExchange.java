@@ -370,7 +370,7 @@ abstract class InferenceExchange<R, A> {
 
     /** Records the failure's outcome (once the deployment is known) and sends its error answer. */
     private void fail(Throwable failure) {
-        record(Outcome.of(failure), 0);
+        record(ErrorResponses.outcome(failure), 0);
         routes.fail(context, openAi, failure);
     }
 
