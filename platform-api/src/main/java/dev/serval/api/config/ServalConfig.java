@@ -288,10 +288,5 @@ public interface ServalConfig {
         @WithName("max-replacements")
         @WithDefault("2")
         int maxReplacements();
-
-        default dev.serval.health.FailureMonitor.Settings toSettings() {
-            return new dev.serval.health.FailureMonitor.Settings(enabled(), window(), threshold(), minRequests(),
-                    maxReplacements());
-        }
     }
 }

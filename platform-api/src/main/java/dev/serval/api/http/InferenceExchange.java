@@ -6,6 +6,7 @@ import dev.serval.api.serving.RequestMeters;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.InvalidInput;
+import dev.serval.error.UnknownDeployment;
 import io.vertx.core.Context;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
@@ -177,7 +178,7 @@ abstract class InferenceExchange<R, A> {
     final ServedDeployment routeOrUnknown(String name) {
         ServedDeployment found = route(name);
         if (found == null) {
-            throw new dev.serval.error.UnknownDeployment(name);
+            throw new UnknownDeployment(name);
         }
         return found;
     }

@@ -301,7 +301,8 @@ public final class ModelRepository {
             JsonNode className = node.get("class");
             if (className == null || !className.isTextual() || !JAVA_CLASS.matcher(className.textValue()).matches()) {
                 throw new IllegalArgumentException(where + ": a java model needs 'class', the fully qualified name of "
-                        + "its dev.serval.spi.Handler (for example com.example.MyHandler), not " + className);
+                        + "its class implementing platform-spi's Handler (for example com.example.MyHandler), not "
+                        + className);
             }
             return new Composite.JavaHandler(jar, className.textValue());
         }

@@ -7,11 +7,13 @@ import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ModelLoader;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.error.UnknownDeployment;
+import dev.serval.health.FailureMonitor;
 import dev.serval.model.Composite;
 import dev.serval.model.Model;
 import dev.serval.model.ModelCatalog;
 import dev.serval.model.ModelKind;
 import dev.serval.model.NativeRuntime;
+import dev.serval.multiplex.Multiplexer;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.MultiplexSpec;
 import io.micrometer.core.instrument.Gauge;
@@ -77,7 +79,7 @@ public class Deployments {
             LOG.warn("no deployments configured: Serval serves nothing until the management API adds some");
         }
         engine = new ServingEngine(Duration.ofSeconds(1), System::nanoTime, InstantSource.system(), registry,
-                config.failureMonitor().toSettings(), autoscalingPeriod(), cpuBudget());
+                failureMonitor(config.failureMonitor()), autoscalingPeriod(), cpuBudget());
         deployments.monitor(engine.failureMonitor());
         synchronized (this) {
             Map<String, ServedDeployment> started = new LinkedHashMap<>();
@@ -115,7 +117,12 @@ public class Deployments {
     }
 
     /** {@code serval.multiplex.*}, checked. */
-    private dev.serval.multiplex.Multiplexer.Tuning multiplexTuning() {
+    private static FailureMonitor.Settings failureMonitor(ServalConfig.FailureMonitor monitor) {
+        return new FailureMonitor.Settings(monitor.enabled(), monitor.window(), monitor.threshold(),
+                monitor.minRequests(), monitor.maxReplacements());
+    }
+
+    private Multiplexer.Tuning multiplexTuning() {
         ServalConfig.Multiplex settings = config.multiplex();
         Duration period = settings.refreshPeriod();
         if (period.compareTo(Duration.ofMillis(100)) < 0 || period.compareTo(Duration.ofHours(1)) > 0) {
@@ -132,7 +139,7 @@ public class Deployments {
             throw new InvalidConfig("serval.multiplex.residency-factor", null, null, "must be between 0 and 1000, not "
                     + factor);
         }
-        return new dev.serval.multiplex.Multiplexer.Tuning(period, residency, factor);
+        return new Multiplexer.Tuning(period, residency, factor);
     }
 
     /** {@code serval.cpu-budget}, checked: a bad value stops the start naming the property. */
