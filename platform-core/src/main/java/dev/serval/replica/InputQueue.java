@@ -13,14 +13,23 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The inputs waiting for a replica's predictors, with a hard bound on how many: admission to a {@link PredictorPool}.
  *
- * <p>Design. {@link #tasks} holds one {@link InputTask} per admitted input (and the stop signals); {@link #queued} is
- * a {@link BoundedCount} of the inputs admitted and not yet claimed, bounded by {@code max_queued_inputs}. Callers
+ * <p>Design. {@link #waiting} holds one {@link Waiting} per admitted request with inputs not yet taken (and the stop
+ * signals); {@link #queued} is a {@link BoundedCount} of the inputs admitted and not yet claimed, bounded by
+ * {@code max_queued_inputs}. Callers
  * (request threads, the health checker) {@link #admit}: the count is taken for all of a request's inputs at once, by
  * CAS, before anything is queued, so a request whose inputs do not all fit is refused whole with {@link Overloaded}
  * and its {@link RetryAfter} estimate. Predictors take tasks and {@link #claim} them, which gives back the place; a
  * request that ends early gives back the places of its unclaimed tasks itself (see {@link PoolRequest}), and the
  * tasks it leaves behind are skipped by the claim. The closing thread adds stop signals and fails what is left
  * ({@link #failAll}).
+ *
+ * <p>Fairness. Requests take turns, one input each: a predictor takes the next input of the request at the head of
+ * {@link #waiting} and, when that request has more, puts it back at the tail (round robin, as a fair queue serves
+ * flows). A one-text request queued behind a request of 2,048 texts waits for one input of it per turn, not for all of
+ * them, so one client's large requests cannot hold everyone else's small ones; a request's own inputs still run in
+ * order, and which inputs share a batch never changes an answer (batch invariance). A {@link Waiting} is either in the
+ * queue or held by the one predictor that took it out, which alone moves its cursor before putting it back (the
+ * queue's offer publishes the write to whoever polls it next).
  *
  * <p>Waiting. A predictor that finds no task may spin for a while ({@link #take(long)}; one at a time, the
  * {@link #spinning} flag, taken by CAS and given back by the predictor that took it), then sleeps: it registers in
@@ -34,7 +43,7 @@ import java.util.concurrent.locks.LockSupport;
 final class InputQueue<I, O> {
 
     private final String deployment;
-    private final ConcurrentLinkedQueue<InputTask<I, O>> tasks = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Waiting<I, O>> waiting = new ConcurrentLinkedQueue<>();
     /** Predictors parked until a task is queued; each removes itself when it wakes. */
     private final ConcurrentLinkedQueue<Thread> sleepers;
     private final BoundedCount queued;
@@ -73,11 +82,28 @@ final class InputQueue<I, O> {
                     + n + " more would exceed max-queued-inputs " + queued.limit(), retryAfter.estimate(current));
         }
         PoolRequest<I, O> request = new PoolRequest<>(inputs, queued);
-        for (int i = 0; i < n; i++) {
-            tasks.add(new InputTask<>(request, i, nowNanos));
-        }
+        waiting.add(new Waiting<>(request, n, nowNanos));
         wake(n);
         return request;
+    }
+
+    /**
+     * The next input to run: of the request at the head of the queue, which goes back to the tail while it has more;
+     * null when nothing is queued.
+     */
+    private InputTask<I, O> next() {
+        Waiting<I, O> head = waiting.poll();
+        if (head == null) {
+            return null;
+        }
+        if (head.request == null) {
+            return InputTask.stop();
+        }
+        int index = head.next++;
+        if (head.next < head.size) {
+            waiting.add(head); // its next input after one of every other request's
+        }
+        return new InputTask<>(head.request, index, head.queuedAt);
     }
 
     /**
@@ -89,7 +115,7 @@ final class InputQueue<I, O> {
     InputTask<I, O> take(long spinNanos) throws InterruptedException {
         boolean spun = false;
         for (;;) {
-            InputTask<I, O> task = tasks.poll();
+            InputTask<I, O> task = next();
             if (task != null) {
                 return taken(task);
             }
@@ -110,7 +136,7 @@ final class InputQueue<I, O> {
 
     /** The next task, or null when none is queued. */
     InputTask<I, O> poll() {
-        InputTask<I, O> task = tasks.poll();
+        InputTask<I, O> task = next();
         return task == null ? null : taken(task);
     }
 
@@ -118,7 +144,7 @@ final class InputQueue<I, O> {
     InputTask<I, O> poll(long nanos) throws InterruptedException {
         long deadline = System.nanoTime() + nanos;
         for (;;) {
-            InputTask<I, O> task = tasks.poll();
+            InputTask<I, O> task = next();
             if (task != null) {
                 return taken(task);
             }
@@ -145,7 +171,7 @@ final class InputQueue<I, O> {
                     throw new InterruptedException();
                 }
                 Thread.yield();
-                InputTask<I, O> task = tasks.poll();
+                InputTask<I, O> task = next();
                 if (task != null) {
                     return task;
                 }
@@ -168,7 +194,7 @@ final class InputQueue<I, O> {
         sleepers.add(self);
         try {
             VarHandle.fullFence();
-            InputTask<I, O> task = tasks.poll();
+            InputTask<I, O> task = next();
             if (task != null) {
                 return task;
             }
@@ -188,7 +214,7 @@ final class InputQueue<I, O> {
 
     /** {@code task}, after waking one more sleeper when tasks are still queued behind it. */
     private InputTask<I, O> taken(InputTask<I, O> task) {
-        if (!tasks.isEmpty()) {
+        if (!waiting.isEmpty()) {
             wakeOne();
         }
         return task;
@@ -230,18 +256,20 @@ final class InputQueue<I, O> {
     /** Queues {@code count} stop signals, behind every task queued so far. */
     void addStops(int count) {
         for (int i = 0; i < count; i++) {
-            tasks.add(InputTask.stop());
+            waiting.add(Waiting.stop());
         }
         wake(count);
     }
 
     /** Fails every request that still has a task queued with {@link NotReady} carrying {@code reason}. */
     void failAll(String reason) {
-        InputTask<I, O> task;
-        while ((task = tasks.poll()) != null) {
-            if (!task.isStop() && task.request().claimTask()) {
-                queued.release();
-                task.request().fail(new NotReady(reason));
+        Waiting<I, O> left;
+        while ((left = waiting.poll()) != null) {
+            for (; left.request != null && left.next < left.size; left.next++) {
+                if (left.request.claimTask()) {
+                    queued.release();
+                    left.request.fail(new NotReady(reason));
+                }
             }
         }
     }
@@ -249,5 +277,29 @@ final class InputQueue<I, O> {
     /** Inputs admitted and not yet claimed by a predictor. */
     int queuedInputs() {
         return queued.count();
+    }
+
+    /**
+     * One request's inputs not yet taken, from {@link #next} on; or a stop signal (no request). {@link #next} is
+     * written only by the predictor that took this out of the queue, before it puts it back.
+     */
+    private static final class Waiting<I, O> {
+        private static final Waiting<?, ?> STOP = new Waiting<>(null, 1, 0);
+
+        final PoolRequest<I, O> request;
+        final int size;
+        final long queuedAt;
+        int next;
+
+        Waiting(PoolRequest<I, O> request, int size, long queuedAt) {
+            this.request = request;
+            this.size = size;
+            this.queuedAt = queuedAt;
+        }
+
+        @SuppressWarnings("unchecked")
+        static <I, O> Waiting<I, O> stop() {
+            return (Waiting<I, O>) STOP;
+        }
     }
 }

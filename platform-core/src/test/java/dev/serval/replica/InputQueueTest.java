@@ -38,6 +38,29 @@ class InputQueueTest {
     }
 
     /**
+     * Requests take turns, one input each (round robin), so that a one-text request queued behind a request of many
+     * texts waits for one of them, not for all: one client's large requests cannot hold up everyone else's small ones.
+     * Each request's own inputs still go in order.
+     */
+    @Test
+    void requestsTakeTurnsSoThatASmallOneNeverWaitsBehindALargeOne() {
+        PoolRequest<String, String> large = queue.admit(List.of("l0", "l1", "l2", "l3", "l4", "l5"), 0);
+        PoolRequest<String, String> small = queue.admit(List.of("s0"), 0);
+        PoolRequest<String, String> pair = queue.admit(List.of("p0", "p1"), 0);
+
+        List<String> order = new java.util.ArrayList<>();
+        InputTask<String, String> task;
+        while ((task = queue.poll()) != null) {
+            assertTrue(queue.claim(task));
+            order.add(task.request().input(task.index()));
+        }
+
+        assertEquals(List.of("l0", "s0", "p0", "l1", "p1", "l2", "l3", "l4", "l5"), order);
+        assertEquals(0, queue.queuedInputs());
+        assertFalse(large.isDone() || small.isDone() || pair.isDone(), "taking is not answering");
+    }
+
+    /**
      * A spinning taker never sleeps while its spin lasts, and takes what comes: were the spin ignored, it would be
      * parked (WAITING) within microseconds, long before the thousands of looks below end.
      */
