@@ -10,6 +10,7 @@ import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.error.ServalException;
 import dev.serval.error.UnknownDeployment;
+import io.vertx.grpc.common.GrpcStatus;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
@@ -22,7 +23,8 @@ import org.jboss.logging.Logger;
 import org.jboss.logging.MDC;
 
 /**
- * The one place where failures become HTTP answers. Status codes: InvalidInput 400, UnknownDeployment 404,
+ * The one place where failures become answers: HTTP statuses and bodies, gRPC statuses ({@link #grpcStatus}) and the
+ * request outcomes of the meters ({@link #outcome}). Status codes: InvalidInput 400, UnknownDeployment 404,
  * Overloaded 503 + Retry-After (OpenAI API: 429 + Retry-After, as OpenAI clients expect for back-off),
  * NotReady 503, Conflict 409, DeadlineExceeded 504, InferenceFailed and anything unexpected 500, ApiError and JAX-RS errors
  * their own status.
@@ -112,6 +114,23 @@ final class ErrorResponses {
                 default -> error.status() >= 500 ? Outcome.ERROR : Outcome.BAD_REQUEST;
             };
             default -> Outcome.ERROR;
+        };
+    }
+
+    /**
+     * The gRPC status of {@code failure}: its HTTP status as OpenAI's endpoints answer it (a refusal for load 429, not
+     * OIP's 503, which gRPC keeps for "not ready"), in gRPC's terms, so that both transports answer from this one table.
+     */
+    static GrpcStatus grpcStatus(Throwable failure) {
+        return switch (status(unwrap(failure), true)) {
+            case 400, 413, 415 -> GrpcStatus.INVALID_ARGUMENT;
+            case 401 -> GrpcStatus.UNAUTHENTICATED;
+            case 404 -> GrpcStatus.NOT_FOUND;
+            case 408, 504 -> GrpcStatus.DEADLINE_EXCEEDED;
+            case 409 -> GrpcStatus.FAILED_PRECONDITION;
+            case 429 -> GrpcStatus.RESOURCE_EXHAUSTED;
+            case 503 -> GrpcStatus.UNAVAILABLE;
+            default -> GrpcStatus.INTERNAL;
         };
     }
 

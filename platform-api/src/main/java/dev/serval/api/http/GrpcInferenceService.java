@@ -3,7 +3,6 @@ package dev.serval.api.http;
 import com.google.protobuf.Any;
 import com.google.protobuf.Duration;
 import com.google.rpc.RetryInfo;
-import dev.serval.api.config.InvalidConfig;
 import dev.serval.api.config.ServalConfig;
 import dev.serval.api.grpc.v2.GRPCInferenceServiceGrpc;
 import dev.serval.api.grpc.v2.InferParameter;
@@ -25,9 +24,7 @@ import dev.serval.api.serving.RequestMeters;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.Inference;
 import dev.serval.error.DeadlineExceeded;
-import dev.serval.error.InferenceFailed;
 import dev.serval.error.InvalidInput;
-import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.error.UnknownDeployment;
 import dev.serval.request.CallContext;
@@ -551,7 +548,7 @@ public class GrpcInferenceService {
             write(response != null
                     ? ModelStreamInferResponse.newBuilder().setInferResponse(response).build()
                     : ModelStreamInferResponse.newBuilder()
-                            .setErrorMessage("[" + status(failure).name() + "] " + ErrorResponses.message(failure))
+                            .setErrorMessage("[" + ErrorResponses.grpcStatus(failure).name() + "] " + ErrorResponses.message(failure))
                             .setInferResponse(ModelInferResponse.newBuilder().setId(message.getId())
                                     .setModelName(message.getModelName())).build());
             if (running.size() == MAX_STREAM_IN_FLIGHT - 1 && !answersWaiting) {
@@ -661,7 +658,7 @@ public class GrpcInferenceService {
 
     /** Ends the call with the status {@code failure} maps to, its message, and for an overload the retry delay. */
     private static void fail(GrpcServerResponse<?, ?> response, Throwable failure) {
-        GrpcStatus status = status(failure);
+        GrpcStatus status = ErrorResponses.grpcStatus(failure);
         String message = ErrorResponses.message(failure);
         response.status(status).statusMessage(message);
         Long retryMillis = failure instanceof Overloaded overloaded ? Long.valueOf(overloaded.retryAfter().toMillis())
@@ -757,28 +754,5 @@ public class GrpcInferenceService {
             }
         }
         return encoded.toString();
-    }
-
-    static GrpcStatus status(Throwable failure) {
-        return switch (failure) {
-            case InvalidInput ignored -> GrpcStatus.INVALID_ARGUMENT;
-            case UnknownDeployment ignored -> GrpcStatus.NOT_FOUND;
-            case Overloaded ignored -> GrpcStatus.RESOURCE_EXHAUSTED;
-            case NotReady ignored -> GrpcStatus.UNAVAILABLE;
-            case DeadlineExceeded ignored -> GrpcStatus.DEADLINE_EXCEEDED;
-            case InferenceFailed ignored -> GrpcStatus.INTERNAL;
-            case InvalidConfig ignored -> GrpcStatus.INVALID_ARGUMENT;
-            case ApiError api -> switch (api.status()) {
-                case 400, 413, 415 -> GrpcStatus.INVALID_ARGUMENT;
-                case 401 -> GrpcStatus.UNAUTHENTICATED;
-                case 404 -> GrpcStatus.NOT_FOUND;
-                case 409 -> GrpcStatus.FAILED_PRECONDITION;
-                case 429 -> GrpcStatus.RESOURCE_EXHAUSTED;
-                case 503 -> GrpcStatus.UNAVAILABLE;
-                case 504 -> GrpcStatus.DEADLINE_EXCEEDED;
-                default -> GrpcStatus.INTERNAL;
-            };
-            default -> GrpcStatus.INTERNAL;
-        };
     }
 }
