@@ -69,7 +69,7 @@ import javax.tools.ToolProvider;
  * {@code summary.md}, {@code memory.png}, {@code latency.png} and Serval's log. From the repository root (about 12
  * minutes; {@code --quick}: 2 minutes of load, about 3.5 in all):
  * <pre>{@code
- * bin/loadbench --combined-soak [--quick] [--duration 10m] [--interval 1m] [--change-every 1m] [--out DIR]
+ * bin/loadbench --combined-soak [--quick] [--duration 10m] [--interval 30s] [--change-every 1m] [--out DIR]
  *                               [--serval-opt -Dkey=value]...
  * }</pre>
  */
@@ -91,7 +91,7 @@ public final class CombinedSoakBenchmark {
             + "\"data\":[1,2,3,4]}]}";
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String USAGE = "usage: bin/loadbench --combined-soak [--quick] [--duration 10m] "
-            + "[--interval 1m] [--change-every 1m] [--out DIR] [--serval-opt -Dkey=value]...";
+            + "[--interval 30s] [--change-every 1m] [--out DIR] [--serval-opt -Dkey=value]...";
 
     /**
      * The run's shape.
@@ -129,7 +129,7 @@ public final class CombinedSoakBenchmark {
 
         static Settings full() {
             return new Settings("full", Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofMinutes(10),
-                    Duration.ofMinutes(1), Duration.ofMinutes(1), Duration.ofSeconds(20), Duration.ofSeconds(40),
+                    Duration.ofSeconds(30), Duration.ofMinutes(1), Duration.ofSeconds(20), Duration.ofSeconds(40),
                     0.3, 0.1, 4, Duration.ofSeconds(2), Duration.ofSeconds(10));
         }
 
