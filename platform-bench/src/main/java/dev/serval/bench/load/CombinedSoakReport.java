@@ -115,9 +115,12 @@ final class CombinedSoakReport {
         }
         md.append("\nThe first row is the reading just before the load started. MB are MiB (2^20 bytes). \"scaled\": "
                 + "the autoscaled deployment's state and running replicas at the sample.\n\n");
-        md.append("## Counters at the end\n\n");
-        ((Map<String, Double>) report.get("counters")).forEach((series, value) -> md.append(String.format(Locale.ROOT,
-                "- `%s`: %.0f%n", series, value)));
+        md.append("## Counters at the end\n\nThose not at 0 (every series: `report.json`).\n\n");
+        ((Map<String, Double>) report.get("counters")).forEach((series, value) -> {
+            if (value != 0) {
+                md.append(String.format(Locale.ROOT, "- `%s`: %.0f%n", series, value));
+            }
+        });
         md.append("\n![memory](memory.png)\n\n![latency](latency.png)\n\n");
         md.append("Settings, Serval's arguments, every sample and figure: `report.json`.\n");
         return md.toString();
