@@ -227,7 +227,7 @@ public final class GrpcBenchmark {
                 .addRawInputContents(ByteString.copyFrom(raw.array())).build();
     }
 
-    private static ModelInferRequest text(String text) {
+    static ModelInferRequest text(String text) {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         ByteBuffer raw = ByteBuffer.allocate(4 + bytes.length).order(ByteOrder.LITTLE_ENDIAN).putInt(bytes.length)
                 .put(bytes);

@@ -78,13 +78,13 @@ final class SoakGoals {
         return verdicts;
     }
 
-    private static Verdict slope(List<Sample> half, String figure, ToDoubleFunction<Sample> value, double atMost) {
+    static Verdict slope(List<Sample> half, String figure, ToDoubleFunction<Sample> value, double atMost) {
         Fit fit = fit(half, value);
         return new Verdict(figure, fit.slope(), fit.standardError(), "MB/min", String.format("≤ %.1f MB/min", atMost),
                 Double.isNaN(fit.slope()) ? null : fit.slope() <= atMost);
     }
 
-    private static Verdict reported(List<Sample> half, String figure, ToDoubleFunction<Sample> value, String unit) {
+    static Verdict reported(List<Sample> half, String figure, ToDoubleFunction<Sample> value, String unit) {
         Fit fit = fit(half, value);
         return new Verdict(figure, fit.slope(), fit.standardError(), unit, "", null);
     }

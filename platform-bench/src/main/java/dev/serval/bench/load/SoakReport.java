@@ -99,7 +99,7 @@ final class SoakReport {
     }
 
     /** One line per named series; with {@code linear}, the second series on its own axis (RSS beside the heap). */
-    private static void plot(Path file, String title, String yTitle, List<SoakBenchmark.Row> rows,
+    static void plot(Path file, String title, String yTitle, List<SoakBenchmark.Row> rows,
             List<Map.Entry<String, ToDoubleFunction<SoakBenchmark.Row>>> lines, boolean linear) throws IOException {
         System.setProperty("java.awt.headless", "true");
         XYChart chart = new XYChartBuilder().width(960).height(600).title(title).xAxisTitle("minutes since the load "
