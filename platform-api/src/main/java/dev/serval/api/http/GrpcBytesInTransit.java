@@ -100,8 +100,6 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
         this.unary = unary;
         this.maxMessageSize = maxMessageSize;
         this.refuse = refuse;
-        request.response().closeHandler(ignored -> giveBack());
-        request.response().endHandler(ignored -> giveBack());
         if (unary) {
             deadlines.arm(stall, bodyTimeoutMillis);
         }
@@ -225,8 +223,13 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
         }
     }
 
-    /** The stream ended (answered, reset or closed): what the call still holds goes back, and the call closes. */
-    private void giveBack() {
+    /**
+     * The stream ended (answered, reset or closed): what the call still holds goes back, and the call closes. Its
+     * creator calls it when the response ends or closes, through whoever owns the response's end and close handlers
+     * (the routing context on the HTTP port, so that the other routes' end handlers, the stream limit's among them,
+     * still run); idempotent.
+     */
+    void giveBack() {
         deadlines.disarm(stall);
         if (!over) {
             over = true;

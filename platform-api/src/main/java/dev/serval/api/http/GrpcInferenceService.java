@@ -39,6 +39,7 @@ import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
 import io.vertx.grpc.common.CodecException;
 import io.vertx.grpc.common.GrpcStatus;
 import io.vertx.grpc.common.InvalidMessageException;
@@ -140,7 +141,7 @@ public class GrpcInferenceService {
             vertx.createHttpServer(new HttpServerOptions().setPort(port).setHost(host).setHttp2ClearTextEnabled(true))
                     .requestHandler(request -> {
                         request.headers().set(RequestIds.HEADER, requestId(request.getHeader(RequestIds.HEADER)));
-                        handle(server, request);
+                        handle(server, request, null);
                     })
                     .listen()
                     .onSuccess(listening -> LOG.infof("gRPC (OIP GRPCInferenceService) on %s:%d", host,
@@ -159,7 +160,7 @@ public class GrpcInferenceService {
                 return;
             }
             request.headers().set(RequestIds.HEADER, context.response().headers().get(RequestIds.HEADER));
-            handle(server, request);
+            handle(server, request, context);
         });
     }
 
@@ -168,7 +169,7 @@ public class GrpcInferenceService {
      * ({@link GrpcBytesInTransit}); refused at once, on its headers, when the budget is already spent (as REST requests
      * are) or its connection has its limit of calls open.
      */
-    private void handle(GrpcServer server, HttpServerRequest request) {
+    private void handle(GrpcServer server, HttpServerRequest request, RoutingContext context) {
         if (budget.exhausted()) {
             refuse(request, GrpcBytesInTransit.Refusal.OVER_BUDGET);
             return;
@@ -179,8 +180,17 @@ public class GrpcInferenceService {
             return;
         }
         boolean unary = !request.path().equals(STREAM_INFER);
-        new GrpcBytesInTransit(request, budget, share, RequestDeadlines.onThisLoop(vertx), bodyTimeout.toMillis(),
-                unary, maxMessageSize, this::refuse).handTo(server);
+        GrpcBytesInTransit call = new GrpcBytesInTransit(request, budget, share, RequestDeadlines.onThisLoop(vertx),
+                bodyTimeout.toMillis(), unary, maxMessageSize, this::refuse);
+        if (context != null) {
+            // The routing context owns the response's end and close handlers; setting them here would silence the
+            // end handlers of the routes before (the HTTP/2 stream limit's count of open streams).
+            context.addEndHandler(ignored -> call.giveBack());
+        } else {
+            request.response().closeHandler(ignored -> call.giveBack());
+            request.response().endHandler(ignored -> call.giveBack());
+        }
+        call.handTo(server);
     }
 
     void stop(@Observes io.quarkus.runtime.ShutdownEvent event) {
