@@ -79,26 +79,28 @@ public final class OverloadBenchmark {
      * @param duration     each multiple's measurement window
      * @param drain        how long a run waits for answers after its last request
      * @param settle       idle time between multiples, for Serval to empty its queue and close what it holds
+     * @param openAi       whether the requests go to the OpenAI embeddings endpoint ({@code --api openai}: the model is
+     *                     named in the body, so a refusal is decided once it is read) instead of OIP's
      */
     record Settings(String mode, Duration preWarm, Duration refusalWarm, Duration capacity, Duration single,
             Duration warmUp, Duration duration, Duration drain, Duration settle, List<Double> multiples,
-            int connections) {
+            int connections, boolean openAi) {
 
         static Settings quick() {
             return new Settings("quick", Duration.ofSeconds(5), Duration.ofSeconds(3), Duration.ofSeconds(4),
                     Duration.ofSeconds(2), Duration.ofSeconds(1), Duration.ofSeconds(5), Duration.ofSeconds(5),
-                    Duration.ofSeconds(1), List.of(1.0, 2.0, 5.0, 10.0, 20.0), 512);
+                    Duration.ofSeconds(1), List.of(1.0, 2.0, 5.0, 10.0, 20.0), 512, false);
         }
 
         static Settings full() {
             return new Settings("full", Duration.ofSeconds(20), Duration.ofSeconds(5), Duration.ofSeconds(10),
                     Duration.ofSeconds(5), Duration.ofSeconds(3), Duration.ofSeconds(20), Duration.ofSeconds(10),
-                    Duration.ofSeconds(2), List.of(1.0, 2.0, 5.0, 10.0, 20.0), 512);
+                    Duration.ofSeconds(2), List.of(1.0, 2.0, 5.0, 10.0, 20.0), 512, false);
         }
 
-        Settings with(Duration duration, List<Double> multiples, int connections) {
+        Settings with(Duration duration, List<Double> multiples, int connections, boolean openAi) {
             return new Settings(mode, preWarm, refusalWarm, capacity, single, warmUp, duration, drain, settle,
-                    multiples, connections);
+                    multiples, connections, openAi);
         }
     }
 
@@ -138,15 +140,19 @@ public final class OverloadBenchmark {
 
     public static void main(String[] args) throws Exception {
         Options.check(args, "usage: bin/loadbench --overload [--quick] [--duration 20s] [--multiples 1,2,5,10,20] "
-                        + "[--connections 512] [--out DIR] [--serval-opt -Dkey=value]...", Set.of("--quick"),
-                Set.of("--duration", "--multiples", "--connections", "--out", "--serval-opt"));
+                        + "[--connections 512] [--api oip|openai] [--out DIR] [--serval-opt -Dkey=value]...", Set.of("--quick"),
+                Set.of("--duration", "--multiples", "--connections", "--api", "--out", "--serval-opt"));
         List<String> arguments = Arrays.asList(args);
         Settings settings = arguments.contains("--quick") ? Settings.quick() : Settings.full();
         Duration duration = Options.duration(arguments, "--duration", settings.duration());
         List<Double> multiples = Options.doubles(arguments, "--multiples", settings.multiples());
         int connections = Integer.parseInt(Options.value(arguments, "--connections",
                 Integer.toString(settings.connections())));
-        settings = settings.with(duration, multiples, connections);
+        String api = Options.value(arguments, "--api", "oip");
+        if (!api.equals("oip") && !api.equals("openai")) {
+            throw new IllegalArgumentException("--api is oip or openai, not " + api);
+        }
+        settings = settings.with(duration, multiples, connections, api.equals("openai"));
         Path out = Path.of(Options.value(arguments, "--out", "platform-bench/target/overload"));
         Files.createDirectories(out);
         run(settings, out, Options.servalOptions(args));
@@ -167,8 +173,9 @@ public final class OverloadBenchmark {
                 prefix + "max-ongoing-requests=" + MAX_ONGOING, prefix + "num-replicas=" + REPLICAS,
                 noop + "model=noop", noop + "max-ongoing-requests=64", noop + "max-queued-requests=1024"));
         servalArguments.addAll(servalOptions);
-        Workload workload = Workload.texts(LoadBenchmark.MINILM_SHORT, DEPLOYMENT,
-                ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED));
+        List<String> texts = ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED);
+        Workload workload = settings.openAi() ? Workload.openAiTexts(LoadBenchmark.MINILM_SHORT, DEPLOYMENT, texts)
+                : Workload.texts(LoadBenchmark.MINILM_SHORT, DEPLOYMENT, texts);
         List<Step> steps = new ArrayList<>();
         List<RunResult> phases = new ArrayList<>();
         Capacity capacity;

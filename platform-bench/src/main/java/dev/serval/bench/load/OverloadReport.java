@@ -48,12 +48,13 @@ final class OverloadReport {
         StringBuilder md = new StringBuilder(LoadReport.header(report, "Serval overload benchmark"));
         md.append(String.format(Locale.ROOT, "The default MiniLM deployment (batch-invariant, 2 predictor threads, 1 "
                         + "replica) with `max_queued_requests: %d` and `max_ongoing_requests: %d`; one short text per "
-                        + "OIP request. **C = %.1f texts/s** (4 closed-loop clients); single-request p50 %.2f ms; the "
+                        + "%s. **C = %.1f texts/s** (4 closed-loop clients); single-request p50 %.2f ms; the "
                         + "bound on admitted latency is (%d + %d) / C + that p50 = **%.1f ms**. Open-loop arrivals at "
                         + "each multiple of C for %s after %s of unrecorded warm-up, latency from each request's "
                         + "intended send time; the client is a keep-alive pool of at most %d connections. After the "
                         + "last multiple, C again: **%.1f texts/s (%.2f of C)**.%n%n", OverloadBenchmark.MAX_QUEUED,
-                OverloadBenchmark.MAX_ONGOING, capacity.capacity(), capacity.singleP50(), OverloadBenchmark.MAX_QUEUED,
+                OverloadBenchmark.MAX_ONGOING, settings.openAi() ? "OpenAI embeddings request (`/v1/embeddings`)"
+                        : "OIP request", capacity.capacity(), capacity.singleP50(), OverloadBenchmark.MAX_QUEUED,
                 OverloadBenchmark.MAX_ONGOING, capacity.boundMillis(), Options.human(settings.duration()),
                 Options.human(settings.warmUp()), settings.connections(), capacity.recovered(),
                 capacity.recovered() / capacity.capacity()));
