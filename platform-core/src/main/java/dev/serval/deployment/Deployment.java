@@ -526,6 +526,7 @@ public final class Deployment<I, O> implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         gauges.remove();
+        metrics.removeAll(); // before onClosed frees the name: a namesake's meters are never the ones removed
         NotReady gone = new NotReady("model '" + spec.name() + "' was unloaded");
         CompletableFuture<Void> last = serving;
         serving = CompletableFuture.failedFuture(gone);

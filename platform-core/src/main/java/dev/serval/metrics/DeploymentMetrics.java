@@ -228,4 +228,18 @@ public final class DeploymentMetrics implements BatchObserver {
     public void remove(Meter meter) {
         registry.remove(meter);
     }
+
+    /**
+     * Removes every meter of the registry tagged with this deployment (the engine's and those others registered with
+     * its name, such as the edge's request counters): a deployment that is gone leaves no series, so that creating and
+     * deleting deployments under new names does not grow the registry and the scrape for ever. Call once the
+     * deployment has closed and before its name can be used again.
+     */
+    public void removeAll() {
+        for (Meter meter : registry.getMeters()) {
+            if (deployment.equals(meter.getId().getTag("deployment"))) {
+                registry.remove(meter);
+            }
+        }
+    }
 }

@@ -339,6 +339,31 @@ class DeploymentTest {
     }
 
     @Test
+    void aClosedDeploymentLeavesNoMeterBehindSoThatCreatingAndDeletingNamesDoesNotGrowTheRegistry() throws Exception {
+        io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+                new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+        try (ServingEngine metered = new ServingEngine(Duration.ofMillis(50), System::nanoTime,
+                java.time.InstantSource.system(), registry, FailureMonitor.Settings.defaults())) {
+            Deployment<String, String> gone = metered.deploy(spec(1, 8, 10, 10), ignored -> model);
+            DeploymentSpec other = spec(1, 8, 10, 10);
+            Deployment<String, String> kept = metered.deploy(DeploymentSpec.defaults("kept", "fake:")
+                    .withAdmission(other.admission()).withPredictors(other.predictors()), ignored -> model);
+            awaitState(gone, DeploymentState.READY);
+            awaitState(kept, DeploymentState.READY);
+            assertEquals(List.of("A"), gone.submit(List.of("a")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+            // what the edge registers for a deployment besides the engine's own meters (request counters)
+            registry.counter("serval.requests", "deployment", gone.name(), "outcome", "ok").increment();
+            gone.close();
+
+            assertEquals(List.of(), registry.getMeters().stream()
+                    .filter(m -> gone.name().equals(m.getId().getTag("deployment")))
+                    .map(m -> m.getId().getName()).toList(), "every series of the closed deployment is gone");
+            assertTrue(registry.getMeters().stream().anyMatch(m -> "kept".equals(m.getId().getTag("deployment"))),
+                    "the other deployment's meters stay");
+        }
+    }
+
+    @Test
     void requestsThatFailInUserCodeNeverTakeTheNodeOutOfLiveness() throws Exception {
         model.failuresMarkUnhealthy = false; // as a pipeline or a Java handler: the failure is the input's
         try (ServingEngine failing = new ServingEngine(Duration.ofMillis(50), System::nanoTime,
