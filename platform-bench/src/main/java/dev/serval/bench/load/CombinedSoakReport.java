@@ -126,21 +126,11 @@ final class CombinedSoakReport {
         return md.toString();
     }
 
-    static String goalsTable(List<SoakGoals.Verdict> verdicts) {
-        StringBuilder md = new StringBuilder("| figure | value | goal | met |\n|---|---:|---|---|\n");
-        for (SoakGoals.Verdict verdict : verdicts) {
-            String value = Double.isNaN(verdict.value()) ? "not read"
-                    : verdict.unit().isEmpty() ? String.format(Locale.ROOT, "%.0f", verdict.value())
-                    : String.format(Locale.ROOT, "%+.3f ± %.3f %s", verdict.value(), verdict.standardError(),
-                            verdict.unit());
-            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s |%n", verdict.figure(), value, verdict.goal(),
-                    verdict.met() == null ? "" : verdict.met() ? "yes" : "**no**"));
-        }
-        return md.toString();
+    private static String goalsTable(List<SoakGoals.Verdict> verdicts) {
+        return SoakReport.goalsTable(verdicts, "not read");
     }
 
     private static String ms(double value) {
-        return Double.isNaN(value) ? "–" : value >= 100 ? String.format(Locale.ROOT, "%.0f", value)
-                : String.format(Locale.ROOT, "%.2f", value);
+        return SoakReport.ms(value);
     }
 }

@@ -81,9 +81,14 @@ final class SoakReport {
     }
 
     static String goalsTable(List<SoakGoals.Verdict> verdicts) {
+        return goalsTable(verdicts, "n/a (too few samples)");
+    }
+
+    /** The goals as a Markdown table; a figure that could not be computed reads {@code missing}. */
+    static String goalsTable(List<SoakGoals.Verdict> verdicts, String missing) {
         StringBuilder md = new StringBuilder("| figure | value | goal | met |\n|---|---:|---|---|\n");
         for (SoakGoals.Verdict verdict : verdicts) {
-            String value = Double.isNaN(verdict.value()) ? "n/a (too few samples)"
+            String value = Double.isNaN(verdict.value()) ? missing
                     : verdict.unit().isEmpty() ? String.format(Locale.ROOT, "%.0f", verdict.value())
                     : String.format(Locale.ROOT, "%+.3f ± %.3f %s", verdict.value(), verdict.standardError(),
                             verdict.unit());
@@ -93,7 +98,7 @@ final class SoakReport {
         return md.toString();
     }
 
-    private static String ms(double value) {
+    static String ms(double value) {
         return Double.isNaN(value) ? "–" : value >= 100 ? String.format(Locale.ROOT, "%.0f", value)
                 : String.format(Locale.ROOT, "%.2f", value);
     }
