@@ -44,6 +44,14 @@ class GrpcPortTest {
                 .addRawInputContents(com.google.protobuf.ByteString.copyFrom(raw.array())).build();
     }
 
+    /** Its own port holds connections to what the HTTP port advertises: the same stream limit. */
+    @Test
+    void itsOwnPortAdvertisesTheHttpPortsStreamLimit() throws java.io.IOException {
+        try (RawH2 h2 = new RawH2("127.0.0.1", GrpcPortProfile.PORT)) {
+            assertEquals(128, h2.serverSettings().setting(RawH2.SETTINGS_MAX_CONCURRENT_STREAMS));
+        }
+    }
+
     @Test
     void theServiceMovesToItsOwnPort() throws InterruptedException {
         ManagedChannel own = ManagedChannelBuilder.forAddress("127.0.0.1", GrpcPortProfile.PORT).usePlaintext().build();

@@ -55,12 +55,15 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.regex.Pattern;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
@@ -107,15 +110,18 @@ public class GrpcInferenceService {
     private final String version;
     private final Optional<Integer> separatePort;
     private final String host;
+    /** The HTTP port's connection limits, given to the separate port's server ({@code serval.grpc.port}). */
+    private final java.time.Duration idleTimeout;
+    private final OptionalLong maxStreams;
     /** The Vert.x the gRPC server runs on (timers, blocking work): Quarkus's, or its own on a separate port. */
     private volatile Vertx vertx;
 
     GrpcInferenceService(DeploymentRegistry deployments, InferenceResource metadata, RepositoryResource repository,
             ApiToken token, ByteBudget budget, ServalConfig config,
-            @org.eclipse.microprofile.config.inject.ConfigProperty(name = "quarkus.http.host", defaultValue = "0.0.0.0")
-            String host,
-            @org.eclipse.microprofile.config.inject.ConfigProperty(name = "quarkus.application.version",
-                    defaultValue = "unknown") String version) {
+            @ConfigProperty(name = "quarkus.http.host", defaultValue = "0.0.0.0") String host,
+            @ConfigProperty(name = "quarkus.http.idle-timeout", defaultValue = "30M") java.time.Duration idleTimeout,
+            @ConfigProperty(name = "quarkus.http.limits.max-concurrent-streams") OptionalLong maxStreams,
+            @ConfigProperty(name = "quarkus.application.version", defaultValue = "unknown") String version) {
         this.deployments = deployments;
         this.metadata = metadata;
         this.repository = repository;
@@ -129,6 +135,8 @@ public class GrpcInferenceService {
         this.version = version;
         this.separatePort = config.grpc().port();
         this.host = host;
+        this.idleTimeout = idleTimeout;
+        this.maxStreams = maxStreams;
     }
 
     void install(@Observes Router router, Vertx quarkusVertx) {
@@ -138,7 +146,12 @@ public class GrpcInferenceService {
             vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2).setWorkerPoolSize(4));
             int port = separatePort.get();
             GrpcServer server = server(vertx);
-            vertx.createHttpServer(new HttpServerOptions().setPort(port).setHost(host).setHttp2ClearTextEnabled(true))
+            // The HTTP port's connection limits, which Quarkus applies to its own server only.
+            HttpServerOptions options = new HttpServerOptions().setPort(port).setHost(host)
+                    .setHttp2ClearTextEnabled(true).setIdleTimeout((int) idleTimeout.toSeconds())
+                    .setIdleTimeoutUnit(TimeUnit.SECONDS);
+            maxStreams.ifPresent(streams -> options.getInitialSettings().setMaxConcurrentStreams(streams));
+            vertx.createHttpServer(options)
                     .requestHandler(request -> {
                         request.headers().set(RequestIds.HEADER, requestId(request.getHeader(RequestIds.HEADER)));
                         handle(server, request, null);
