@@ -8,13 +8,16 @@ import java.lang.invoke.VarHandle;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * The inputs waiting for a replica's predictors, with a hard bound on how many: admission to a {@link PredictorPool}.
  *
- * <p>Design. {@link #waiting} holds one {@link Waiting} per admitted request with inputs not yet taken (and the stop
- * signals); {@link #queued} is a {@link BoundedCount} of the inputs admitted and not yet claimed, bounded by
+ * <p>Design. {@link #waiting} holds one {@link Waiting} per admitted request with inputs not yet taken;
+ * {@link #stops} counts the stop signals given, each taken by one predictor once nothing is queued, so that shutting
+ * down finishes every input admitted before (a request taking turns goes back to the queue's tail, which a stop
+ * signal queued behind it would otherwise overtake); {@link #queued} is a {@link BoundedCount} of the inputs admitted and not yet claimed, bounded by
  * {@code max_queued_inputs}. Callers
  * (request threads, the health checker) {@link #admit}: the count is taken for all of a request's inputs at once, by
  * CAS, before anything is queued, so a request whose inputs do not all fit is refused whole with {@link Overloaded}
@@ -48,6 +51,8 @@ final class InputQueue<I, O> {
     private final ConcurrentLinkedQueue<Thread> sleepers;
     private final BoundedCount queued;
     private final RetryAfter retryAfter;
+    /** Stop signals given and not yet taken ({@link #addStops}). */
+    private final AtomicInteger stops = new AtomicInteger();
     /** Whether a predictor is spinning now ({@link #take(long)}). */
     private final AtomicBoolean spinning = new AtomicBoolean();
 
@@ -89,15 +94,12 @@ final class InputQueue<I, O> {
 
     /**
      * The next input to run: of the request at the head of the queue, which goes back to the tail while it has more;
-     * null when nothing is queued.
+     * once nothing is queued, a stop signal if one was given; else null.
      */
     private InputTask<I, O> next() {
         Waiting<I, O> head = waiting.poll();
         if (head == null) {
-            return null;
-        }
-        if (head.request == null) {
-            return InputTask.stop();
+            return takeStop();
         }
         int index = head.next++;
         if (head.next < head.size) {
@@ -212,6 +214,16 @@ final class InputQueue<I, O> {
         }
     }
 
+    /** A stop signal, taking one of {@link #stops}; null when none is left. */
+    private InputTask<I, O> takeStop() {
+        for (int left = stops.get(); left > 0; left = stops.get()) {
+            if (stops.compareAndSet(left, left - 1)) {
+                return InputTask.stop();
+            }
+        }
+        return null;
+    }
+
     /** {@code task}, after waking one more sleeper when tasks are still queued behind it. */
     private InputTask<I, O> taken(InputTask<I, O> task) {
         if (!waiting.isEmpty()) {
@@ -253,11 +265,9 @@ final class InputQueue<I, O> {
         return !task.request().isDone();
     }
 
-    /** Queues {@code count} stop signals, behind every task queued so far. */
+    /** Gives {@code count} stop signals, taken after every input queued so far (and any queued after). */
     void addStops(int count) {
-        for (int i = 0; i < count; i++) {
-            waiting.add(Waiting.stop());
-        }
+        stops.addAndGet(count);
         wake(count);
     }
 
@@ -265,7 +275,7 @@ final class InputQueue<I, O> {
     void failAll(String reason) {
         Waiting<I, O> left;
         while ((left = waiting.poll()) != null) {
-            for (; left.request != null && left.next < left.size; left.next++) {
+            for (; left.next < left.size; left.next++) {
                 if (left.request.claimTask()) {
                     queued.release();
                     left.request.fail(new NotReady(reason));
@@ -280,12 +290,10 @@ final class InputQueue<I, O> {
     }
 
     /**
-     * One request's inputs not yet taken, from {@link #next} on; or a stop signal (no request). {@link #next} is
-     * written only by the predictor that took this out of the queue, before it puts it back.
+     * One request's inputs not yet taken, from {@link #next} on. {@link #next} is written only by the predictor that
+     * took this out of the queue, before it puts it back.
      */
     private static final class Waiting<I, O> {
-        private static final Waiting<?, ?> STOP = new Waiting<>(null, 1, 0);
-
         final PoolRequest<I, O> request;
         final int size;
         final long queuedAt;
@@ -295,11 +303,6 @@ final class InputQueue<I, O> {
             this.request = request;
             this.size = size;
             this.queuedAt = queuedAt;
-        }
-
-        @SuppressWarnings("unchecked")
-        static <I, O> Waiting<I, O> stop() {
-            return (Waiting<I, O>) STOP;
         }
     }
 }

@@ -61,6 +61,29 @@ class InputQueueTest {
     }
 
     /**
+     * A stop signal comes after every input queued when it was given, also the inputs of a request that was taking
+     * turns: shutting down lets the predictors finish what was admitted before they stop.
+     */
+    @Test
+    void stopSignalsComeAfterEveryQueuedInputEvenOfARequestTakingTurns() {
+        queue.admit(List.of("l0", "l1", "l2"), 0);
+        InputTask<String, String> first = queue.poll();
+        assertTrue(queue.claim(first)); // l0 taken: the request is back in the queue for its next turn
+        queue.addStops(1);
+
+        List<String> rest = new java.util.ArrayList<>();
+        InputTask<String, String> task;
+        while ((task = queue.poll()) != null && !task.isStop()) {
+            assertTrue(queue.claim(task));
+            rest.add(task.request().input(task.index()));
+        }
+
+        assertEquals(List.of("l1", "l2"), rest);
+        assertTrue(task != null && task.isStop(), "then the stop");
+        assertEquals(null, queue.poll());
+    }
+
+    /**
      * A spinning taker never sleeps while its spin lasts, and takes what comes: were the spin ignored, it would be
      * parked (WAITING) within microseconds, long before the thousands of looks below end.
      */
