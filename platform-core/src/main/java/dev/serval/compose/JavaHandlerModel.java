@@ -32,8 +32,9 @@ import java.util.concurrent.ConcurrentMap;
  *
  * <p>Failures are a model's: an {@link InvalidInputException} answers 400; any other throwable fails only its request
  * (500, an error in the meters, never against the replica's or the node's health); a handler that never returns holds
- * its predictor thread until the replica stops (its request's deadline answers the client meanwhile). Warm-up and health checks are answered by the predictor
- * thread without calling the handler, which need not accept any particular input.
+ * its predictor thread until the replica stops (its request's deadline answers the client meanwhile). Warm-up and
+ * health checks are answered by the predictor thread without calling the handler, which need not accept any particular
+ * input.
  */
 public final class JavaHandlerModel extends CompositeModel {
 

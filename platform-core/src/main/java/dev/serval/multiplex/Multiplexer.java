@@ -70,13 +70,13 @@ import java.util.function.LongSupplier;
  * autoscaler's, on the sum of its models' requests) bounds both how many models it holds and how far a hot one
  * spreads.
  *
- * <p>The refresher thread rescans the repository every {@code refreshPeriod} ({@link Catalog}): a model whose
- * newest version changed rolls to it ({@link Hosting#update}); a model that left the repository is closed once no
- * request holds it, on a closer thread ({@link #closer}: a close drains the model's requests, which may take its
- * graceful timeout, while the refresher goes on rescanning, spreading and placing waiting models); a model whose load failed is unloaded once no request holds it (the next request loads it
- * again); models over the bounds (after the settings or the replica count shrank) are unloaded when idle. Which
- * names exist is known only from the last scan: a request for a name the scan did not see is refused at once,
- * without touching the file system on the request path.
+ * <p>The refresher thread rescans the repository every {@code refreshPeriod} ({@link Catalog}): a model whose newest
+ * version changed rolls to it ({@link Hosting#update}); a model that left the repository is closed once no request
+ * holds it, on a closer thread ({@link #closer}: a close drains the model's requests, which may take its graceful
+ * timeout, while the refresher goes on rescanning, spreading and placing waiting models); a model whose load failed is
+ * unloaded once no request holds it (the next request loads it again); models over the bounds (after the settings or
+ * the replica count shrank) are unloaded when idle. Which names exist is known only from the last scan: a request for a
+ * name the scan did not see is refused at once, without touching the file system on the request path.
  */
 public final class Multiplexer<H> implements AutoCloseable {
 
@@ -861,7 +861,9 @@ public final class Multiplexer<H> implements AutoCloseable {
             return handle;
         }
 
-        /** {@link Multiplexer#acquire(Entry)} of this entry: pins it for a request about to run, loading it if needed. */
+        /**
+         * {@link Multiplexer#acquire(Entry)} of this entry: pins it for a request about to run, loading it if needed.
+         */
         public boolean acquire() {
             return owner.acquire(this);
         }

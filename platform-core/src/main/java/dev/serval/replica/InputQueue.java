@@ -14,17 +14,16 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The inputs waiting for a replica's predictors, with a hard bound on how many: admission to a {@link PredictorPool}.
  *
- * <p>Design. {@link #waiting} holds one {@link Waiting} per admitted request with inputs not yet taken;
- * {@link #stops} counts the stop signals given, each taken by one predictor once nothing is queued, so that shutting
- * down finishes every input admitted before (a request taking turns goes back to the queue's tail, which a stop
- * signal queued behind it would otherwise overtake); {@link #queued} is a {@link BoundedCount} of the inputs admitted and not yet claimed, bounded by
- * {@code max_queued_inputs}. Callers
- * (request threads, the health checker) {@link #admit}: the count is taken for all of a request's inputs at once, by
- * CAS, before anything is queued, so a request whose inputs do not all fit is refused whole with {@link Overloaded}
- * and its {@link RetryAfter} estimate. Predictors take tasks and {@link #claim} them, which gives back the place; a
- * request that ends early gives back the places of its unclaimed tasks itself (see {@link PoolRequest}), and the
- * tasks it leaves behind are skipped by the claim. The closing thread adds stop signals and fails what is left
- * ({@link #failAll}).
+ * <p>Design. {@link #waiting} holds one {@link Waiting} per admitted request with inputs not yet taken; {@link #stops}
+ * counts the stop signals given, each taken by one predictor once nothing is queued, so that shutting down finishes
+ * every input admitted before (a request taking turns goes back to the queue's tail, which a stop signal queued behind
+ * it would otherwise overtake); {@link #queued} is a {@link BoundedCount} of the inputs admitted and not yet claimed,
+ * bounded by {@code max_queued_inputs}. Callers (request threads, the health checker) {@link #admit}: the count is
+ * taken for all of a request's inputs at once, by CAS, before anything is queued, so a request whose inputs do not all
+ * fit is refused whole with {@link Overloaded} and its {@link RetryAfter} estimate. Predictors take tasks and
+ * {@link #claim} them, which gives back the place; a request that ends early gives back the places of its unclaimed tasks
+ * itself (see {@link PoolRequest}), and the tasks it leaves behind are skipped by the claim. The closing thread adds
+ * stop signals and fails what is left ({@link #failAll}).
  *
  * <p>Fairness. Requests take turns, one input each: a predictor takes the next input of the request at the head of
  * {@link #waiting} and, when that request has more, puts it back at the tail (round robin, as a fair queue serves

@@ -42,10 +42,10 @@ import java.util.function.LongSupplier;
  * measured faster than single-share ones on this machine now, and a predictor that takes work meanwhile waits for it
  * ({@link IdleCores}); under load every inference runs on its own share.
  *
- * <p>Idle spin. A worker that finds the queue empty keeps polling it for the spec's {@code idle_spin} (yielding its core
- * to any other runnable thread between polls) before it sleeps in the queue: a request that arrives meanwhile starts
- * without a thread wake-up, which costs a lone request a tenth of a millisecond or more on a VM. One worker spins at a time
- * ({@link InputQueue#take(long)}); under load the queue is never empty and nothing spins.
+ * <p>Idle spin. A worker that finds the queue empty keeps polling it for the spec's {@code idle_spin} (yielding its
+ * core to any other runnable thread between polls) before it sleeps in the queue: a request that arrives meanwhile
+ * starts without a thread wake-up, which costs a lone request a tenth of a millisecond or more on a VM. One worker
+ * spins at a time ({@link InputQueue#take(long)}); under load the queue is never empty and nothing spins.
  *
  * <p>Threads and fields: {@link #queue} is shared by callers and workers; {@link #busy} is written by workers and read
  * by workers forming a batch; {@link #finished} is added to by workers after each inference and summed by the

@@ -26,8 +26,8 @@ import org.jboss.logging.MDC;
  * The one place where failures become answers: HTTP statuses and bodies, gRPC statuses ({@link #grpcStatus}) and the
  * request outcomes of the meters ({@link #outcome}). Status codes: InvalidInput 400, UnknownDeployment 404,
  * Overloaded 503 + Retry-After (OpenAI API: 429 + Retry-After, as OpenAI clients expect for back-off),
- * NotReady 503, Conflict 409, DeadlineExceeded 504, InferenceFailed and anything unexpected 500, ApiError and JAX-RS errors
- * their own status.
+ * NotReady 503, Conflict 409, DeadlineExceeded 504, InferenceFailed and anything unexpected 500, ApiError and
+ * JAX-RS errors their own status.
  * Bodies: {@code {"error": "..."}} for the Open Inference Protocol and everything else, OpenAI's
  * {@code {"error": {"message", "type", "param", "code"}}} under {@code /v1/}.
  */
@@ -118,8 +118,9 @@ final class ErrorResponses {
     }
 
     /**
-     * The gRPC status of {@code failure}: its HTTP status as OpenAI's endpoints answer it (a refusal for load 429, not
-     * OIP's 503, which gRPC keeps for "not ready"), in gRPC's terms, so that both transports answer from this one table.
+     * The gRPC status of {@code failure}: its HTTP status as OpenAI's endpoints answer it (a refusal for load 429,
+     * not OIP's 503, which gRPC keeps for "not ready"), in gRPC's terms, so that both transports answer from this one
+     * table.
      */
     static GrpcStatus grpcStatus(Throwable failure) {
         return switch (status(unwrap(failure), true)) {

@@ -7,9 +7,10 @@ import java.util.function.Supplier;
 /**
  * What the dashboard's data ({@code GET /ui/api/dashboard}) may cost the server, whoever asks and however often: at
  * most {@link #MAX_COMPUTING} answers are computed at once (on worker threads; a request beyond them is refused at
- * once, 503 + Retry-After, instead of taking another worker or waiting), and the whole feed, the expensive answer (every
- * deployment's full history), is computed at most once per sample interval and its bytes shared by every request in
- * that interval: reloading pages, or a client polling without {@code after}, cost one computation per interval.
+ * once, 503 + Retry-After, instead of taking another worker or waiting), and the whole feed, the expensive answer
+ * (every deployment's full history), is computed at most once per sample interval and its bytes shared by every
+ * request in that interval: reloading pages, or a client polling without {@code after}, cost one computation per
+ * interval.
  *
  * <p>Threads: any worker thread. {@link #whole} is one volatile reference to an immutable pair, replaced whole;
  * two workers that find it stale at the same moment may both compute it (best-effort by design: the bound on

@@ -68,7 +68,10 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
     private final long maxMessageSize;
     private final BiConsumer<HttpServerRequest, Refusal> refuse;
     private final GrpcFraming framing = new GrpcFraming();
-    /** Armed on {@link #deadlines}: a unary call's from its headers to its end, a stream's while a message is unfinished. */
+    /**
+     * Armed on {@link #deadlines}: a unary call's from its headers to its end, a stream's while a message is
+     * unfinished.
+     */
     private final Stall stall = new Stall();
     /** Whole messages read from the current chunk, handed to the gRPC layer once the chunk is checked. */
     private final ArrayDeque<Buffer> whole = new ArrayDeque<>(2);
@@ -82,7 +85,8 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
     private boolean over;
 
     /**
-     * @param share             the connection's share, with this call already counted open ({@link GrpcConnectionShare#open})
+     * @param share             the connection's share, with this call already counted open
+     *                          ({@link GrpcConnectionShare#open})
      * @param deadlines         the calling event loop's deadlines, where a call or message waits
      * @param bodyTimeoutMillis how long a unary call's request, or a stream's message, may take to arrive
      * @param unary             whether the call is unary (else a stream of messages: {@code ModelStreamInfer})

@@ -571,7 +571,8 @@ public class GrpcInferenceService {
             write(response != null
                     ? ModelStreamInferResponse.newBuilder().setInferResponse(response).build()
                     : ModelStreamInferResponse.newBuilder()
-                            .setErrorMessage("[" + ErrorResponses.grpcStatus(failure).name() + "] " + ErrorResponses.message(failure))
+                            .setErrorMessage("[" + ErrorResponses.grpcStatus(failure).name() + "] "
+                                    + ErrorResponses.message(failure))
                             .setInferResponse(ModelInferResponse.newBuilder().setId(message.getId())
                                     .setModelName(message.getModelName())).build());
             if (running.size() == MAX_STREAM_IN_FLIGHT - 1 && !answersWaiting) {

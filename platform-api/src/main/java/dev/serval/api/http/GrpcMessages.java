@@ -65,7 +65,9 @@ final class GrpcMessages {
                 decoder((Parser<Q>) parser, prototype.getDescriptorForType().getFullName(), check));
     }
 
-    /** Parses a message of {@code type} from its bytes, once {@code check} passes, sharing them with its bytes fields. */
+    /**
+     * Parses a message of {@code type} from its bytes, once {@code check} passes, sharing them with its bytes fields.
+     */
     static <T> GrpcMessageDecoder<T> decoder(Parser<T> parser, String type, WireCheck check) {
         return message -> {
             byte[] payload = message.payload().getBytes();

@@ -67,7 +67,10 @@ abstract class InferenceExchange<R, A> {
     /** Bodies up to this size are read to their end and discarded after an early refusal, keeping the connection. */
     private static final long DISCARD_LIMIT = 64 * 1024;
 
-    /** How long a connection answered {@code Connection: close} waits for more of its request's body ({@link Lingering}). */
+    /**
+     * How long a connection answered {@code Connection: close} waits for more of its request's body
+     * ({@link Lingering}).
+     */
     private static final long LINGER_NANOS = 1_000_000_000L;
 
     final RoutingContext context;

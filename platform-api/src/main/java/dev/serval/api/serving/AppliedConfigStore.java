@@ -20,7 +20,8 @@ import java.util.Optional;
  * restart resumes what the management API set. Without a state directory it keeps nothing. Writes are atomic and
  * durable: the file holds the previous config or the new one, never part of one (a temporary file in the same
  * directory, synced to disk, then an atomic rename, then the directory synced, so that a power cut keeps one or the
- * other); temporary files a killed write left behind are removed at the next start ({@link #removeLeftovers}). Not thread-safe: its caller serialises writes (changes to deployments are serialised anyway).
+ * other); temporary files a killed write left behind are removed at the next start ({@link #removeLeftovers}).
+ * Not thread-safe: its caller serialises writes (changes to deployments are serialised anyway).
  */
 final class AppliedConfigStore {
 

@@ -196,7 +196,8 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
                 return;
             }
             if (!DeploymentSpec.isName(model)) { // a repository model with another name is not served
-                report("repository model '" + model + "'", "its name is not a deployment name (1-63 lower-case letters, digits, '.', '_' or '-')");
+                report("repository model '" + model + "'",
+                        "its name is not a deployment name (1-63 lower-case letters, digits, '.', '_' or '-')");
                 return;
             }
             // Null during the first scan, which the multiplexer's constructor runs: no model is served yet.

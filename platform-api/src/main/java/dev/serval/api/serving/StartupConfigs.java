@@ -53,7 +53,8 @@ final class StartupConfigs {
             } catch (InvalidConfig e) {
                 throw new InvalidConfig("the last applied config", null, null, e.getMessage() + "; the management "
                         + "API wrote it (serval.state-dir): correct it, or delete it to start from "
-                        + configFile.map(file -> "the config file " + file).orElse("the serval.deployments properties"));
+                        + configFile.map(file -> "the config file " + file)
+                                .orElse("the serval.deployments properties"));
             }
         }
         if (configFile.isPresent()) {

@@ -140,7 +140,8 @@ public final class OverloadBenchmark {
 
     public static void main(String[] args) throws Exception {
         Options.check(args, "usage: bin/loadbench --overload [--quick] [--duration 20s] [--multiples 1,2,5,10,20] "
-                        + "[--connections 512] [--api oip|openai] [--out DIR] [--serval-opt -Dkey=value]...", Set.of("--quick"),
+                        + "[--connections 512] [--api oip|openai] [--out DIR] [--serval-opt -Dkey=value]...",
+                Set.of("--quick"),
                 Set.of("--duration", "--multiples", "--connections", "--api", "--out", "--serval-opt"));
         List<String> arguments = Arrays.asList(args);
         Settings settings = arguments.contains("--quick") ? Settings.quick() : Settings.full();
