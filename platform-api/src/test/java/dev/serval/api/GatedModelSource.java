@@ -81,7 +81,7 @@ public class GatedModelSource implements ModelSource {
         String version = reference.equals("gated-versioned:") ? spec.version() : null;
         return new Model<>() {
             @Override
-            public dev.serval.tensor.TensorIO<String, Embedding> io() {
+            public dev.serval.request.TensorIO<String, Embedding> io() {
                 return dev.serval.model.text.EmbeddingIO.instance();
             }
 

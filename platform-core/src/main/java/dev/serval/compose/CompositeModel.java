@@ -4,9 +4,9 @@ import dev.serval.model.Model;
 import dev.serval.model.ModelSignature;
 import dev.serval.model.Predictor;
 import dev.serval.request.CallContext;
-import dev.serval.tensor.Invocation;
-import dev.serval.tensor.InvocationIO;
-import dev.serval.tensor.TensorIO;
+import dev.serval.request.Invocation;
+import dev.serval.request.InvocationIO;
+import dev.serval.request.TensorIO;
 import dev.serval.tensor.Tensors;
 import java.util.List;
 

@@ -5,7 +5,8 @@ import dev.serval.deployment.Inference;
 import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.NotReady;
 import dev.serval.model.ModelSignature;
-import dev.serval.tensor.Invocation;
+import dev.serval.request.InferenceRequest;
+import dev.serval.request.Invocation;
 import dev.serval.tensor.Tensors;
 import io.micrometer.core.instrument.Timer;
 import java.util.concurrent.CompletableFuture;
@@ -22,8 +23,9 @@ import java.util.function.Function;
  * encoding). The callee is looked up by name on every call ({@link Callees}), so a callee redeployed, deleted or created
  * after the caller loaded is seen as it is now. When the caller's request ends early (its client went away, its
  * deadline passed: {@link Invocation#end}), every call it started is cancelled, which takes the callee's request out of
- * its queue or ends its run; the deadline itself is enforced by the outermost caller (the edge's timer), whose end
- * reaches every call below it this way. A call made after the deadline passed is refused at once.
+ * its queue or ends its run; the outermost caller's end (the edge's timer) reaches every call below it this way, and
+ * each callee also drops a call that waits in its queues past the deadline. A call made after the deadline passed is
+ * refused at once.
  *
  * <p>Threads: any thread may call {@link #infer}; it never blocks and never throws (refusals complete the returned
  * future exceptionally). Meters ({@code serval_call_seconds{deployment,callee,outcome}}) are registered once, here.
@@ -91,7 +93,8 @@ public final class Handle {
         }
         CompletableFuture<Inference> call;
         try {
-            call = target.infer(inputs.apply(target.signature().orElse(null)), null, from.context());
+            call = target.infer(new InferenceRequest(inputs.apply(target.signature().orElse(null)), null,
+                    from.context()));
         } catch (RuntimeException e) {
             return refused(start, e);
         }

@@ -9,7 +9,7 @@ import dev.serval.model.Composite;
 import dev.serval.model.ModelSignature;
 import dev.serval.model.PipelineStep;
 import dev.serval.model.TensorSignature;
-import dev.serval.tensor.Invocation;
+import dev.serval.request.Invocation;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
 import java.time.Duration;

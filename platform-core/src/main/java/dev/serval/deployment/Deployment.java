@@ -6,6 +6,7 @@ import dev.serval.controller.Controller;
 import dev.serval.controller.ControllerLoop;
 import dev.serval.controller.DeploymentState;
 import dev.serval.controller.DeploymentStatus;
+import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.health.FailureMonitor;
@@ -16,12 +17,12 @@ import dev.serval.model.Model;
 import dev.serval.model.ModelSignature;
 import dev.serval.replica.Replica;
 import dev.serval.request.CallContext;
+import dev.serval.request.InferenceRequest;
+import dev.serval.request.TensorIO;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
 import dev.serval.routing.RoutingSnapshot;
 import dev.serval.spec.DeploymentSpec;
-import dev.serval.tensor.TensorIO;
-import dev.serval.tensor.Tensors;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
@@ -326,26 +327,21 @@ public final class Deployment<I, O> implements AutoCloseable {
     }
 
     /**
-     * Runs one tensor request: maps {@code request}'s tensors to the model's inputs (its kind decides how), routes
-     * them as {@link #submit} does, and maps the outputs back with the model of the replica that answered.
+     * Runs one tensor request: maps its tensors to the model's inputs (its kind decides how), routes them as
+     * {@link #submit} does, and maps the outputs back with the model of the replica that answered. The request's
+     * {@link CallContext} goes with it: a model that calls other deployments passes it on to them
+     * ({@code compose.Handle}), and a request whose deadline passes while it waits (in the deployment's queue or a
+     * replica's) is dropped before it reaches the model.
      *
-     * @param outputs the names of the outputs wanted, or null for all: checked before routing while one model serves
-     *                (otherwise the caller checks the answer with {@link Inference#select})
-     * @return as {@link #submit}'s, but completed with every output tensor and the version that answered
-     * @throws InvalidInput when a tensor does not fit the model or a requested output is unknown, or as {@link #submit}
+     * @return as {@link #submit}'s, but completed with every output tensor and the version that answered, or
+     *     exceptionally with {@link DeadlineExceeded} when its deadline passed before a predictor took it
+     * @throws InvalidInput when a tensor does not fit the model or a requested output is unknown (checked before
+     *                      routing while one model serves; otherwise the caller checks the answer with
+     *                      {@link Inference#select}), or as {@link #submit}
      * @throws NotReady     as {@link #submit}
      */
-    public CompletableFuture<Inference> infer(Tensors request, List<String> outputs) {
-        return infer(request, outputs, CallContext.NONE);
-    }
-
-    /**
-     * {@link #infer(Tensors, List)} on behalf of {@code context} (the request's id and deadline), which a model that
-     * calls other deployments passes on to them ({@link dev.serval.compose.Handle}); other kinds ignore it.
-     */
     @SuppressWarnings("unchecked")
-    public CompletableFuture<Inference> infer(Tensors request, List<String> outputs,
-            CallContext context) {
+    public CompletableFuture<Inference> infer(InferenceRequest request) {
         RoutingSnapshot<I, O> snapshot = router.snapshot();
         RoutableReplica<I, O> newest = snapshot.newest();
         TensorIO<I, O> io;
@@ -367,13 +363,13 @@ public final class Deployment<I, O> implements AutoCloseable {
                         + "retry once it is ready");
             }
         }
-        if (outputs != null) {
-            Inference.checkRequested(outputs, uniformSignature(snapshot));
+        if (request.outputs() != null) {
+            Inference.checkRequested(request.outputs(), uniformSignature(snapshot));
         }
-        List<I> inputs = io.inputs(request, context);
+        List<I> inputs = io.inputs(request);
         CompletableFuture<List<O>> routed;
         try {
-            routed = route(snapshot, inputs);
+            routed = route(snapshot, inputs, request.context().deadlineNanos());
         } catch (RuntimeException refused) {
             io.watch(inputs, CompletableFuture.failedFuture(refused));
             throw refused;
@@ -394,16 +390,17 @@ public final class Deployment<I, O> implements AutoCloseable {
      *
      * @param dimensions the dimension the caller expects, or 0 for the model's own: another is refused before routing
      *                   while one model serves, otherwise on the answer
+     * @param context    the request's id and deadline: as {@link #infer}'s, dropped unrun once its deadline passed
      * @throws InvalidInput when {@code dimensions} is not the model's, or as {@link #submit}
      */
     @SuppressWarnings("unchecked")
-    public CompletableFuture<List<Embedding>> embed(List<String> texts, int dimensions) {
+    public CompletableFuture<List<Embedding>> embed(List<String> texts, int dimensions, CallContext context) {
         RoutingSnapshot<I, O> snapshot = router.snapshot();
         ModelSignature uniform = uniformSignature(snapshot);
         if (uniform != null) {
             checkDimensions(dimensions, uniform.outputs().getFirst().shape().get(1));
         }
-        CompletableFuture<?> submitted = route(snapshot, (List<I>) texts);
+        CompletableFuture<?> submitted = route(snapshot, (List<I>) texts, context.deadlineNanos());
         CompletableFuture<List<Embedding>> routed = (CompletableFuture<List<Embedding>>) submitted;
         if (dimensions == 0) {
             return routed;
@@ -433,11 +430,14 @@ public final class Deployment<I, O> implements AutoCloseable {
      * @throws dev.serval.error.Overloaded when every chosen replica and the deployment's queue are full
      */
     public CompletableFuture<List<O>> submit(List<I> inputs) {
-        return route(router.snapshot(), inputs);
+        return route(router.snapshot(), inputs, CallContext.NO_DEADLINE);
     }
 
-    /** {@link #submit}, judging readiness by {@code snapshot}, the one its caller read. */
-    private CompletableFuture<List<O>> route(RoutingSnapshot<I, O> snapshot, List<I> inputs) {
+    /**
+     * {@link #submit} until {@code deadlineNanos} ({@link CallContext#deadlineNanos}), judging readiness by
+     * {@code snapshot}, the one its caller read.
+     */
+    private CompletableFuture<List<O>> route(RoutingSnapshot<I, O> snapshot, List<I> inputs, long deadlineNanos) {
         DeploymentState state = state(snapshot);
         if (!accepts(state)) {
             throw notReady(state);
@@ -450,7 +450,7 @@ public final class Deployment<I, O> implements AutoCloseable {
             throw new InvalidInput("the request holds " + inputs.size() + " inputs; model '" + current.name()
                     + "' takes at most " + current.admission().maxInputsPerRequest() + " per request");
         }
-        CompletableFuture<List<O>> result = router.submit(inputs);
+        CompletableFuture<List<O>> result = router.submit(inputs, deadlineNanos);
         if (result.state() == Future.State.FAILED && Router.servedBy(result) == null
                 && result.exceptionNow() instanceof InvalidInput refused) {
             // Refused by the validation of the replica it was routed to, before it ran (a replica records itself as

@@ -1,7 +1,7 @@
 package dev.serval.model;
 
 import dev.serval.error.InvalidInput;
-import dev.serval.tensor.TensorIO;
+import dev.serval.request.TensorIO;
 
 /**
  * A loaded model: weights loaded once and shared by every predictor made from it. Thread-safe: any thread

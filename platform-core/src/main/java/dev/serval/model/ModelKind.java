@@ -1,10 +1,10 @@
 package dev.serval.model;
 
-import dev.serval.tensor.InvocationIO;
-import dev.serval.tensor.TensorIO;
+import dev.serval.request.InvocationIO;
+import dev.serval.request.TensorIO;
+import dev.serval.request.TextIO;
+import dev.serval.request.WholeRequestIO;
 import dev.serval.tensor.Tensors;
-import dev.serval.tensor.TextIO;
-import dev.serval.tensor.WholeRequestIO;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;

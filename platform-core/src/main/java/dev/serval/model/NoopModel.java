@@ -1,9 +1,9 @@
 package dev.serval.model;
 
+import dev.serval.request.TensorIO;
+import dev.serval.request.WholeRequestIO;
 import dev.serval.tensor.Tensor;
-import dev.serval.tensor.TensorIO;
 import dev.serval.tensor.Tensors;
-import dev.serval.tensor.WholeRequestIO;
 import java.util.List;
 
 /**

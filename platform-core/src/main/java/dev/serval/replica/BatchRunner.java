@@ -47,7 +47,8 @@ final class BatchRunner<I, O> {
 
     /**
      * Runs one inference over {@code batch}, claimed tasks whose requests may have ended since; {@code inputs} is the
-     * calling predictor's scratch list. Tasks whose requests ended are dropped from {@code batch} first.
+     * calling predictor's scratch list. Tasks whose requests ended are dropped from {@code batch} first, and so are
+     * those whose deadline has passed, their requests ended with {@code DeadlineExceeded} ({@link PoolRequest#expire}).
      *
      * @return false when the pool stopped while it ran: the predictor exits
      */
@@ -56,8 +57,9 @@ final class BatchRunner<I, O> {
         inputs.clear();
         for (int i = 0; i < batch.size(); i++) {
             InputTask<I, O> task = batch.get(i);
+            task.request().expire(start, deployment);
             I input = task.request().input(task.index());
-            if (input == null) { // its request ended since the batch formed: it holds no inputs any more
+            if (input == null) { // its request ended since the batch formed (or just now): it holds no inputs any more
                 batch.remove(i--);
                 continue;
             }

@@ -75,17 +75,18 @@ final class InputQueue<I, O> {
     /**
      * Queues every input of one request, or none of them.
      *
-     * @param nowNanos when they are queued
+     * @param deadlineNanos until when the request may run ({@code CallContext.NO_DEADLINE} for ever)
+     * @param nowNanos      when they are queued
      * @throws Overloaded when the queue cannot take all the inputs
      */
-    PoolRequest<I, O> admit(List<I> inputs, long nowNanos) {
+    PoolRequest<I, O> admit(List<I> inputs, long deadlineNanos, long nowNanos) {
         int n = inputs.size();
         if (!queued.tryAcquire(n)) {
             int current = queued.count();
             throw new Overloaded("model '" + deployment + "' is overloaded: " + current + " inputs queued, "
                     + n + " more would exceed max-queued-inputs " + queued.limit(), retryAfter.estimate(current));
         }
-        PoolRequest<I, O> request = new PoolRequest<>(inputs, queued);
+        PoolRequest<I, O> request = new PoolRequest<>(inputs, queued, deadlineNanos);
         waiting.add(new Waiting<>(request, n, nowNanos));
         wake(n);
         return request;

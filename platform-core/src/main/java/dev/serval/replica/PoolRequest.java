@@ -1,6 +1,8 @@
 package dev.serval.replica;
 
 import dev.serval.admission.BoundedCount;
+import dev.serval.error.DeadlineExceeded;
+import dev.serval.request.CallContext;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
@@ -20,7 +22,8 @@ import java.util.function.BooleanSupplier;
  * request ends early (its caller cancelled it, it failed, its deadline passed) {@link #ended} swaps it to 0 and gives
  * those places back at once, so each place is given back exactly once, by the claimer or by the end. {@link #inputs}
  * is written at construction and set to null (volatile) when the request ends: the tasks left in the queue then hold
- * no input and are skipped by whichever predictor reaches them. The two counts are fields reached through
+ * no input and are skipped by whichever predictor reaches them. {@link #deadlineNanos} is final: a predictor about to
+ * run one of its inputs after it passed ends the request instead ({@link #expire}). The two counts are fields reached through
  * {@link VarHandle}s rather than atomics, so a request costs one object, not three.
  */
 final class PoolRequest<I, O> extends CompletableFuture<List<O>> implements BooleanSupplier {
@@ -40,16 +43,22 @@ final class PoolRequest<I, O> extends CompletableFuture<List<O>> implements Bool
 
     private final Object[] outputs;
     private final BoundedCount queued;
+    /** Until when it may run ({@link CallContext#deadlineNanos}), on the pool's clock. */
+    private final long deadlineNanos;
     private volatile List<I> inputs;
     @SuppressWarnings("unused") // through REMAINING
     private volatile int remaining;
     @SuppressWarnings("unused") // through UNCLAIMED
     private volatile int unclaimed;
 
-    /** @param queued the queue's admission count, holding one place per input; given back as tasks are claimed */
-    PoolRequest(List<I> inputs, BoundedCount queued) {
+    /**
+     * @param queued        the queue's admission count, holding one place per input; given back as tasks are claimed
+     * @param deadlineNanos until when it may run, or {@link CallContext#NO_DEADLINE}
+     */
+    PoolRequest(List<I> inputs, BoundedCount queued, long deadlineNanos) {
         this.outputs = new Object[inputs.size()];
         this.queued = queued;
+        this.deadlineNanos = deadlineNanos;
         this.inputs = inputs;
         this.remaining = inputs.size();
         this.unclaimed = inputs.size();
@@ -88,6 +97,19 @@ final class PoolRequest<I, O> extends CompletableFuture<List<O>> implements Bool
 
     void fail(Throwable failure) {
         completeExceptionally(failure);
+    }
+
+    /**
+     * Ends the request with {@link DeadlineExceeded} when its deadline has passed at {@code nowNanos}, so that none of
+     * its inputs not yet run reaches the model (the caller then finds them gone); false, and nothing done, before.
+     */
+    boolean expire(long nowNanos, String deployment) {
+        if (!CallContext.passed(deadlineNanos, nowNanos)) {
+            return false;
+        }
+        fail(new DeadlineExceeded("the request's deadline passed while it waited for a predictor of model '"
+                + deployment + "'; it was not run"));
+        return true;
     }
 
     /** Whether the request is abandoned: done before its outputs were (failed, cancelled, expired). */

@@ -9,6 +9,7 @@ import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.model.BatchingDecision;
 import dev.serval.model.Model;
 import dev.serval.model.Predictor;
+import dev.serval.request.CallContext;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,7 +36,7 @@ import java.util.function.LongSupplier;
  *
  * <p>Ending early. A request that ends before its tasks ran (its caller cancelled it, or it failed) gives back at once
  * the queue places of the tasks no worker has claimed and drops its inputs: the tasks left in the queue hold no input
- * and are skipped when a worker reaches them.
+ * and are skipped when a worker reaches them; so are those of a request whose deadline passed ({@link BatchRunner}).
  *
  * <p>Idle cores. When the model has a wide session ({@link Model#widens()}), an inference that starts while the other
  * predictors are idle and nothing is queued runs on all of the replica's cores, as long as such inferences are
@@ -147,18 +148,19 @@ final class PredictorPool<I, O> {
     }
 
     /**
-     * Queues every input of one request, or none of them.
+     * Queues every input of one request, or none of them; inputs not yet run once {@code deadlineNanos} passed are
+     * dropped, and the request fails with {@code DeadlineExceeded}.
      *
      * @return completed on a predictor thread with the outputs in input order, or exceptionally with
      *     {@link InferenceFailed} / {@link NotReady}
      * @throws Overloaded when the queue cannot take all the inputs
      * @throws NotReady   when the pool is shutting down
      */
-    CompletableFuture<List<O>> submit(List<I> inputs) {
+    CompletableFuture<List<O>> submit(List<I> inputs, long deadlineNanos) {
         if (!accepting) {
             throw new NotReady("model '" + deployment + "' is shutting down");
         }
-        PoolRequest<I, O> request = queue.admit(inputs, nanoTime.getAsLong());
+        PoolRequest<I, O> request = queue.admit(inputs, deadlineNanos, nanoTime.getAsLong());
         if (stopped) {
             failQueued();
         }
@@ -177,7 +179,7 @@ final class PredictorPool<I, O> {
 
     /** The model's probe input, run like a one-input request (a health check). */
     CompletableFuture<List<O>> probe() {
-        return submit(List.of(model.probeInput()));
+        return submit(List.of(model.probeInput()), CallContext.NO_DEADLINE);
     }
 
     /** Inferences finished since the pool started, answered or failed (the health check's sign of progress). */

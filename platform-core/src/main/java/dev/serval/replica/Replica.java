@@ -169,11 +169,11 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     }
 
     @Override
-    public CompletableFuture<List<O>> run(List<I> inputs) {
+    public CompletableFuture<List<O>> run(List<I> inputs, long deadlineNanos) {
         for (int i = 0; i < inputs.size(); i++) {
             model.validate(inputs.get(i), i);
         }
-        CompletableFuture<List<O>> result = pool.submit(inputs);
+        CompletableFuture<List<O>> result = pool.submit(inputs, deadlineNanos);
         if (model.requestFailuresMarkUnhealthy()) {
             result.whenComplete(health);
         }

@@ -28,4 +28,13 @@ public record CallContext(String requestId, long deadlineNanos) {
     public long remainingNanos(long nowNanos) {
         return deadlineNanos == NO_DEADLINE ? Long.MAX_VALUE : deadlineNanos - nowNanos;
     }
+
+    /**
+     * Whether {@code deadlineNanos} (a context's {@link #deadlineNanos}, or {@link #NO_DEADLINE}) has passed at
+     * {@code nowNanos}, both on {@link System#nanoTime()}'s clock: what a queue asks of a request it is about to run,
+     * which carries the deadline alone.
+     */
+    public static boolean passed(long deadlineNanos, long nowNanos) {
+        return deadlineNanos != NO_DEADLINE && nowNanos - deadlineNanos >= 0;
+    }
 }

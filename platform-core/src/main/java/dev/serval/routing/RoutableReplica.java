@@ -1,6 +1,8 @@
 package dev.serval.routing;
 
 import dev.serval.model.Model;
+import dev.serval.request.CallContext;
+import dev.serval.spec.DeploymentSpec;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -43,12 +45,19 @@ public interface RoutableReplica<I, O> {
     /**
      * Runs one admitted request; completes on a predictor thread. Never blocks the caller.
      *
+     * @param deadlineNanos until when it may run ({@link CallContext#deadlineNanos}): a request whose deadline has
+     *                      passed when a predictor would take it fails with {@code DeadlineExceeded} instead of running
      * @throws dev.serval.error.InvalidInput when an input is one this replica's {@link #model()} cannot take (checked
      *                                       before anything is queued); the caller then releases the slot
      */
-    CompletableFuture<List<O>> run(List<I> inputs);
+    CompletableFuture<List<O>> run(List<I> inputs, long deadlineNanos);
+
+    /** {@link #run(List, long)} without a deadline (benchmarks and tests that drive a replica directly). */
+    default CompletableFuture<List<O>> run(List<I> inputs) {
+        return run(inputs, CallContext.NO_DEADLINE);
+    }
 
     /** Takes over the settings of {@code spec} that a running replica can change in place (batch size and wait). */
-    default void tune(dev.serval.spec.DeploymentSpec spec) {
+    default void tune(DeploymentSpec spec) {
     }
 }

@@ -17,7 +17,7 @@ import java.util.function.BiConsumer;
  * queue, or its own caller ending it wins it, and only the winner gives back the queue place (a request dispatched at
  * once is OUT from the start). {@link #inputs} is written before the request is queued and read and cleared only by
  * the claim's winner. {@link #upstream} and {@link #replica} are written once by the dispatching thread, before the
- * run can complete the request; {@link #since} is final. Nothing here locks.
+ * run can complete the request; {@link #since} and {@link #deadlineNanos} are final. Nothing here locks.
  */
 final class RoutedRequest<I, O> extends CompletableFuture<List<O>> {
 
@@ -36,6 +36,8 @@ final class RoutedRequest<I, O> extends CompletableFuture<List<O>> {
     private final Router<I, O> router;
     /** When it was queued ({@code nanoTime}); 0 for a request dispatched at once. */
     final long since;
+    /** Until when it may run, on the router's clock; {@code CallContext.NO_DEADLINE} without a deadline. */
+    final long deadlineNanos;
     private List<I> inputs;
     @SuppressWarnings("unused") // through CLAIM
     private volatile int claim;
@@ -45,16 +47,18 @@ final class RoutedRequest<I, O> extends CompletableFuture<List<O>> {
     volatile RoutableReplica<?, O> replica;
 
     /** A request dispatched at once, never queued. */
-    RoutedRequest(Router<I, O> router) {
+    RoutedRequest(Router<I, O> router, long deadlineNanos) {
         this.router = router;
         this.since = 0;
+        this.deadlineNanos = deadlineNanos;
     }
 
     /** A request about to be queued, since {@code since}. */
-    RoutedRequest(Router<I, O> router, List<I> inputs, long since) {
+    RoutedRequest(Router<I, O> router, List<I> inputs, long since, long deadlineNanos) {
         this.router = router;
         this.inputs = inputs;
         this.since = since;
+        this.deadlineNanos = deadlineNanos;
         this.claim = QUEUED;
     }
 

@@ -2,9 +2,11 @@ package dev.serval.routing;
 
 import dev.serval.admission.BoundedCount;
 import dev.serval.admission.RetryAfter;
+import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.metrics.DeploymentMetrics;
+import dev.serval.request.CallContext;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -37,7 +39,10 @@ import java.util.function.LongSupplier;
  * <p>Leaving the queue. Each queued request ({@link RoutedRequest}) carries a claim flag that goes from QUEUED to OUT once:
  * the drain that dispatches it, {@link #failQueued} or its own caller ending it (cancelled, or failed by its deadline)
  * wins it, and only the winner decrements {@link #queued}. A caller that ends its request removes it from
- * {@link #waiting} at once and drops its inputs, so an abandoned request holds neither a queue place nor memory.
+ * {@link #waiting} at once and drops its inputs, so an abandoned request holds neither a queue place nor memory. A
+ * request whose deadline has passed when a drain takes it is failed with {@link DeadlineExceeded} there, and its slot
+ * goes to the next one: the engine drops it without the edge's help (whose timer may not have fired yet), and it never
+ * reaches a replica. A request dispatched carries its deadline to the replica, whose predictors drop it the same way.
  *
  * <p>No replica. A deployment with no routable replica refuses requests ({@link NotReady}), unless the controller
  * set {@link #queueWhileEmpty}: an autoscaled deployment at zero replicas (or starting one) queues them like full
@@ -104,6 +109,15 @@ public final class Router<I, O> {
      *                    is closed
      */
     public CompletableFuture<List<O>> submit(List<I> inputs) {
+        return submit(inputs, CallContext.NO_DEADLINE);
+    }
+
+    /**
+     * {@link #submit(List)} for a request that may run until {@code deadlineNanos} ({@link CallContext#deadlineNanos},
+     * on the router's clock): once it has passed, the request is dropped wherever it waits (this queue, the replica's),
+     * failed with {@link DeadlineExceeded}, never run.
+     */
+    public CompletableFuture<List<O>> submit(List<I> inputs, long deadlineNanos) {
         RoutingSnapshot<I, O> current = snapshot.get();
         String refused = refusal;
         if (closed || refused != null || (current.isEmpty() && queueWhileEmptyNanos == 0)) {
@@ -117,7 +131,7 @@ public final class Router<I, O> {
         RoutableReplica<I, O> replica = current.choose();
         if (replica != null) {
             metrics.queueWait(0);
-            return dispatch(replica, inputs, new RoutedRequest<>(this));
+            return dispatch(replica, inputs, new RoutedRequest<>(this, deadlineNanos));
         }
         if (!queued.tryAcquire()) {
             if (current.isEmpty()) {
@@ -129,7 +143,7 @@ public final class Router<I, O> {
             throw overloaded("all " + current.size() + " replicas are at max-ongoing-requests and ", queued.count(),
                     queued.limit());
         }
-        RoutedRequest<I, O> request = new RoutedRequest<>(this, inputs, nanoTime.getAsLong());
+        RoutedRequest<I, O> request = new RoutedRequest<>(this, inputs, nanoTime.getAsLong(), deadlineNanos);
         waiting.add(request);
         drain();
         String refusedNow = refusal;
@@ -143,7 +157,7 @@ public final class Router<I, O> {
     private RoutedRequest<I, O> dispatch(RoutableReplica<I, O> replica, List<I> inputs, RoutedRequest<I, O> result) {
         CompletableFuture<List<O>> run;
         try {
-            run = replica.run(inputs);
+            run = replica.run(inputs, result.deadlineNanos);
         } catch (RuntimeException e) {
             replica.release();
             drain();
@@ -215,7 +229,13 @@ public final class Router<I, O> {
             if (next.isDone()) {
                 continue;
             }
-            metrics.queueWait(nanoTime.getAsLong() - next.since);
+            long now = nanoTime.getAsLong();
+            if (CallContext.passed(next.deadlineNanos, now)) {
+                next.completeExceptionally(new DeadlineExceeded("the request's deadline passed while it waited in "
+                        + "the queue of model '" + deployment + "'; it was not run"));
+                continue; // the slot goes to the next one
+            }
+            metrics.queueWait(now - next.since);
             RoutableReplica<I, O> replica = slot;
             slot = null;
             dispatch(replica, inputs, next);

@@ -21,13 +21,14 @@ import dev.serval.model.PipelineStep;
 import dev.serval.model.Predictor;
 import dev.serval.model.TensorSignature;
 import dev.serval.request.CallContext;
+import dev.serval.request.InferenceRequest;
+import dev.serval.request.Invocation;
+import dev.serval.request.TensorIO;
+import dev.serval.request.WholeRequestIO;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.PredictorSpec;
-import dev.serval.tensor.Invocation;
 import dev.serval.tensor.Tensor;
-import dev.serval.tensor.TensorIO;
 import dev.serval.tensor.Tensors;
-import dev.serval.tensor.WholeRequestIO;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
@@ -113,7 +114,7 @@ class PipelineTest {
                 new PipelineStep("triple", Map.of("y", "x")));
         chain.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
 
-        Inference answer = chain.infer(x(1, 2), null).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        Inference answer = chain.infer(InferenceRequest.of(x(1, 2))).get(WAIT_SECONDS, TimeUnit.SECONDS);
 
         assertArrayEquals(new float[] {9, 15}, output(answer, "z"), "3 * (2x + 1)");
         ModelSignature signature = chain.signature().orElseThrow();
@@ -133,7 +134,7 @@ class PipelineTest {
         Model<?, ?> model = chain.replicas().getFirst().model();
         assertFalse(model.waitsOnOtherDeployments());
 
-        CompletableFuture<Inference> answer = chain.infer(x(1), null);
+        CompletableFuture<Inference> answer = chain.infer(InferenceRequest.of(x(1)));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
         while (!model.waitsOnOtherDeployments()) { // the pipeline's predictor has called the held step
             assertTrue(System.nanoTime() < deadline, "the step was never called");
@@ -155,12 +156,14 @@ class PipelineTest {
         Deployment<Invocation, Tensors> three = pipeline("three", new PipelineStep("double", Map.of()),
                 new PipelineStep("inc", Map.of()), new PipelineStep("triple", Map.of()));
         three.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
-        assertArrayEquals(new float[] {12}, output(three.infer(x(1), null).get(WAIT_SECONDS, TimeUnit.SECONDS), "z"));
+        assertArrayEquals(new float[] {12},
+                output(three.infer(InferenceRequest.of(x(1))).get(WAIT_SECONDS, TimeUnit.SECONDS), "z"));
 
         Deployment<Invocation, Tensors> outer = pipeline("outer", new PipelineStep("three", Map.of()),
                 new PipelineStep("double", Map.of("z", "x")));
         outer.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
-        assertArrayEquals(new float[] {25}, output(outer.infer(x(1), null).get(WAIT_SECONDS, TimeUnit.SECONDS), "y"));
+        assertArrayEquals(new float[] {25},
+                output(outer.infer(InferenceRequest.of(x(1))).get(WAIT_SECONDS, TimeUnit.SECONDS), "y"));
     }
 
     @Test
@@ -198,11 +201,11 @@ class PipelineTest {
         affine("held", "x", "y", 1, 0, true, 0);
         Deployment<Invocation, Tensors> chain = pipeline("chain", new PipelineStep("held", Map.of()));
         chain.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
-        CompletableFuture<Inference> first = chain.infer(x(1), null); // holds the step's only slot
+        CompletableFuture<Inference> first = chain.infer(InferenceRequest.of(x(1))); // holds the step's only slot
         awaitInFlight(deployments.get("held"), 1);
 
         ExecutionException refused = assertThrows(ExecutionException.class,
-                () -> chain.infer(x(2), null).get(WAIT_SECONDS, TimeUnit.SECONDS));
+                () -> chain.infer(InferenceRequest.of(x(2))).get(WAIT_SECONDS, TimeUnit.SECONDS));
 
         assertInstanceOf(Overloaded.class, refused.getCause(), "the step's 503, not a pipeline failure");
         gate.release();
@@ -214,9 +217,9 @@ class PipelineTest {
         Deployment<Tensors, Tensors> held = affine("held", "x", "y", 1, 0, true, 4);
         Deployment<Invocation, Tensors> chain = pipeline("chain", new PipelineStep("held", Map.of()));
         chain.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
-        CompletableFuture<Inference> running = chain.infer(x(1), null);
+        CompletableFuture<Inference> running = chain.infer(InferenceRequest.of(x(1)));
         awaitInFlight(held, 1);
-        CompletableFuture<Inference> waiting = chain.infer(x(2), null);
+        CompletableFuture<Inference> waiting = chain.infer(InferenceRequest.of(x(2)));
         awaitQueued(held, 1); // its step waits in the step's queue
 
         waiting.cancel(false); // the client went away
@@ -234,13 +237,13 @@ class PipelineTest {
         Deployment<Invocation, Tensors> chain = pipeline("chain", new PipelineStep("double", Map.of()));
         chain.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
 
-        ExecutionException late = assertThrows(ExecutionException.class, () -> chain.infer(x(1), null,
-                new CallContext("r-1", System.nanoTime() - 1)).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        ExecutionException late = assertThrows(ExecutionException.class, () -> chain.infer(new InferenceRequest(x(1),
+                null, new CallContext("r-1", System.nanoTime() - 1))).get(WAIT_SECONDS, TimeUnit.SECONDS));
         assertInstanceOf(DeadlineExceeded.class, late.getCause());
 
         deployments.remove("double");
         ExecutionException gone = assertThrows(ExecutionException.class,
-                () -> chain.infer(x(1), null).get(WAIT_SECONDS, TimeUnit.SECONDS));
+                () -> chain.infer(InferenceRequest.of(x(1))).get(WAIT_SECONDS, TimeUnit.SECONDS));
         assertInstanceOf(NotReady.class, gone.getCause());
         assertTrue(gone.getCause().getMessage().contains("deployment 'double', called by 'chain', does not exist"));
     }
@@ -258,12 +261,14 @@ class PipelineTest {
         Deployment<Invocation, Tensors> routed = pipeline("routed", new PipelineStep("detect", Map.of()), route);
         routed.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
 
-        assertArrayEquals(new float[] {5, 7}, output(routed.infer(x(2, 3), null).get(WAIT_SECONDS, TimeUnit.SECONDS),
+        assertArrayEquals(new float[] {5, 7},
+                output(routed.infer(InferenceRequest.of(x(2, 3))).get(WAIT_SECONDS, TimeUnit.SECONDS),
                 "y"), "label pos: double, given the request's x");
-        assertArrayEquals(new float[] {-6}, output(routed.infer(x(-2), null).get(WAIT_SECONDS, TimeUnit.SECONDS),
+        assertArrayEquals(new float[] {-6},
+                output(routed.infer(InferenceRequest.of(x(-2))).get(WAIT_SECONDS, TimeUnit.SECONDS),
                 "y"), "any other label: the default, triple");
         ExecutionException mixed = assertThrows(ExecutionException.class,
-                () -> routed.infer(x(2, -3), null).get(WAIT_SECONDS, TimeUnit.SECONDS));
+                () -> routed.infer(InferenceRequest.of(x(2, -3))).get(WAIT_SECONDS, TimeUnit.SECONDS));
         assertInstanceOf(dev.serval.error.InvalidInput.class, mixed.getCause());
         assertTrue(mixed.getCause().getMessage().contains("route to 'pos' and 'neg'"), mixed.getCause().getMessage());
         assertEquals(List.of("detect", "double", "triple"), ((PipelineModel) routed.replicas().getFirst().model()).steps());
@@ -273,7 +278,7 @@ class PipelineTest {
         Deployment<Invocation, Tensors> noDefault = pipeline("strict", new PipelineStep("detect", Map.of()), strict);
         noDefault.serving().get(WAIT_SECONDS, TimeUnit.SECONDS);
         ExecutionException unknown = assertThrows(ExecutionException.class,
-                () -> noDefault.infer(x(-1), null).get(WAIT_SECONDS, TimeUnit.SECONDS));
+                () -> noDefault.infer(InferenceRequest.of(x(-1))).get(WAIT_SECONDS, TimeUnit.SECONDS));
         assertInstanceOf(dev.serval.error.InvalidInput.class, unknown.getCause());
         assertTrue(unknown.getCause().getMessage().contains("no case for 'neg'; the cases are [pos]"));
 

@@ -12,6 +12,7 @@ import dev.serval.controller.DeploymentStatus;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.health.FailureMonitor;
+import dev.serval.request.InferenceRequest;
 import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.AutoscalingSpec;
 import dev.serval.spec.DeploymentSpec;
@@ -220,17 +221,17 @@ class AutoscalingTest {
         assertTrue(deployment.signature().isEmpty(), "no model has loaded yet");
         Tensors texts = new Tensors(List.of(Tensor.of("text", new String[] {"a"}, 1)));
 
-        NotReady refused = assertThrows(NotReady.class, () -> deployment.infer(texts, null));
+        NotReady refused = assertThrows(NotReady.class, () -> deployment.infer(InferenceRequest.of(texts)));
         assertTrue(refused.getMessage().contains("is starting its first replica"), refused.getMessage());
         for (int i = 0; i < 100; i++) { // a flood of refused requests wakes it once
-            assertThrows(NotReady.class, () -> deployment.infer(texts, null));
+            assertThrows(NotReady.class, () -> deployment.infer(InferenceRequest.of(texts)));
         }
         flooded.countDown();
 
         awaitState(deployment, DeploymentState.READY);
         assertEquals(1, loads.get());
-        assertEquals("A", ((String[]) deployment.infer(texts, null).get(WAIT_SECONDS, TimeUnit.SECONDS).outputs()
-                .tensors().getFirst().data())[0]);
+        assertEquals("A", ((String[]) deployment.infer(InferenceRequest.of(texts)).get(WAIT_SECONDS, TimeUnit.SECONDS)
+                .outputs().tensors().getFirst().data())[0]);
     }
 
     @Test
@@ -244,7 +245,8 @@ class AutoscalingTest {
         awaitState(deployment, DeploymentState.IDLE);
         Tensors texts = new Tensors(List.of(Tensor.of("text", new String[] {"a"}, 1)));
 
-        CompletableFuture<dev.serval.deployment.Inference> first = deployment.infer(texts, null); // waits, not refused
+        // waits, not refused
+        CompletableFuture<dev.serval.deployment.Inference> first = deployment.infer(InferenceRequest.of(texts));
 
         assertEquals("A", ((String[]) first.get(WAIT_SECONDS, TimeUnit.SECONDS).outputs().tensors().getFirst()
                 .data())[0]);

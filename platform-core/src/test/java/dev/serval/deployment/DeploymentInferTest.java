@@ -3,6 +3,7 @@ package dev.serval.deployment;
 import static dev.serval.deployment.AwaitState.awaitState;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -17,10 +18,12 @@ import dev.serval.model.Model;
 import dev.serval.model.ModelSignature;
 import dev.serval.model.Predictor;
 import dev.serval.model.TensorSignature;
+import dev.serval.request.CallContext;
+import dev.serval.request.InferenceRequest;
+import dev.serval.request.TensorIO;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.tensor.Tensor;
-import dev.serval.tensor.TensorIO;
 import dev.serval.tensor.Tensors;
 import java.time.Duration;
 import java.util.List;
@@ -69,7 +72,8 @@ class DeploymentInferTest {
     void mapsTensorsInAndOutAndAnswersWithTheVersionThatServed() throws Exception {
         Deployment<String, String> deployment = ready(spec("7", 8, 10), model);
 
-        Inference answer = deployment.infer(texts("a", "b", "c"), null).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        Inference answer = deployment.infer(InferenceRequest.of(texts("a", "b", "c")))
+                .get(WAIT_SECONDS, TimeUnit.SECONDS);
 
         assertEquals("7", answer.version());
         assertEquals(3, answer.inputs(), "one model input per text");
@@ -83,7 +87,7 @@ class DeploymentInferTest {
         int before = model.predictions.get();
 
         InvalidInput refused = assertThrows(InvalidInput.class,
-                () -> deployment.infer(texts("a"), List.of("upper", "lower")));
+                () -> deployment.infer(new InferenceRequest(texts("a"), List.of("upper", "lower"), CallContext.NONE)));
 
         assertEquals("outputs[1].name", refused.field());
         assertEquals("unknown output 'lower'; this model's outputs are 'upper'", refused.getMessage());
@@ -95,10 +99,10 @@ class DeploymentInferTest {
         Deployment<String, String> deployment = ready(spec("1", 8, 10), model);
         Tensors wrongName = new Tensors(List.of(Tensor.of("words", new String[] {"a"}, 1)));
 
-        InvalidInput refused = assertThrows(InvalidInput.class, () -> deployment.infer(wrongName, null));
+        InvalidInput refused = assertThrows(InvalidInput.class, () -> deployment.infer(InferenceRequest.of(wrongName)));
 
         assertEquals("inputs[0].name", refused.field());
-        assertThrows(InvalidInput.class, () -> deployment.infer(texts("bad"), null),
+        assertThrows(InvalidInput.class, () -> deployment.infer(InferenceRequest.of(texts("bad"))),
                 "the replica's own validation refuses at once, as submit does");
     }
 
@@ -107,7 +111,7 @@ class DeploymentInferTest {
         model.probeGate = new Semaphore(0);
         Deployment<String, String> loading = engine.deploy(spec("1", 8, 10), ignored -> model);
 
-        NotReady refused = assertThrows(NotReady.class, () -> loading.infer(texts("a"), null));
+        NotReady refused = assertThrows(NotReady.class, () -> loading.infer(InferenceRequest.of(texts("a"))));
 
         assertEquals("model 'fake' is still loading", refused.getMessage());
     }
@@ -115,10 +119,10 @@ class DeploymentInferTest {
     @Test
     void refusesWithOverloadedWhenTheReplicaAndTheQueueAreFull() throws Exception {
         Deployment<String, String> deployment = ready(spec("1", 1, 1), model);
-        CompletableFuture<Inference> running = deployment.infer(texts("wait"), null);
-        CompletableFuture<Inference> queued = deployment.infer(texts("queued"), null);
+        CompletableFuture<Inference> running = deployment.infer(InferenceRequest.of(texts("wait")));
+        CompletableFuture<Inference> queued = deployment.infer(InferenceRequest.of(texts("queued")));
 
-        assertThrows(Overloaded.class, () -> deployment.infer(texts("refused"), null));
+        assertThrows(Overloaded.class, () -> deployment.infer(InferenceRequest.of(texts("refused"))));
 
         model.gate.release();
         assertEquals("WAIT", ((String[]) running.get(WAIT_SECONDS, TimeUnit.SECONDS).outputs().tensors().getFirst()
@@ -129,9 +133,9 @@ class DeploymentInferTest {
     @Test
     void cancellingOrFailingTheAnswerTakesTheRequestOutOfTheQueue() throws Exception {
         Deployment<String, String> deployment = ready(spec("1", 1, 2), model);
-        CompletableFuture<Inference> running = deployment.infer(texts("wait"), null);
-        CompletableFuture<Inference> cancelled = deployment.infer(texts("a"), null);
-        CompletableFuture<Inference> expired = deployment.infer(texts("b"), null);
+        CompletableFuture<Inference> running = deployment.infer(InferenceRequest.of(texts("wait")));
+        CompletableFuture<Inference> cancelled = deployment.infer(InferenceRequest.of(texts("a")));
+        CompletableFuture<Inference> expired = deployment.infer(InferenceRequest.of(texts("b")));
         assertEquals(2, deployment.queuedRequests());
 
         cancelled.cancel(false);
@@ -142,9 +146,59 @@ class DeploymentInferTest {
         assertInstanceOf(DeadlineExceeded.class, failure.getCause());
         model.gate.release();
         running.get(WAIT_SECONDS, TimeUnit.SECONDS);
-        Inference after = deployment.infer(texts("after"), null).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        Inference after = deployment.infer(InferenceRequest.of(texts("after"))).get(WAIT_SECONDS, TimeUnit.SECONDS);
         assertArrayEquals(new String[] {"AFTER"}, (String[]) after.outputs().tensors().getFirst().data(),
                 "the deployment still serves");
+    }
+
+    /**
+     * The engine drops a request whose deadline passed while it waited in the deployment's queue, without the edge's
+     * timer: the only slot is held by a request the model keeps, the second waits behind it with its deadline already
+     * past, and once the first is done the second never reaches the model.
+     */
+    @Test
+    void dropsARequestWhoseDeadlinePassedWhileItWaitedInTheQueue() throws Exception {
+        Deployment<String, String> deployment = ready(spec("1", 1, 2), model);
+        CompletableFuture<Inference> running = deployment.infer(InferenceRequest.of(texts("wait")));
+        CompletableFuture<Inference> late = deployment.infer(new InferenceRequest(texts("late"), null,
+                new CallContext("r-late", System.nanoTime() - 1)));
+        assertEquals(1, deployment.queuedRequests());
+
+        model.gate.release();
+
+        running.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        ExecutionException failure = assertThrows(ExecutionException.class, () -> late.get(WAIT_SECONDS,
+                TimeUnit.SECONDS));
+        assertInstanceOf(DeadlineExceeded.class, failure.getCause());
+        assertEquals("the request's deadline passed while it waited in the queue of model 'fake'; it was not run",
+                failure.getCause().getMessage());
+        deployment.infer(InferenceRequest.of(texts("after"))).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertFalse(model.reached.contains("late"), "reached the model: " + model.reached);
+        assertEquals(0, deployment.queuedRequests());
+    }
+
+    /**
+     * The same within a replica: with two slots and one predictor, the second request is admitted to the replica and
+     * waits for the predictor the first holds; the predictor drops it unrun once it is free.
+     */
+    @Test
+    void dropsARequestWhoseDeadlinePassedWhileItWaitedForAPredictor() throws Exception {
+        Deployment<String, String> deployment = ready(spec("1", 2, 2), model);
+        CompletableFuture<Inference> running = deployment.infer(InferenceRequest.of(texts("wait")));
+        CompletableFuture<Inference> late = deployment.infer(new InferenceRequest(texts("late"), null,
+                new CallContext("r-late", System.nanoTime() - 1)));
+        assertEquals(0, deployment.queuedRequests(), "admitted to the replica");
+
+        model.gate.release();
+
+        running.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        ExecutionException failure = assertThrows(ExecutionException.class, () -> late.get(WAIT_SECONDS,
+                TimeUnit.SECONDS));
+        assertInstanceOf(DeadlineExceeded.class, failure.getCause());
+        assertEquals("the request's deadline passed while it waited for a predictor of model 'fake'; it was not run",
+                failure.getCause().getMessage());
+        deployment.infer(InferenceRequest.of(texts("after"))).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertFalse(model.reached.contains("late"), "reached the model: " + model.reached);
     }
 
     @Test
@@ -163,12 +217,15 @@ class DeploymentInferTest {
     void embedsTextsAndRefusesAnotherDimensionBeforeRouting() throws Exception {
         Deployment<String, Embedding> deployment = ready(spec("1", 8, 10), new FakeEmbeddings());
 
-        List<Embedding> embeddings = deployment.embed(List.of("ab", "abc"), 0).get(WAIT_SECONDS, TimeUnit.SECONDS);
-        List<Embedding> asked = deployment.embed(List.of("ab"), 3).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        List<Embedding> embeddings = deployment.embed(List.of("ab", "abc"), 0, CallContext.NONE)
+                .get(WAIT_SECONDS, TimeUnit.SECONDS);
+        List<Embedding> asked = deployment.embed(List.of("ab"), 3, CallContext.NONE).get(WAIT_SECONDS,
+                TimeUnit.SECONDS);
 
         assertEquals(List.of(2, 3), embeddings.stream().map(Embedding::tokens).toList());
         assertEquals(3, asked.getFirst().vector().length);
-        InvalidInput refused = assertThrows(InvalidInput.class, () -> deployment.embed(List.of("ab"), 5));
+        InvalidInput refused = assertThrows(InvalidInput.class,
+                () -> deployment.embed(List.of("ab"), 5, CallContext.NONE));
         assertEquals("dimensions", refused.field());
         assertEquals("model 'fake' returns 3 dimensions; 'dimensions' 5 is not supported", refused.getMessage());
     }
@@ -177,11 +234,12 @@ class DeploymentInferTest {
     void embedRefusesAsSubmitDoes() throws Exception {
         Deployment<String, Embedding> deployment = ready(spec("1", 8, 10), new FakeEmbeddings());
 
-        InvalidInput empty = assertThrows(InvalidInput.class, () -> deployment.embed(List.of(), 0));
+        InvalidInput empty = assertThrows(InvalidInput.class, () -> deployment.embed(List.of(), 0, CallContext.NONE));
 
         assertEquals("the request holds no inputs", empty.getMessage());
         deployment.close();
-        assertSame(NotReady.class, assertThrows(RuntimeException.class, () -> deployment.embed(List.of("a"), 0))
+        assertSame(NotReady.class, assertThrows(RuntimeException.class,
+                () -> deployment.embed(List.of("a"), 0, CallContext.NONE))
                 .getClass());
     }
 

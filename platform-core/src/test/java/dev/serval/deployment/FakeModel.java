@@ -31,6 +31,8 @@ public final class FakeModel implements Model<String, String> {
     public final AtomicInteger predictions = new AtomicInteger();
     public final AtomicInteger openPredictors = new AtomicInteger();
     public final Set<String> threads = ConcurrentHashMap.newKeySet();
+    /** Every input that reached the model (the probe included), in the order they did. */
+    public final java.util.List<String> reached = new java.util.concurrent.CopyOnWriteArrayList<>();
     final Set<Long> doomed = ConcurrentHashMap.newKeySet();
     volatile boolean allProbesFail;
     /** Whether the model batches (set before the deployment starts); each batch's size is recorded. */
@@ -86,11 +88,11 @@ public final class FakeModel implements Model<String, String> {
     }
 
     @Override
-    public dev.serval.tensor.TensorIO<String, String> io() {
-        return new dev.serval.tensor.TensorIO<>() {
+    public dev.serval.request.TensorIO<String, String> io() {
+        return new dev.serval.request.TensorIO<>() {
             @Override
             public List<String> inputs(dev.serval.tensor.Tensors request) {
-                return dev.serval.tensor.TextIO.texts(request);
+                return dev.serval.request.TextIO.texts(request);
             }
 
             @Override
@@ -158,6 +160,7 @@ public final class FakeModel implements Model<String, String> {
 
             private String run(String input) throws Exception {
                 threads.add(Thread.currentThread().getName());
+                reached.add(input);
                 if (input.startsWith("wait")) {
                     waiting.incrementAndGet();
                     gate.acquire();

@@ -12,6 +12,7 @@ import dev.serval.controller.DeploymentState;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.model.ModelKind;
+import dev.serval.request.InferenceRequest;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.tensor.Tensor;
@@ -55,8 +56,8 @@ class OnDemandDeploymentTest {
     void requestsWaitForTheLoadAndAreAnsweredByTheModelThatLoaded() throws Exception {
         Deployment<String, String> deployment = engine.deployOnDemand(spec(4), ignored -> model,
                 ModelKind.TEXT_CLASSIFICATION.inputsBeforeLoad());
-        CompletableFuture<Inference> first = deployment.infer(texts("a", "b"), null);
-        CompletableFuture<Inference> second = deployment.infer(texts("c"), null);
+        CompletableFuture<Inference> first = deployment.infer(InferenceRequest.of(texts("a", "b")));
+        CompletableFuture<Inference> second = deployment.infer(InferenceRequest.of(texts("c")));
         assertFalse(first.isDone());
         assertFalse(deployment.serving().isDone());
         assertEquals(2, deployment.ongoingRequests(), "both wait in the queue");
@@ -74,8 +75,8 @@ class OnDemandDeploymentTest {
     void theQueueBoundsWhatWaitsForTheLoad() {
         Deployment<String, String> deployment = engine.deployOnDemand(spec(1), ignored -> model,
                 ModelKind.TEXT_CLASSIFICATION.inputsBeforeLoad());
-        deployment.infer(texts("a"), null);
-        assertThrows(Overloaded.class, () -> deployment.infer(texts("b"), null));
+        deployment.infer(InferenceRequest.of(texts("a")));
+        assertThrows(Overloaded.class, () -> deployment.infer(InferenceRequest.of(texts("b"))));
     }
 
     @Test
@@ -83,7 +84,7 @@ class OnDemandDeploymentTest {
         Deployment<String, String> deployment = engine.deployOnDemand(spec(4), ignored -> {
             throw new IllegalStateException("broken weights");
         }, ModelKind.TEXT_CLASSIFICATION.inputsBeforeLoad());
-        CompletableFuture<Inference> waiting = deployment.infer(texts("a"), null);
+        CompletableFuture<Inference> waiting = deployment.infer(InferenceRequest.of(texts("a")));
         deployment.update(deployment.spec().withNumReplicas(1));
 
         ExecutionException failed = assertThrows(ExecutionException.class,
@@ -103,7 +104,7 @@ class OnDemandDeploymentTest {
         awaitState(deployment, DeploymentState.READY);
         deployment.update(deployment.spec().withNumReplicas(0)).get(WAIT_SECONDS, TimeUnit.SECONDS);
         awaitState(deployment, DeploymentState.LOADING);
-        CompletableFuture<Inference> waiting = deployment.infer(texts("x"), null);
+        CompletableFuture<Inference> waiting = deployment.infer(InferenceRequest.of(texts("x")));
         assertFalse(deployment.serving().isDone(), "a new wait once it stopped serving");
         deployment.update(deployment.spec().withNumReplicas(1));
         assertArrayEquals(new String[] {"X"},

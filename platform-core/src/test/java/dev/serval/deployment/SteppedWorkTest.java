@@ -1,11 +1,11 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.serval.controller.DeploymentState;
 import dev.serval.error.InvalidInput;
 import dev.serval.model.Model;
 import dev.serval.model.ModelSignature;
@@ -57,7 +57,7 @@ class SteppedWorkTest {
         }
 
         @Override
-        public dev.serval.tensor.TensorIO<String, String> io() {
+        public dev.serval.request.TensorIO<String, String> io() {
             throw new UnsupportedOperationException();
         }
 

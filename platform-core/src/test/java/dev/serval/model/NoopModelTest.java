@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.serval.request.WholeRequestIO;
 import dev.serval.tensor.DataType;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
-import dev.serval.tensor.WholeRequestIO;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

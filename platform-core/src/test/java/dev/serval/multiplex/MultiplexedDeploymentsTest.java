@@ -12,6 +12,7 @@ import dev.serval.deployment.Inference;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.model.ModelKind;
 import dev.serval.multiplex.Multiplexer.Candidate;
+import dev.serval.request.InferenceRequest;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.MultiplexSpec;
 import dev.serval.spec.PredictorSpec;
@@ -122,7 +123,7 @@ class MultiplexedDeploymentsTest {
         Multiplexer.Entry<Deployment<String, String>> entry = multiplexer.acquire(model);
         assertNotNull(entry, model);
         CompletableFuture<Inference> answer = entry.handle().infer(
-                new Tensors(List.of(Tensor.of("text", new String[] {text}, 1))), null);
+                InferenceRequest.of(new Tensors(List.of(Tensor.of("text", new String[] {text}, 1)))));
         answer.whenComplete((ignored, failure) -> entry.release());
         return answer;
     }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.serval.admission.RetryAfter;
+import dev.serval.request.CallContext;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -31,9 +32,9 @@ class InputQueueTest {
 
     @Test
     void aQueuedTaskIsTakenAtOnceWhateverTheSpin() throws Exception {
-        PoolRequest<String, String> request = queue.admit(List.of("a"), 0);
+        PoolRequest<String, String> request = queue.admit(List.of("a"), CallContext.NO_DEADLINE, 0);
         assertSame(request, queue.take(AN_HOUR).request());
-        queue.admit(List.of("b"), 0);
+        queue.admit(List.of("b"), CallContext.NO_DEADLINE, 0);
         assertEquals(0, queue.take(0).index());
     }
 
@@ -44,9 +45,10 @@ class InputQueueTest {
      */
     @Test
     void requestsTakeTurnsSoThatASmallOneNeverWaitsBehindALargeOne() {
-        PoolRequest<String, String> large = queue.admit(List.of("l0", "l1", "l2", "l3", "l4", "l5"), 0);
-        PoolRequest<String, String> small = queue.admit(List.of("s0"), 0);
-        PoolRequest<String, String> pair = queue.admit(List.of("p0", "p1"), 0);
+        PoolRequest<String, String> large = queue.admit(List.of("l0", "l1", "l2", "l3", "l4", "l5"),
+                CallContext.NO_DEADLINE, 0);
+        PoolRequest<String, String> small = queue.admit(List.of("s0"), CallContext.NO_DEADLINE, 0);
+        PoolRequest<String, String> pair = queue.admit(List.of("p0", "p1"), CallContext.NO_DEADLINE, 0);
 
         List<String> order = new java.util.ArrayList<>();
         InputTask<String, String> task;
@@ -66,7 +68,7 @@ class InputQueueTest {
      */
     @Test
     void stopSignalsComeAfterEveryQueuedInputEvenOfARequestTakingTurns() {
-        queue.admit(List.of("l0", "l1", "l2"), 0);
+        queue.admit(List.of("l0", "l1", "l2"), CallContext.NO_DEADLINE, 0);
         InputTask<String, String> first = queue.poll();
         assertTrue(queue.claim(first)); // l0 taken: the request is back in the queue for its next turn
         queue.addStops(1);
@@ -95,7 +97,7 @@ class InputQueueTest {
             assertNotEquals(Thread.State.WAITING, taker.thread.getState(), "parked while spinning, look " + look);
             Thread.yield();
         }
-        PoolRequest<String, String> request = queue.admit(List.of("late"), 0);
+        PoolRequest<String, String> request = queue.admit(List.of("late"), CallContext.NO_DEADLINE, 0);
         assertSame(request, taker.taken.get(10, TimeUnit.SECONDS).request());
     }
 
@@ -112,7 +114,7 @@ class InputQueueTest {
             assertNotEquals(Thread.State.WAITING, spinner.thread.getState(), "both parked, look " + look);
             Thread.yield();
         }
-        queue.admit(List.of("a", "b"), 0);
+        queue.admit(List.of("a", "b"), CallContext.NO_DEADLINE, 0);
         assertEquals(java.util.Set.of(0, 1), java.util.Set.of(first.taken.get(10, TimeUnit.SECONDS).index(),
                 second.taken.get(10, TimeUnit.SECONDS).index()));
     }
@@ -132,7 +134,8 @@ class InputQueueTest {
             @Override
             public boolean add(Thread sleeper) {
                 if (!queuedInBetween.isDone()) {
-                    queuedInBetween.complete(late.get().admit(List.of("between"), 0)); // wakes nobody: no sleeper yet
+                    // wakes nobody: no sleeper yet
+                    queuedInBetween.complete(late.get().admit(List.of("between"), CallContext.NO_DEADLINE, 0));
                 }
                 return super.add(sleeper);
             }
@@ -160,7 +163,7 @@ class InputQueueTest {
             Taker taker = start(spin);
             awaitState(taker.thread, Thread.State.WAITING);
             assertFalse(taker.taken.isDone());
-            PoolRequest<String, String> request = queue.admit(List.of("x"), 0);
+            PoolRequest<String, String> request = queue.admit(List.of("x"), CallContext.NO_DEADLINE, 0);
             assertSame(request, taker.taken.get(10, TimeUnit.SECONDS).request(), "spin " + spin);
         }
     }
@@ -230,7 +233,7 @@ class InputQueueTest {
                 for (int r = 0; r < requestsEach; r++) {
                     int n = 1 + random.nextInt(4);
                     inputs.addAndGet(n);
-                    shared.admit(java.util.Collections.nCopies(n, r), 0);
+                    shared.admit(java.util.Collections.nCopies(n, r), CallContext.NO_DEADLINE, 0);
                     if (random.nextInt(8) == 0) {
                         Thread.yield(); // now and then the predictors drain the queue and go back to sleep
                     }

@@ -1,5 +1,6 @@
 package dev.serval.replica;
 
+import static dev.serval.request.CallContext.NO_DEADLINE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -71,7 +72,7 @@ class PredictorPoolTest {
         PredictorPool<String, String> pool = started(2, 800, Duration.ZERO);
         List<String> inputs = IntStream.range(0, 50).mapToObj(i -> "text-" + i).toList();
 
-        List<String> outputs = pool.submit(inputs).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        List<String> outputs = pool.submit(inputs, NO_DEADLINE).get(WAIT_SECONDS, TimeUnit.SECONDS);
 
         assertEquals(inputs.stream().map(String::toUpperCase).toList(), outputs);
         assertEquals(0, pool.queuedInputs());
@@ -88,18 +89,18 @@ class PredictorPoolTest {
     @Test
     void refusesARequestWhoseInputsDoNotAllFitWholeWithARetryAfter() throws Exception {
         PredictorPool<String, String> pool = started(1, 3, Duration.ZERO);
-        CompletableFuture<List<String>> blocker = pool.submit(List.of("wait"));
+        CompletableFuture<List<String>> blocker = pool.submit(List.of("wait"), NO_DEADLINE);
         model.awaitWaiting(1);
-        CompletableFuture<List<String>> queued = pool.submit(List.of("a", "b"));
+        CompletableFuture<List<String>> queued = pool.submit(List.of("a", "b"), NO_DEADLINE);
 
-        Overloaded refused = assertThrows(Overloaded.class, () -> pool.submit(List.of("c", "d")));
+        Overloaded refused = assertThrows(Overloaded.class, () -> pool.submit(List.of("c", "d"), NO_DEADLINE));
 
         assertEquals("model 'fake' is overloaded: 2 inputs queued, 2 more would exceed max-queued-inputs 3",
                 refused.getMessage());
         assertTrue(refused.retryAfter().compareTo(Duration.ofMillis(1)) >= 0
                 && refused.retryAfter().compareTo(Duration.ofSeconds(60)) <= 0, refused.retryAfter().toString());
         assertEquals(2, pool.queuedInputs(), "nothing of the refused request was queued");
-        CompletableFuture<List<String>> fits = pool.submit(List.of("e")); // the third place is still free
+        CompletableFuture<List<String>> fits = pool.submit(List.of("e"), NO_DEADLINE); // the third place is still free
         model.gate.release();
         assertEquals(List.of("A", "B"), queued.get(WAIT_SECONDS, TimeUnit.SECONDS));
         assertEquals(List.of("E"), fits.get(WAIT_SECONDS, TimeUnit.SECONDS));
@@ -111,21 +112,22 @@ class PredictorPoolTest {
         PredictorPool<String, String> pool = started(2);
 
         ExecutionException failure = assertThrows(ExecutionException.class,
-                () -> pool.submit(List.of("fine", "boom")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+                () -> pool.submit(List.of("fine", "boom"), NO_DEADLINE).get(WAIT_SECONDS, TimeUnit.SECONDS));
 
         assertInstanceOf(InferenceFailed.class, failure.getCause());
-        assertEquals(List.of("STILL SERVING"), pool.submit(List.of("still serving")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("STILL SERVING"), pool.submit(List.of("still serving"), NO_DEADLINE)
+                .get(WAIT_SECONDS, TimeUnit.SECONDS));
     }
 
     @Test
     void anInputTheModelRejectsInsideABatchFailsAloneAsInvalidInputAndTheRestOfTheBatchIsAnswered() throws Exception {
         model.batches = true;
         PredictorPool<String, String> pool = started(1);
-        CompletableFuture<List<String>> blocker = pool.submit(List.of("wait"));
+        CompletableFuture<List<String>> blocker = pool.submit(List.of("wait"), NO_DEADLINE);
         model.awaitWaiting(1);
-        CompletableFuture<List<String>> before = pool.submit(List.of("a"));
-        CompletableFuture<List<String>> rejected = pool.submit(List.of("reject"));
-        CompletableFuture<List<String>> after = pool.submit(List.of("c", "d"));
+        CompletableFuture<List<String>> before = pool.submit(List.of("a"), NO_DEADLINE);
+        CompletableFuture<List<String>> rejected = pool.submit(List.of("reject"), NO_DEADLINE);
+        CompletableFuture<List<String>> after = pool.submit(List.of("c", "d"), NO_DEADLINE);
         model.batchSizes.clear();
 
         model.gate.release(); // the predictor comes back to four queued inputs and takes them as one batch
@@ -144,10 +146,10 @@ class PredictorPoolTest {
     void anInputThatCrashesABatchFailsAloneAndTheRestOfTheBatchIsAnswered() throws Exception {
         model.batches = true;
         PredictorPool<String, String> pool = started(1);
-        CompletableFuture<List<String>> blocker = pool.submit(List.of("wait"));
+        CompletableFuture<List<String>> blocker = pool.submit(List.of("wait"), NO_DEADLINE);
         model.awaitWaiting(1);
-        CompletableFuture<List<String>> fine = pool.submit(List.of("a"));
-        CompletableFuture<List<String>> crashing = pool.submit(List.of("boom"));
+        CompletableFuture<List<String>> fine = pool.submit(List.of("a"), NO_DEADLINE);
+        CompletableFuture<List<String>> crashing = pool.submit(List.of("boom"), NO_DEADLINE);
 
         model.gate.release();
 
@@ -161,7 +163,7 @@ class PredictorPoolTest {
     @Test
     void aCancelledRequestGivesBackItsPredictorQueuePlacesAndItsInputsAtOnce() throws Exception {
         PredictorPool<String, String> pool = started(1);
-        CompletableFuture<List<String>> blocker = pool.submit(List.of("wait"));
+        CompletableFuture<List<String>> blocker = pool.submit(List.of("wait"), NO_DEADLINE);
         model.awaitWaiting(1);
         Submitted submitted = submitPayload(pool, 3);
         assertEquals(3, pool.queuedInputs());
@@ -183,7 +185,7 @@ class PredictorPoolTest {
         for (int i = 0; i < count; i++) {
             inputs.add("x".repeat(1 << 16));
         }
-        return new Submitted(pool.submit(inputs), new WeakReference<>(inputs));
+        return new Submitted(pool.submit(inputs, NO_DEADLINE), new WeakReference<>(inputs));
     }
 
     private static void assertUnreachable(WeakReference<?> reference) {
@@ -196,15 +198,15 @@ class PredictorPoolTest {
     @Test
     void skipsTheQueuedInputsOfACancelledRequest() throws Exception {
         PredictorPool<String, String> pool = started(1);
-        CompletableFuture<List<String>> blocker = pool.submit(List.of("wait"));
+        CompletableFuture<List<String>> blocker = pool.submit(List.of("wait"), NO_DEADLINE);
         model.awaitWaiting(1);
         int before = model.predictions.get();
-        CompletableFuture<List<String>> cancelled = pool.submit(List.of("a", "b", "c"));
+        CompletableFuture<List<String>> cancelled = pool.submit(List.of("a", "b", "c"), NO_DEADLINE);
 
         cancelled.cancel(false);
         model.gate.release();
         blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
-        pool.submit(List.of("after")).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        pool.submit(List.of("after"), NO_DEADLINE).get(WAIT_SECONDS, TimeUnit.SECONDS);
 
         assertEquals(before + 2, model.predictions.get(), "only 'wait' and 'after' ran");
         assertEquals(0, pool.queuedInputs());
@@ -213,15 +215,15 @@ class PredictorPoolTest {
     @Test
     void aRequestFailedByItsCallerBeforeAPredictorTookItNeverReachesThePredictor() throws Exception {
         PredictorPool<String, String> pool = started(1);
-        CompletableFuture<List<String>> blocker = pool.submit(List.of("wait"));
+        CompletableFuture<List<String>> blocker = pool.submit(List.of("wait"), NO_DEADLINE);
         model.awaitWaiting(1);
         int before = model.predictions.get();
-        CompletableFuture<List<String>> expired = pool.submit(List.of("a", "b"));
+        CompletableFuture<List<String>> expired = pool.submit(List.of("a", "b"), NO_DEADLINE);
 
         expired.completeExceptionally(new DeadlineExceeded("deadline passed"));
         model.gate.release();
         blocker.get(WAIT_SECONDS, TimeUnit.SECONDS);
-        pool.submit(List.of("after")).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        pool.submit(List.of("after"), NO_DEADLINE).get(WAIT_SECONDS, TimeUnit.SECONDS);
 
         assertEquals(before + 2, model.predictions.get(), "only 'wait' and 'after' reached the predictor");
     }
@@ -229,9 +231,9 @@ class PredictorPoolTest {
     @Test
     void closeFailsWhatIsStillQueuedAfterTheDrainTimeout() throws Exception {
         PredictorPool<String, String> pool = started(1);
-        pool.submit(List.of("wait"));
+        pool.submit(List.of("wait"), NO_DEADLINE);
         model.awaitWaiting(1);
-        CompletableFuture<List<String>> queued = pool.submit(List.of("never runs"));
+        CompletableFuture<List<String>> queued = pool.submit(List.of("never runs"), NO_DEADLINE);
 
         pool.close(Duration.ofMillis(50), Duration.ofSeconds(1));
 
@@ -246,7 +248,7 @@ class PredictorPoolTest {
         model.batches = true;
         PredictorPool<String, String> pool = started(2, 80, Duration.ofSeconds(1));
 
-        assertEquals(List.of("LONE"), pool.submit(List.of("lone")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("LONE"), pool.submit(List.of("lone"), NO_DEADLINE).get(WAIT_SECONDS, TimeUnit.SECONDS));
 
         assertEquals(0, registry.get("serval.batch.wait").timer().count(), "no predictor waited: the replica was idle");
     }
@@ -255,16 +257,17 @@ class PredictorPoolTest {
     void aPredictorWaitsForAFullerBatchWhileAnotherIsBusyAndABacklogIsQueued() throws Exception {
         model.batches = true;
         PredictorPool<String, String> pool = started(2, 80, Duration.ofSeconds(1));
-        CompletableFuture<List<String>> busy1 = pool.submit(List.of("wait1"));
+        CompletableFuture<List<String>> busy1 = pool.submit(List.of("wait1"), NO_DEADLINE);
         model.awaitWaiting(1);
-        CompletableFuture<List<String>> busy2 = pool.submit(List.of("wait2"));
+        CompletableFuture<List<String>> busy2 = pool.submit(List.of("wait2"), NO_DEADLINE);
         model.awaitWaiting(2);
-        CompletableFuture<List<String>> backlog = pool.submit(List.of("a", "b", "c")); // both predictors busy
+        // both predictors busy
+        CompletableFuture<List<String>> backlog = pool.submit(List.of("a", "b", "c"), NO_DEADLINE);
         model.gate.release(); // one predictor comes back to three queued inputs: more than its fair share of two
 
         TimeUnit.MILLISECONDS.sleep(100); // within the 1 s batch wait: it holds a, b and c for company
         assertFalse(backlog.isDone(), "with a backlog, the free predictor waits for a fuller batch while the other is busy");
-        CompletableFuture<List<String>> late = pool.submit(List.of("d"));
+        CompletableFuture<List<String>> late = pool.submit(List.of("d"), NO_DEADLINE);
 
         assertEquals(List.of("A", "B", "C"), backlog.get(WAIT_SECONDS, TimeUnit.SECONDS));
         assertEquals(List.of("D"), late.get(WAIT_SECONDS, TimeUnit.SECONDS));
@@ -278,10 +281,10 @@ class PredictorPoolTest {
     void aPredictorWhoseTakeEmptiedTheQueueRunsAtOnceEvenWhileAnotherIsBusy() throws Exception {
         model.batches = true;
         PredictorPool<String, String> pool = started(2, 80, Duration.ofSeconds(1));
-        CompletableFuture<List<String>> busy = pool.submit(List.of("wait"));
+        CompletableFuture<List<String>> busy = pool.submit(List.of("wait"), NO_DEADLINE);
         model.awaitWaiting(1);
 
-        assertEquals(List.of("FIRST"), pool.submit(List.of("first")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("FIRST"), pool.submit(List.of("first"), NO_DEADLINE).get(WAIT_SECONDS, TimeUnit.SECONDS));
         assertEquals(0, registry.get("serval.batch.wait").timer().count(),
                 "no backlog: the free predictor ran its lone input without waiting for company");
         model.gate.release();
@@ -295,9 +298,9 @@ class PredictorPoolTest {
         assertEquals(List.of("probe", "probe"), model.widened, "each predictor warmed the wide session up once");
         model.widened.clear();
 
-        CompletableFuture<List<String>> alone = pool.submit(List.of("wait-alone"));
+        CompletableFuture<List<String>> alone = pool.submit(List.of("wait-alone"), NO_DEADLINE);
         model.awaitWaiting(1);
-        CompletableFuture<List<String>> next = pool.submit(List.of("next"));
+        CompletableFuture<List<String>> next = pool.submit(List.of("next"), NO_DEADLINE);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
         while (pool.waitingForCores() == 0) { // the second predictor took it and waits for the cores
             assertFalse(next.isDone(), "ran on a core the lone inference was using");
@@ -322,8 +325,9 @@ class PredictorPoolTest {
         PredictorPool<String, String> pool = started(2);
         model.sized.clear();
 
-        assertEquals(List.of("A"), pool.submit(List.of("a")).get(WAIT_SECONDS, TimeUnit.SECONDS));
-        assertEquals(List.of("LONGER"), pool.submit(List.of("longer")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("A"), pool.submit(List.of("a"), NO_DEADLINE).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("LONGER"), pool.submit(List.of("longer"), NO_DEADLINE).get(WAIT_SECONDS,
+                TimeUnit.SECONDS));
 
         assertEquals(List.of("a", "longer"), model.sized, "each lone inference weighed its own input");
     }
@@ -338,7 +342,7 @@ class PredictorPoolTest {
             int client = c;
             clients.add(Thread.ofPlatform().start(() -> {
                 for (int i = 0; i < 200; i++) {
-                    CompletableFuture<List<String>> answer = pool.submit(List.of("c" + client + "-" + i));
+                    CompletableFuture<List<String>> answer = pool.submit(List.of("c" + client + "-" + i), NO_DEADLINE);
                     synchronized (answers) {
                         answers.add(answer);
                     }
@@ -364,7 +368,7 @@ class PredictorPoolTest {
     void aModelWithoutAWideSessionIsNeverWidened() throws Exception {
         PredictorPool<String, String> pool = started(2);
 
-        assertEquals(List.of("A"), pool.submit(List.of("a")).get(WAIT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of("A"), pool.submit(List.of("a"), NO_DEADLINE).get(WAIT_SECONDS, TimeUnit.SECONDS));
 
         assertEquals(List.of(), model.widened);
         assertEquals(0, pool.waitingForCores());

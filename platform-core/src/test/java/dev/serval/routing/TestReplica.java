@@ -59,7 +59,7 @@ public final class TestReplica implements RoutableReplica<String, String> {
     }
 
     @Override
-    public CompletableFuture<List<String>> run(List<String> inputs) {
+    public CompletableFuture<List<String>> run(List<String> inputs, long deadlineNanos) {
         beforeRun.run();
         if (!held) {
             return CompletableFuture.completedFuture(List.of("replica-" + id));

@@ -1,6 +1,7 @@
 package dev.serval.api.http;
 
 import dev.serval.model.Embedding;
+import dev.serval.request.CallContext;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.RoutingContext;
 import java.util.List;
@@ -30,8 +31,8 @@ final class EmbeddingsExchange extends InferenceExchange<EmbeddingsRequest, List
     }
 
     @Override
-    CompletableFuture<List<Embedding>> infer(EmbeddingsRequest request, long deadlineMillis) {
-        return served.embeddings().embed(request.texts(), request.dimensions());
+    CompletableFuture<List<Embedding>> infer(EmbeddingsRequest request, CallContext call) {
+        return served.embeddings().embed(request.texts(), request.dimensions(), call);
     }
 
     @Override

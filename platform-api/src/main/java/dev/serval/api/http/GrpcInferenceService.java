@@ -28,6 +28,7 @@ import dev.serval.error.InvalidInput;
 import dev.serval.error.Overloaded;
 import dev.serval.error.UnknownDeployment;
 import dev.serval.request.CallContext;
+import dev.serval.request.InferenceRequest;
 import dev.serval.tensor.Tensors;
 import io.grpc.MethodDescriptor;
 import io.vertx.core.Context;
@@ -427,12 +428,11 @@ public class GrpcInferenceService {
             if (budget <= 0) {
                 throw new DeadlineExceeded("the request's deadline passed before it could be queued");
             }
-            CallContext callContext = served.kind().composite() ? CallContext.of(metadata.requestId(), budget)
-                    : CallContext.NONE;
             deadlines = RequestDeadlines.onThisLoop(vertx);
             served.pin(); // a multiplexed model loads only for a valid request
             pinned = true;
-            result = served.deployment().infer(inputs, outputs, callContext);
+            result = served.deployment().infer(new InferenceRequest(inputs, outputs,
+                    CallContext.of(metadata.requestId(), budget)));
         } catch (Throwable e) {
             finish(answer, served, start, Built.failed(e), pinned);
             return answer;

@@ -7,6 +7,7 @@ import dev.serval.api.serving.ServedDeployment;
 import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.UnknownDeployment;
+import dev.serval.request.CallContext;
 import io.vertx.core.Context;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
@@ -32,7 +33,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <li>{@link #readBody}: buffer the body while it fits the size limit and the byte budget (each chunk reserved,
  *       released when the answer is sent or the connection closes); one that outgrows them is refused at its end;</li>
  *   <li>{@link #decode}: the body (and the deployment, when the body names it) into the endpoint's request;</li>
- *   <li>{@link #deadlineMillis}: the request's time budget;</li>
+ *   <li>{@link #deadlineMillis}: the request's time budget, which with its id makes its {@code CallContext};</li>
  *   <li>{@link #pin}: a multiplexed model is pinned, and loaded if no replica holds it, only now that the request is
  *       valid: a request refused before loads nothing and evicts nothing;</li>
  *   <li>{@link #infer}: one call to the deployment, never blocking;</li>
@@ -46,9 +47,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * endpoint's format ({@link ErrorResponses}).
  *
  * <p>Deadlines: a request may take the deployment's {@code request-timeout}, or less if the client asks
- * ({@link #TIMEOUT_HEADER} in milliseconds, or the endpoint's own field). Its event loop's {@link RequestDeadlines}
- * fails it with {@code DeadlineExceeded} (504) when the time is up; that also drops the request from the deployment's
- * queue, or its inputs from the replica's queue, if no predictor has taken them.
+ * ({@link #TIMEOUT_HEADER} in milliseconds, or the endpoint's own field). Every request hands the engine its id and
+ * deadline ({@code CallContext}), whatever the model's kind: the engine drops it unrun if the deadline passes while it
+ * waits in a queue, and a composite model passes it on to the deployments it calls. Its event loop's
+ * {@link RequestDeadlines} fails it with {@code DeadlineExceeded} (504) when the time is up, wherever it is; that also
+ * drops the request from the deployment's queue, or its inputs from the replica's queue, if no predictor has taken
+ * them. Either way it is the same error, answered and metered alike.
  *
  * <p>Threads: every step runs on the request's event loop but {@link #encode}, which runs where the answer is
  * completed (a predictor thread, usually: the event loop is one thread for many connections, the predictors are as
@@ -145,9 +149,10 @@ abstract class InferenceExchange<R, A> {
     /**
      * Hands the request to {@link #served}'s deployment; never blocks.
      *
-     * @param deadlineMillis the request's time budget from now, which deployments it calls inherit
+     * @param call the request's id and deadline, for the engine (which drops the request once the deadline passed
+     *             while it waits) and the deployments it calls
      */
-    abstract CompletableFuture<A> infer(R request, long deadlineMillis);
+    abstract CompletableFuture<A> infer(R request, CallContext call);
 
     /** The request's id ({@value RequestIds#HEADER}), as {@link RequestIds} answered it. */
     String requestId() {
@@ -273,7 +278,7 @@ abstract class InferenceExchange<R, A> {
                 throw new DeadlineExceeded("the request's deadline of 0 ms passed before it could be queued");
             }
             pin();
-            result = infer(request, deadline);
+            result = infer(request, CallContext.of(requestId(), deadline));
         } catch (Throwable e) {
             fail(e);
             return;

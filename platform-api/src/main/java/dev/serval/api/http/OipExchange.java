@@ -3,6 +3,7 @@ package dev.serval.api.http;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.Inference;
 import dev.serval.request.CallContext;
+import dev.serval.request.InferenceRequest;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.RoutingContext;
 import java.util.List;
@@ -50,12 +51,10 @@ final class OipExchange extends InferenceExchange<OipRequest, Inference> {
      * a rolling update has two serving, the encoder checks them against the outputs of the version that answered.
      */
     @Override
-    CompletableFuture<Inference> infer(OipRequest request, long deadlineMillis) {
+    CompletableFuture<Inference> infer(OipRequest request, CallContext call) {
         List<String> outputs = request.outputs() == null ? null
                 : request.outputs().stream().map(OipRequest.Output::name).toList();
-        // A pipeline or a handler passes the request's id and deadline on to the deployments it calls.
-        CallContext call = served.kind().composite() ? CallContext.of(requestId(), deadlineMillis) : CallContext.NONE;
-        return served.deployment().infer(request.inputs(), outputs, call);
+        return served.deployment().infer(new InferenceRequest(request.inputs(), outputs, call));
     }
 
     @Override

@@ -21,7 +21,7 @@ import java.util.Set;
  * INT32, INT64, FP32, FP64 or BYTES), a shape and its data, given as JSON (flat or nested, row-major) or, with the
  * binary tensor data extension, as bytes after a JSON header of {@code Inference-Header-Content-Length} bytes
  * (little-endian numbers; BYTES elements each prefixed by a 4-byte little-endian length). Whether the tensors fit
- * the model is the model kind's business ({@link dev.serval.tensor.TensorIO}); here the body must only be a
+ * the model is the model kind's business ({@link dev.serval.request.TensorIO}); here the body must only be a
  * well-formed request. Every error names the field and the offending value. Stateless and thread-safe; runs on the
  * event loop, so it walks the parsed body once.
  *

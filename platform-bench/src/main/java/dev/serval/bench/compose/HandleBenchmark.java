@@ -13,12 +13,13 @@ import dev.serval.model.ModelKind;
 import dev.serval.model.NoopModel;
 import dev.serval.model.PipelineStep;
 import dev.serval.request.CallContext;
+import dev.serval.request.InferenceRequest;
+import dev.serval.request.Invocation;
+import dev.serval.request.WholeRequestIO;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.PredictorSpec;
-import dev.serval.tensor.Invocation;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
-import dev.serval.tensor.WholeRequestIO;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
@@ -55,11 +56,12 @@ import org.openjdk.jmh.annotations.TearDown;
 public class HandleBenchmark extends BenchmarkBase {
 
     private static final Tensors REQUEST = new Tensors(List.of(Tensor.of("x", new float[] {1, 2, 3, 4}, 1, 4)));
+    private static final InferenceRequest DIRECT = InferenceRequest.of(REQUEST);
 
     /** The no-op deployment, called directly. */
     @Benchmark
     public Object direct(Served served) {
-        return served.echo.infer(REQUEST, null).join();
+        return served.echo.infer(DIRECT).join();
     }
 
     /** The no-op deployment, called through its handle. */
@@ -71,7 +73,7 @@ public class HandleBenchmark extends BenchmarkBase {
     /** A one-step pipeline whose step is the no-op deployment. */
     @Benchmark
     public Object pipeline(Served served) {
-        return served.pipeline.infer(REQUEST, null).join();
+        return served.pipeline.infer(DIRECT).join();
     }
 
     @State(Scope.Benchmark)

@@ -516,7 +516,7 @@ public class ControllerTickBenchmark extends BenchmarkBase {
         }
 
         @Override
-        public CompletableFuture<List<String>> run(List<String> inputs) {
+        public CompletableFuture<List<String>> run(List<String> inputs, long deadlineNanos) {
             throw new UnsupportedOperationException("the benchmark sends no requests");
         }
     }

@@ -159,7 +159,7 @@ public final class BatchSizeRatio {
         }
 
         @Override
-        public dev.serval.tensor.TensorIO<String, Embedding> io() {
+        public dev.serval.request.TensorIO<String, Embedding> io() {
             return model.io();
         }
 

@@ -271,7 +271,7 @@ public class RouterBenchmark extends BenchmarkBase {
         }
 
         @Override
-        public CompletableFuture<List<String>> run(List<String> inputs) {
+        public CompletableFuture<List<String>> run(List<String> inputs, long deadlineNanos) {
             throw new UnsupportedOperationException("the benchmark only selects");
         }
     }

@@ -1,11 +1,11 @@
 package dev.serval.model.text;
 
 import dev.serval.model.Embedding;
+import dev.serval.request.TensorIO;
+import dev.serval.request.TextIO;
 import dev.serval.tensor.DataType;
 import dev.serval.tensor.Tensor;
-import dev.serval.tensor.TensorIO;
 import dev.serval.tensor.Tensors;
-import dev.serval.tensor.TextIO;
 import java.util.List;
 
 /**

@@ -6,7 +6,7 @@ import dev.serval.model.ModelSignature;
 import dev.serval.model.Predictor;
 import dev.serval.model.TensorSignature;
 import dev.serval.model.onnx.OnnxOptions;
-import dev.serval.tensor.TensorIO;
+import dev.serval.request.TensorIO;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;

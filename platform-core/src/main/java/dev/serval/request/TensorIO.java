@@ -1,13 +1,13 @@
-package dev.serval.tensor;
+package dev.serval.request;
 
 import dev.serval.error.InvalidInput;
-import dev.serval.request.CallContext;
+import dev.serval.tensor.Tensors;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * How a model kind maps Open Inference Protocol tensors to the inputs its predictors take, and its outputs back.
- * A text model takes one {@code BYTES [n]} tensor as n inputs; a tensor model takes a whole request as one input.
+ * How a model kind maps a request's Open Inference Protocol tensors to the inputs its predictors take, and its outputs
+ * back. A text model takes one {@code BYTES [n]} tensor as n inputs; a tensor model takes a whole request as one input.
  * Runs on request threads (the event loop): cheap, allocation-light, never blocking. Thread-safe.
  *
  * @param <I> the model's input type
@@ -16,7 +16,7 @@ import java.util.concurrent.CompletableFuture;
 public interface TensorIO<I, O> {
 
     /**
-     * The inputs of one request.
+     * The inputs made of a request's tensors.
      *
      * @throws InvalidInput naming the tensor and field when the request does not fit the model (unknown or missing
      *                      tensor, wrong datatype, wrong shape)
@@ -24,11 +24,13 @@ public interface TensorIO<I, O> {
     List<I> inputs(Tensors request);
 
     /**
-     * The inputs of one request made on behalf of {@code context} (its id and deadline). Only the kinds that call
-     * other deployments keep the context ({@link InvocationIO}); by default, {@link #inputs(Tensors)}.
+     * The inputs of {@code request}. Only the kinds that call other deployments keep its {@link CallContext}, to pass
+     * on ({@link InvocationIO}); by default, {@link #inputs(Tensors)} of its tensors.
+     *
+     * @throws InvalidInput as {@link #inputs(Tensors)}
      */
-    default List<I> inputs(Tensors request, CallContext context) {
-        return inputs(request);
+    default List<I> inputs(InferenceRequest request) {
+        return inputs(request.inputs());
     }
 
     /**

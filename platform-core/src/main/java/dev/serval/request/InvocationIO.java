@@ -1,13 +1,13 @@
-package dev.serval.tensor;
+package dev.serval.request;
 
 import dev.serval.error.InvalidInput;
-import dev.serval.request.CallContext;
+import dev.serval.tensor.Tensors;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * The tensor mapping of the composite kinds (pipeline, java): a whole request is one {@link Invocation}, carrying the
- * caller's {@link CallContext}, and the answer is one set of tensors. The request's future ends the invocation
+ * request's {@link CallContext}, and the answer is one set of tensors. The request's future ends the invocation
  * ({@link #watch}), which cancels the calls it started.
  */
 public final class InvocationIO implements TensorIO<Invocation, Tensors> {
@@ -23,15 +23,15 @@ public final class InvocationIO implements TensorIO<Invocation, Tensors> {
 
     @Override
     public List<Invocation> inputs(Tensors request) {
-        return inputs(request, CallContext.NONE);
+        return inputs(InferenceRequest.of(request));
     }
 
     @Override
-    public List<Invocation> inputs(Tensors request, CallContext context) {
-        if (request.size() == 0) {
+    public List<Invocation> inputs(InferenceRequest request) {
+        if (request.inputs().size() == 0) {
             throw new InvalidInput("inputs", "'inputs' is empty; send at least one input tensor");
         }
-        return List.of(new Invocation(request, context));
+        return List.of(new Invocation(request.inputs(), request.context()));
     }
 
     @Override

@@ -1,6 +1,9 @@
-package dev.serval.tensor;
+package dev.serval.request;
 
 import dev.serval.error.InvalidInput;
+import dev.serval.tensor.DataType;
+import dev.serval.tensor.Tensor;
+import dev.serval.tensor.Tensors;
 import java.util.Arrays;
 import java.util.List;
 

@@ -1,6 +1,6 @@
-package dev.serval.tensor;
+package dev.serval.request;
 
-import dev.serval.request.CallContext;
+import dev.serval.tensor.Tensors;
 import java.util.concurrent.CompletableFuture;
 
 /**

@@ -1,6 +1,7 @@
-package dev.serval.tensor;
+package dev.serval.request;
 
 import dev.serval.error.InvalidInput;
+import dev.serval.tensor.Tensors;
 import java.util.List;
 
 /**
