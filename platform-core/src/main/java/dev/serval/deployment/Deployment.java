@@ -29,7 +29,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -43,16 +42,11 @@ import java.util.function.LongSupplier;
  * controller thread only) and read here without locks; {@link #spec} is written by {@link #update} callers and read by
  * request threads (volatile); {@link #closed} and {@link #everRouted} only go from false to true.
  *
- * <p>Which model judges a request: the one of the replica that runs it. Each routable replica carries its loaded
- * model in the routing snapshot; the replica validates a request's inputs when the request reaches it, and the
- * request's outputs are mapped with that model's tensor mapping ({@link #infer}). A model that loaded but has not
- * warmed up, or failed to, is in no snapshot and so judges nothing; during a rolling update, while both versions
- * serve, a request is judged by whichever version took it. The input side of the mapping depends only on the model's
- * kind, which a deployment never changes, so a request's tensors are mapped with the newest serving model's. Checks
- * made before routing against the model's signature (requested outputs, embedding dimensions) are made only while
- * every serving replica runs one model, and otherwise on the answer. Metadata ({@link #signature()},
- * {@link #batching()}) describes the newest version that serves. A request reads the routing snapshot once for all
- * of this: no lock, no allocation beyond its own.
+ * <p>Sub-machines, each in its own type: the way of a request in and of its answer out ({@link Intake}: which model
+ * judges a request, and the deadline it carries to the router); the deployment while no replica serves it
+ * ({@link AtZero}: whether requests wait, how they are mapped, the wake-up); whether it serves, as a future
+ * ({@link ServingSignal}); the autoscaler's view of it ({@link DeploymentScaling}). Metadata ({@link #signature()},
+ * {@link #batching()}) describes the newest version that serves, or the last one that did.
  */
 public final class Deployment<I, O> implements AutoCloseable {
 
@@ -72,27 +66,15 @@ public final class Deployment<I, O> implements AutoCloseable {
     private volatile boolean closed;
     private volatile boolean everRouted;
     private final DeploymentScaling<I, O> scaling;
-    /**
-     * How a request's tensors map to the model's inputs before any model loaded (the input side of the model's kind),
-     * so that a request to a deployment that has never loaded can wait for its first replica; null when unknown.
-     */
-    private final TensorIO<I, O> beforeLoad;
-    /** Whether requests wait in the queue while it has no replica at all ({@link ServingEngine#deployOnDemand}). */
-    private final boolean onDemand;
-    /**
-     * Completed while a replica serves; exceptionally while its starts fail or once the deployment closed; otherwise
-     * (loading, at zero) pending, and replaced by a pending one when the deployment stops serving. Written by the
-     * controller thread ({@link #publish}) and {@link #close}, read by any thread.
-     */
-    private volatile CompletableFuture<Void> serving = new CompletableFuture<>();
+    private final AtZero<I, O> atZero;
+    private final Intake<I, O> intake;
+    private final ServingSignal serving = new ServingSignal();
 
     Deployment(DeploymentSpec spec, ModelLoader<I, O> loader, ServingEngine.Threads threads, ControllerLoop loop,
             Controller controller, LongSupplier nanoTime, InstantSource wallClock, DeploymentMetrics metrics,
             FailureMonitor.Window failures, Consumer<Deployment<?, ?>> onClosed, TensorIO<I, O> beforeLoad,
             boolean onDemand) {
         this.spec = spec;
-        this.beforeLoad = beforeLoad;
-        this.onDemand = onDemand;
         this.failures = failures;
         this.metrics = metrics;
         this.launcher = new PooledReplicaLauncher<>(loader, threads.launchers(), threads.health(), nanoTime, metrics);
@@ -103,9 +85,10 @@ public final class Deployment<I, O> implements AutoCloseable {
         this.status = DeploymentStatus.initial(spec.name(), spec.version(), spec.numReplicas(), spec.isAutoscaled());
         this.recentErrors = new RecentErrors(wallClock);
         this.gauges = new DeploymentGauges(metrics, router, this::status);
-        this.scaling = new DeploymentScaling<>(this, router, launcher, loop, controller, metrics, this::status,
-                onDemand);
-        scaling.published(spec);
+        this.scaling = new DeploymentScaling<>(this, router, loop, controller, metrics, this::status);
+        this.atZero = new AtZero<>(spec.name(), router, launcher, this::status, scaling::scale, beforeLoad, onDemand);
+        this.intake = new Intake<>(this, router, atZero);
+        atZero.published(spec);
     }
 
     /** Controller thread: takes over the controller's latest view of the replicas. */
@@ -115,24 +98,17 @@ public final class Deployment<I, O> implements AutoCloseable {
         }
         recentErrors.record(status, next);
         status = next;
-        scaling.published(spec);
+        atZero.published(spec);
         // Nothing serves and nothing is starting (scaled to zero by num_replicas, or backing off after failed starts):
         // requests would wait for nothing, so the router refuses them, queued ones included, with the reason.
-        String reason = NotServing.reason(next, onDemand);
+        String reason = NotServing.reason(next, atZero.onDemand());
         if (reason != null) {
             router.refuse(reason);
         } else {
             router.accept();
         }
-        CompletableFuture<Void> current = serving;
-        if (closed) {
-            return; // close() left it failed for good
-        } else if (next.routable() > 0) {
-            current.complete(null);
-        } else if (reason != null && next.failedStarts() > 0) {
-            current.completeExceptionally(new NotReady(reason));
-        } else if (current.isDone()) {
-            serving = new CompletableFuture<>(); // stopped serving, or retrying a failed start: wait for the next
+        if (!closed) { // once closed, close() leaves the signal failed for good
+            serving.published(next, reason);
         }
     }
 
@@ -141,7 +117,7 @@ public final class Deployment<I, O> implements AutoCloseable {
      * fail or the deployment closes first: lets a caller wait for a deployment loaded on demand. Read once per call.
      */
     public CompletableFuture<Void> serving() {
-        return serving;
+        return serving.current();
     }
 
     /**
@@ -179,7 +155,8 @@ public final class Deployment<I, O> implements AutoCloseable {
         return state(router.snapshot());
     }
 
-    private DeploymentState state(RoutingSnapshot<I, O> snapshot) {
+    /** Whether the deployment serves, judged by {@code snapshot} (the one its caller read). */
+    DeploymentState state(RoutingSnapshot<I, O> snapshot) {
         return DeploymentState.of(closed, snapshot.size(), status);
     }
 
@@ -235,7 +212,7 @@ public final class Deployment<I, O> implements AutoCloseable {
     public Optional<ModelSignature> signature() {
         RoutableReplica<I, O> newest = router.snapshot().newest();
         return newest != null ? Optional.of(newest.model().signature())
-                : Optional.ofNullable(scaling.lastServed()).map(DeploymentScaling.Served::signature);
+                : Optional.ofNullable(atZero.lastServed()).map(AtZero.Served::signature);
     }
 
     /**
@@ -243,19 +220,14 @@ public final class Deployment<I, O> implements AutoCloseable {
      * while a rolling update has two versions serving.
      */
     Optional<ModelSignature> uniformSignature() {
-        return Optional.ofNullable(uniformSignature(router.snapshot()));
-    }
-
-    private static ModelSignature uniformSignature(RoutingSnapshot<?, ?> snapshot) {
-        RoutableReplica<?, ?> newest = snapshot.newest();
-        return newest == null || !snapshot.servesOneModel() ? null : newest.model().signature();
+        return Optional.ofNullable(Intake.uniformSignature(router.snapshot()));
     }
 
     /** How the newest serving version runs its inputs (single or batched, invariant or not, and why). */
     public Optional<BatchingDecision> batching() {
         RoutableReplica<I, O> newest = router.snapshot().newest();
         return newest != null ? Optional.of(newest.model().batching())
-                : Optional.ofNullable(scaling.lastServed()).map(DeploymentScaling.Served::batching);
+                : Optional.ofNullable(atZero.lastServed()).map(AtZero.Served::batching);
     }
 
     /** The failure monitor's view of this deployment. */
@@ -319,11 +291,7 @@ public final class Deployment<I, O> implements AutoCloseable {
      * @throws dev.serval.error.Overloaded when the deployment's queue is full
      */
     public void checkAccepting() {
-        DeploymentState state = state();
-        if (!accepts(state)) {
-            throw notReady(state);
-        }
-        router.refuseIfFull();
+        intake.checkAccepting();
     }
 
     /**
@@ -340,48 +308,8 @@ public final class Deployment<I, O> implements AutoCloseable {
      *                      {@link Inference#select}), or as {@link #submit}
      * @throws NotReady     as {@link #submit}
      */
-    @SuppressWarnings("unchecked")
     public CompletableFuture<Inference> infer(InferenceRequest request) {
-        RoutingSnapshot<I, O> snapshot = router.snapshot();
-        RoutableReplica<I, O> newest = snapshot.newest();
-        TensorIO<I, O> io;
-        if (newest != null) {
-            io = newest.model().io();
-        } else {
-            DeploymentState state = state(snapshot);
-            DeploymentScaling.Served served = scaling.lastServed();
-            if (!accepts(state)) {
-                throw notReady(state);
-            }
-            // The last model that served maps them; before any did, the kind's mapping (outputs are mapped by the
-            // model that answers).
-            io = served != null && served.io() != null ? (TensorIO<I, O>) served.io() : beforeLoad;
-            if (io == null) {
-                // At zero and never loaded (initial_replicas 0), kind unknown: nothing tells how its tensors map yet.
-                scaling.wake();
-                throw new NotReady("model '" + name() + "' is starting its first replica (it was created with none); "
-                        + "retry once it is ready");
-            }
-        }
-        if (request.outputs() != null) {
-            Inference.checkRequested(request.outputs(), uniformSignature(snapshot));
-        }
-        List<I> inputs = io.inputs(request);
-        CompletableFuture<List<O>> routed;
-        try {
-            routed = route(snapshot, inputs, request.context().deadlineNanos());
-        } catch (RuntimeException refused) {
-            io.watch(inputs, CompletableFuture.failedFuture(refused));
-            throw refused;
-        }
-        int count = inputs.size();
-        CompletableFuture<Inference> answering = Answering.of(routed, answer -> {
-            RoutableReplica<I, O> answered = Router.servedBy(routed);
-            return answered == null ? new Inference(io.outputs(answer), spec.version(), count)
-                    : new Inference(answered.model().io().outputs(answer), answered.version(), count);
-        });
-        io.watch(inputs, answering);
-        return answering;
+        return intake.infer(request);
     }
 
     /**
@@ -393,29 +321,8 @@ public final class Deployment<I, O> implements AutoCloseable {
      * @param context    the request's id and deadline: as {@link #infer}'s, dropped unrun once its deadline passed
      * @throws InvalidInput when {@code dimensions} is not the model's, or as {@link #submit}
      */
-    @SuppressWarnings("unchecked")
     public CompletableFuture<List<Embedding>> embed(List<String> texts, int dimensions, CallContext context) {
-        RoutingSnapshot<I, O> snapshot = router.snapshot();
-        ModelSignature uniform = uniformSignature(snapshot);
-        if (uniform != null) {
-            checkDimensions(dimensions, uniform.outputs().getFirst().shape().get(1));
-        }
-        CompletableFuture<?> submitted = route(snapshot, (List<I>) texts, context.deadlineNanos());
-        CompletableFuture<List<Embedding>> routed = (CompletableFuture<List<Embedding>>) submitted;
-        if (dimensions == 0) {
-            return routed;
-        }
-        return Answering.of(routed, embeddings -> {
-            checkDimensions(dimensions, embeddings.getFirst().vector().length);
-            return embeddings;
-        });
-    }
-
-    private void checkDimensions(int requested, long dimension) {
-        if (requested != 0 && requested != dimension) {
-            throw new InvalidInput("dimensions", "model '" + name() + "' returns " + dimension
-                    + " dimensions; 'dimensions' " + requested + " is not supported");
-        }
+        return intake.embed(texts, dimensions, context);
     }
 
     /**
@@ -430,47 +337,7 @@ public final class Deployment<I, O> implements AutoCloseable {
      * @throws dev.serval.error.Overloaded when every chosen replica and the deployment's queue are full
      */
     public CompletableFuture<List<O>> submit(List<I> inputs) {
-        return route(router.snapshot(), inputs, CallContext.NO_DEADLINE);
-    }
-
-    /**
-     * {@link #submit} until {@code deadlineNanos} ({@link CallContext#deadlineNanos}), judging readiness by
-     * {@code snapshot}, the one its caller read.
-     */
-    private CompletableFuture<List<O>> route(RoutingSnapshot<I, O> snapshot, List<I> inputs, long deadlineNanos) {
-        DeploymentState state = state(snapshot);
-        if (!accepts(state)) {
-            throw notReady(state);
-        }
-        DeploymentSpec current = spec;
-        if (inputs.isEmpty()) {
-            throw new InvalidInput("the request holds no inputs");
-        }
-        if (inputs.size() > current.admission().maxInputsPerRequest()) {
-            throw new InvalidInput("the request holds " + inputs.size() + " inputs; model '" + current.name()
-                    + "' takes at most " + current.admission().maxInputsPerRequest() + " per request");
-        }
-        CompletableFuture<List<O>> result = router.submit(inputs, deadlineNanos);
-        if (result.state() == Future.State.FAILED && Router.servedBy(result) == null
-                && result.exceptionNow() instanceof InvalidInput refused) {
-            // Refused by the validation of the replica it was routed to, before it ran (a replica records itself as
-            // the one serving only once its run began): as synchronous as a size check.
-            throw refused;
-        }
-        return result;
-    }
-
-    /**
-     * Whether a request is taken in {@code state}: when a replica serves, and, for a deployment that queues while
-     * none does (autoscaled, {@code min_replicas} 0), while it is at zero or its replica is starting.
-     */
-    private boolean accepts(DeploymentState state) {
-        return state == DeploymentState.READY || (router.queuesWhileEmpty()
-                && (state == DeploymentState.IDLE || state == DeploymentState.LOADING));
-    }
-
-    private NotReady notReady(DeploymentState state) {
-        return NotServing.refusal(spec.name(), state, status, everRouted);
+        return intake.route(router.snapshot(), inputs, CallContext.NO_DEADLINE);
     }
 
     // --- changes ---------------------------------------------------------------------------------------------------
@@ -495,7 +362,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         spec = next;
         return loop.submit(() -> {
             controller.apply(next, launcher, router, statusSink);
-            scaling.published(next);
+            atZero.published(next);
         });
     }
 
@@ -527,10 +394,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         }
         gauges.remove();
         metrics.removeAll(); // before onClosed frees the name: a namesake's meters are never the ones removed
-        NotReady gone = new NotReady("model '" + spec.name() + "' was unloaded");
-        CompletableFuture<Void> last = serving;
-        serving = CompletableFuture.failedFuture(gone);
-        last.completeExceptionally(gone);
+        serving.closed(new NotReady("model '" + spec.name() + "' was unloaded"));
         onClosed.accept(this);
     }
 }

@@ -1,0 +1,167 @@
+package dev.serval.deployment;
+
+import dev.serval.controller.DeploymentState;
+import dev.serval.error.InvalidInput;
+import dev.serval.error.NotReady;
+import dev.serval.model.Embedding;
+import dev.serval.model.ModelSignature;
+import dev.serval.request.CallContext;
+import dev.serval.request.InferenceRequest;
+import dev.serval.request.TensorIO;
+import dev.serval.routing.RoutableReplica;
+import dev.serval.routing.Router;
+import dev.serval.routing.RoutingSnapshot;
+import dev.serval.spec.DeploymentSpec;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
+
+/**
+ * A deployment's requests on their way in and their answers on the way out: readiness and size checks, the mapping
+ * of a request's tensors and of its answer, the hand-over to the {@link Router} with the request's deadline. The
+ * contracts are {@link Deployment}'s ({@link Deployment#infer}, {@link Deployment#embed}, {@link Deployment#submit},
+ * {@link Deployment#checkAccepting}).
+ *
+ * <p>Which model judges a request: the one of the replica that runs it. Each routable replica carries its loaded
+ * model in the routing snapshot; the replica validates a request's inputs when the request reaches it, and the
+ * request's outputs are mapped with that model's tensor mapping. A model that loaded but has not warmed up, or failed
+ * to, is in no snapshot and so judges nothing; during a rolling update, while both versions serve, a request is judged
+ * by whichever version took it. The input side of the mapping depends only on the model's kind, which a deployment
+ * never changes, so a request's tensors are mapped with the newest serving model's (while none serves, as
+ * {@link AtZero#mapping} says). Checks made before routing against the model's signature (requested outputs, embedding
+ * dimensions) are made only while every serving replica runs one model, and otherwise on the answer.
+ *
+ * <p>Threads: any request thread; no state of its own. A request reads the routing snapshot once for all of this, and
+ * the deployment's spec and status (volatile) as they are: no lock, no allocation beyond its own.
+ */
+final class Intake<I, O> {
+
+    private final Deployment<I, O> deployment;
+    private final Router<I, O> router;
+    private final AtZero<I, O> atZero;
+
+    Intake(Deployment<I, O> deployment, Router<I, O> router, AtZero<I, O> atZero) {
+        this.deployment = deployment;
+        this.router = router;
+        this.atZero = atZero;
+    }
+
+    /** {@link Deployment#infer}. */
+    CompletableFuture<Inference> infer(InferenceRequest request) {
+        RoutingSnapshot<I, O> snapshot = router.snapshot();
+        RoutableReplica<I, O> newest = snapshot.newest();
+        TensorIO<I, O> io;
+        if (newest != null) {
+            io = newest.model().io();
+        } else {
+            DeploymentState state = deployment.state(snapshot);
+            if (!accepts(state)) {
+                throw notReady(state);
+            }
+            io = atZero.mapping();
+        }
+        if (request.outputs() != null) {
+            Inference.checkRequested(request.outputs(), uniformSignature(snapshot));
+        }
+        List<I> inputs = io.inputs(request);
+        CompletableFuture<List<O>> routed;
+        try {
+            routed = route(snapshot, inputs, request.context().deadlineNanos());
+        } catch (RuntimeException refused) {
+            io.watch(inputs, CompletableFuture.failedFuture(refused));
+            throw refused;
+        }
+        int count = inputs.size();
+        CompletableFuture<Inference> answering = Answering.of(routed, answer -> {
+            RoutableReplica<I, O> answered = Router.servedBy(routed);
+            return answered == null ? new Inference(io.outputs(answer), deployment.spec().version(), count)
+                    : new Inference(answered.model().io().outputs(answer), answered.version(), count);
+        });
+        io.watch(inputs, answering);
+        return answering;
+    }
+
+    /** {@link Deployment#embed}. */
+    @SuppressWarnings("unchecked")
+    CompletableFuture<List<Embedding>> embed(List<String> texts, int dimensions, CallContext context) {
+        RoutingSnapshot<I, O> snapshot = router.snapshot();
+        ModelSignature uniform = uniformSignature(snapshot);
+        if (uniform != null) {
+            checkDimensions(dimensions, uniform.outputs().getFirst().shape().get(1));
+        }
+        CompletableFuture<?> submitted = route(snapshot, (List<I>) texts, context.deadlineNanos());
+        CompletableFuture<List<Embedding>> routed = (CompletableFuture<List<Embedding>>) submitted;
+        if (dimensions == 0) {
+            return routed;
+        }
+        return Answering.of(routed, embeddings -> {
+            checkDimensions(dimensions, embeddings.getFirst().vector().length);
+            return embeddings;
+        });
+    }
+
+    private void checkDimensions(int requested, long dimension) {
+        if (requested != 0 && requested != dimension) {
+            throw new InvalidInput("dimensions", "model '" + deployment.name() + "' returns " + dimension
+                    + " dimensions; 'dimensions' " + requested + " is not supported");
+        }
+    }
+
+    /**
+     * {@link Deployment#submit} until {@code deadlineNanos} ({@link CallContext#deadlineNanos}), judging readiness by
+     * {@code snapshot}, the one its caller read.
+     */
+    CompletableFuture<List<O>> route(RoutingSnapshot<I, O> snapshot, List<I> inputs, long deadlineNanos) {
+        DeploymentState state = deployment.state(snapshot);
+        if (!accepts(state)) {
+            throw notReady(state);
+        }
+        DeploymentSpec current = deployment.spec();
+        if (inputs.isEmpty()) {
+            throw new InvalidInput("the request holds no inputs");
+        }
+        if (inputs.size() > current.admission().maxInputsPerRequest()) {
+            throw new InvalidInput("the request holds " + inputs.size() + " inputs; model '" + current.name()
+                    + "' takes at most " + current.admission().maxInputsPerRequest() + " per request");
+        }
+        CompletableFuture<List<O>> result = router.submit(inputs, deadlineNanos);
+        if (result.state() == Future.State.FAILED && Router.servedBy(result) == null
+                && result.exceptionNow() instanceof InvalidInput refused) {
+            // Refused by the validation of the replica it was routed to, before it ran (a replica records itself as
+            // the one serving only once its run began): as synchronous as a size check.
+            throw refused;
+        }
+        return result;
+    }
+
+    /** {@link Deployment#checkAccepting}. */
+    void checkAccepting() {
+        DeploymentState state = deployment.state(router.snapshot());
+        if (!accepts(state)) {
+            throw notReady(state);
+        }
+        router.refuseIfFull();
+    }
+
+    /**
+     * Whether a request is taken in {@code state}: when a replica serves, and, for a deployment that queues while
+     * none does (autoscaled, {@code min_replicas} 0), while it is at zero or its replica is starting.
+     */
+    private boolean accepts(DeploymentState state) {
+        return state == DeploymentState.READY || (router.queuesWhileEmpty()
+                && (state == DeploymentState.IDLE || state == DeploymentState.LOADING));
+    }
+
+    private NotReady notReady(DeploymentState state) {
+        return NotServing.refusal(deployment.name(), state, deployment.status(), deployment.hasServed());
+    }
+
+    /**
+     * What the model takes and returns when every replica of {@code snapshot} runs the same model; null while none
+     * serves, or while a rolling update has two versions serving.
+     */
+    static ModelSignature uniformSignature(RoutingSnapshot<?, ?> snapshot) {
+        RoutableReplica<?, ?> newest = snapshot.newest();
+        return newest == null || !snapshot.servesOneModel() ? null : newest.model().signature();
+    }
+}
