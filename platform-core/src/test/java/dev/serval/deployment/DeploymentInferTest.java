@@ -166,14 +166,7 @@ class DeploymentInferTest {
 
         model.gate.release();
 
-        running.get(WAIT_SECONDS, TimeUnit.SECONDS);
-        ExecutionException failure = assertThrows(ExecutionException.class, () -> late.get(WAIT_SECONDS,
-                TimeUnit.SECONDS));
-        assertInstanceOf(DeadlineExceeded.class, failure.getCause());
-        assertEquals("the request's deadline passed while it waited in the queue of model 'fake'; it was not run",
-                failure.getCause().getMessage());
-        deployment.infer(InferenceRequest.of(texts("after"))).get(WAIT_SECONDS, TimeUnit.SECONDS);
-        assertFalse(model.reached.contains("late"), "reached the model: " + model.reached);
+        assertDroppedUnrun(deployment, running, late, "in the queue of model 'fake'");
         assertEquals(0, deployment.queuedRequests());
     }
 
@@ -191,11 +184,20 @@ class DeploymentInferTest {
 
         model.gate.release();
 
+        assertDroppedUnrun(deployment, running, late, "for a predictor of model 'fake'");
+    }
+
+    /**
+     * Once {@code running} is answered, {@code late} has failed with the engine's {@link DeadlineExceeded} saying where
+     * it waited ({@code where}), and never reached the model, which still serves.
+     */
+    private void assertDroppedUnrun(Deployment<String, String> deployment, CompletableFuture<Inference> running,
+            CompletableFuture<Inference> late, String where) throws Exception {
         running.get(WAIT_SECONDS, TimeUnit.SECONDS);
         ExecutionException failure = assertThrows(ExecutionException.class, () -> late.get(WAIT_SECONDS,
                 TimeUnit.SECONDS));
         assertInstanceOf(DeadlineExceeded.class, failure.getCause());
-        assertEquals("the request's deadline passed while it waited for a predictor of model 'fake'; it was not run",
+        assertEquals("the request's deadline passed while it waited " + where + "; it was not run",
                 failure.getCause().getMessage());
         deployment.infer(InferenceRequest.of(texts("after"))).get(WAIT_SECONDS, TimeUnit.SECONDS);
         assertFalse(model.reached.contains("late"), "reached the model: " + model.reached);
