@@ -35,6 +35,12 @@ class Http2EdgeTest {
     /** {@code quarkus.http.limits.max-concurrent-streams} in application.properties. */
     private static final int MAX_STREAMS = 128;
 
+    /** {@code serval.http.max-floods-per-address}'s default. */
+    private static final int MAX_FLOODS_PER_ADDRESS = 3;
+
+    /** HTTP/2's ENHANCE_YOUR_CALM. */
+    private static final int ENHANCE_YOUR_CALM = 0xb;
+
     @TestHTTPResource("/")
     URL base;
 
@@ -50,6 +56,11 @@ class Http2EdgeTest {
 
     private RawH2 connect(long... settings) throws IOException {
         return new RawH2(base.getHost(), base.getPort(), settings);
+    }
+
+    /** A client of its own address (127.0.0.0/8), so that what the server bounds per address stays with the test. */
+    private RawH2 connectFrom(String address) throws IOException {
+        return RawH2.from(address, base.getHost(), base.getPort());
     }
 
     private static final String INFER = "/v2/models/" + Serving.MODEL + "/infer";
@@ -197,7 +208,7 @@ class Http2EdgeTest {
 
     @Test
     void aConnectionThatKeepsOpeningStreamsPastTheLimitIsSentAway() throws IOException {
-        try (RawH2 h2 = connect()) {
+        try (RawH2 h2 = connectFrom("127.0.0.11")) {
             h2.serverSettings();
             h2.ackSettings();
             for (int i = 0; i < MAX_STREAMS + 1_000; i++) {
@@ -228,7 +239,7 @@ class Http2EdgeTest {
 
     @Test
     void aContinuationFloodEndsTheConnection() throws IOException {
-        try (RawH2 h2 = connect()) {
+        try (RawH2 h2 = connectFrom("127.0.0.12")) {
             h2.serverSettings();
             h2.ackSettings();
             h2.frame(HEADERS, 0, 1, RawH2.get("/v2/health/live")); // no END_HEADERS: CONTINUATION frames follow
@@ -247,20 +258,72 @@ class Http2EdgeTest {
 
     @Test
     void aRapidResetFloodEndsTheConnection() throws IOException {
-        try (RawH2 h2 = connect()) {
+        try (RawH2 h2 = connectFrom("127.0.0.13")) {
+            assertTrue(rapidResetFlood(h2), "the connection survives 1,000 resets");
+        }
+    }
+
+    /** Sends 1,000 HEADERS + RST_STREAM pairs; whether the server sent the connection away (or closed it). */
+    private static boolean rapidResetFlood(RawH2 h2) throws IOException {
+        h2.serverSettings();
+        h2.ackSettings();
+        try {
+            for (int i = 0; i < 1_000; i++) {
+                h2.headers(1 + 2 * i, RawH2.get("/v2/health/live"), true);
+                h2.rst(1 + 2 * i, RawH2.CANCEL);
+            }
+            h2.flush();
+        } catch (IOException closed) {
+            return true; // the server closed the connection while the flood was being written
+        }
+        return h2.readUntil(GOAWAY) != null || h2.closedByServer();
+    }
+
+    /**
+     * A client that reconnects after each GOAWAY gets no fresh allowance: past {@code serval.http.max-floods-per-address}
+     * connections sent away within the window, its address's streams are refused with their connection, before any
+     * route sees them, while other addresses are served. (A flood whose error reaches no stream's connection handler
+     * goes uncounted: the bound is best-effort, hence the loop.)
+     */
+    @Test
+    void aClientThatReconnectsAfterEachFloodIsBarredByItsAddress() throws IOException {
+        String attacker = "127.0.0.14";
+        boolean barred = false;
+        for (int flood = 1; flood <= 4 * (MAX_FLOODS_PER_ADDRESS + 1) && !barred; flood++) {
+            try (RawH2 h2 = connectFrom(attacker)) {
+                assertTrue(rapidResetFlood(h2), "flood " + flood + " was not sent away");
+            }
+            barred = !served(attacker);
+            assertTrue(!barred || flood > MAX_FLOODS_PER_ADDRESS, "barred after " + flood + " floods");
+        }
+        assertTrue(barred, "the address that kept flooding is still served");
+        assertFalse(served(attacker), "the barred address stays barred");
+        assertTrue(served("127.0.0.15"), "another address is served");
+        String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        assertTrue(metrics.matches("(?s).*serval_http2_floods_total [1-9].*"), "floods counted");
+        assertTrue(metrics.matches("(?s).*serval_http2_barred_streams_total [1-9].*"), "refusals counted");
+    }
+
+    /**
+     * Whether a GET from {@code address} over HTTP/2 is answered 200; false when its connection is refused (a GOAWAY
+     * ENHANCE_YOUR_CALM, or closed, and no answer).
+     */
+    private boolean served(String address) throws IOException {
+        try (RawH2 h2 = connectFrom(address)) {
             h2.serverSettings();
             h2.ackSettings();
-            try {
-                for (int i = 0; i < 1_000; i++) {
-                    h2.headers(1 + 2 * i, RawH2.get("/v2/health/live"), true);
-                    h2.rst(1 + 2 * i, RawH2.CANCEL);
-                }
-                h2.flush();
-            } catch (IOException closed) {
-                // the server closed the connection while the flood was being written
+            h2.headers(1, RawH2.get("/v2/health/live"), true);
+            h2.flush();
+            RawH2.Frame frame = h2.readUntil(HEADERS, GOAWAY);
+            if (frame != null && frame.type() == HEADERS) {
+                assertEquals("200", frame.headers().status().toString());
+                return true;
             }
-            RawH2.Frame goAway = h2.readUntil(GOAWAY);
-            assertTrue(goAway != null || h2.closedByServer(), "the connection survives 1,000 resets");
+            if (frame != null) {
+                assertEquals(ENHANCE_YOUR_CALM, frame.errorCode(), "the GOAWAY's code");
+            }
+            assertTrue(h2.closedByServer(), "a refused connection is closed");
+            return false;
         }
     }
 }

@@ -11,6 +11,7 @@ import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
@@ -90,7 +91,19 @@ final class RawH2 implements Closeable {
      * acknowledge the server's SETTINGS: {@link #ackSettings} does.
      */
     RawH2(String host, int port, long... settings) throws IOException {
-        socket = new Socket(host, port);
+        this(new Socket(host, port), settings);
+    }
+
+    /**
+     * As {@link #RawH2(String, int, long...)}, from the loopback address {@code from} (any of 127.0.0.0/8), so that a
+     * test's client address is its own: the server bounds some things per client address.
+     */
+    static RawH2 from(String from, String host, int port, long... settings) throws IOException {
+        return new RawH2(new Socket(host, port, InetAddress.getByName(from), 0), settings);
+    }
+
+    private RawH2(Socket socket, long... settings) throws IOException {
+        this.socket = socket;
         socket.setSoTimeout(10_000);
         socket.setTcpNoDelay(true);
         out = socket.getOutputStream();

@@ -1,9 +1,11 @@
 package dev.serval.model;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.serval.model.onnx.OnnxOptions;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Predicate;
 
 /**
  * The {@code model.yaml} of one model version in the repository.
@@ -80,6 +82,18 @@ public record ModelDescriptor(ModelKind kind, String file, String tokenizer, int
     public ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
             String output, Map<String, String> engine, String description, Composite composite) {
         this(kind, file, tokenizer, maxLength, labels, output, OnnxOptions.of(engine), description, composite);
+    }
+
+    /**
+     * Checks and reads a {@code model.yaml} as parsed (a mapping of its fields): the model repository's descriptors.
+     *
+     * @param where           names the descriptor in errors (model, version, file)
+     * @param deploymentNames what a deployment name is (a pipeline step names the deployments it calls; the rule is
+     *                        the deployment spec's, above this package)
+     * @throws IllegalArgumentException naming {@code where}, the field and what is wrong with it
+     */
+    public static ModelDescriptor parse(JsonNode node, String where, Predicate<String> deploymentNames) {
+        return DescriptorFields.parse(node, where, deploymentNames);
     }
 
     /** A descriptor whose text kinds read their default output ({@link ModelKind#defaultOutput}). */

@@ -2,27 +2,15 @@ package dev.serval.multiplex;
 
 import dev.serval.error.NotReady;
 import dev.serval.spec.MultiplexSpec;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
 /**
@@ -31,63 +19,32 @@ import java.util.function.LongSupplier;
  * serves one model is a handle {@code H} that {@link Hosting} creates and drives (in Serval, a deployment of that
  * model with as many replicas as replicas of the multiplexed deployment hold it, none while it is not loaded).
  *
- * <p>Design. {@link #models} is an immutable map from model name to {@link Entry}, replaced whole under this object's
- * lock when a model is first asked for or leaves the repository; request threads read it once per request. An
- * entry lives as long as its model matches: unloading a model takes its replica away and keeps the entry, so that a
- * request racing an unload finds the same handle. Each entry has
- * <ul>
- *   <li>{@code pins}: requests holding it, taken by CAS on the request path ({@link #acquire(Entry)}) and given back by
- *       {@link Entry#release}. An unload moves it from 0 to {@link Entry#RETIRING} by CAS and back once the entry is
- *       marked unloaded, so it never unloads a model a request holds, and a request never holds a model while it is
- *       being unloaded;</li>
- *   <li>{@code held}: the replicas that hold it (an immutable array, empty while it is not loaded); written under the
- *       lock, read by requests after they pinned the entry (a pinned entry that shows a replica keeps at least one
- *       until released);</li>
- *   <li>{@code lastUsed}: written by every request that pins it, read when choosing what to unload: best-effort (the
- *       order of two requests of the same nanosecond is either).</li>
- * </ul>
- * A request finds its model's entry first ({@link #entry}: created on the first look, neither pinned nor loaded), and
- * pins it only once it is valid and about to run ({@link #acquire(Entry)}): a request refused for its headers or body
- * loads nothing and evicts nothing, and only a pin counts as an arrival for the autoscaler ({@link #takeArrived}).
- * A request for a loaded model costs one map read, one CAS, a few volatile reads and one write, and allocates
- * nothing ({@code MultiplexerBenchmark} measures it). A request for a model that no replica holds
- * takes the lock: the first one places the model ({@link Placement}) and starts its load; the ones that come while it
- * loads find it placed and wait in its handle's queue, so a model loads once however many requests ask for it at once
- * (single flight). Loads never block the caller. When no room can be made (every model that could go is busy), the
- * model waits for room in {@link #waiting}, its requests in its queue: the release of a model's last pin retries the
- * waiting models only while some wait ({@link #waitingCount}, a flag that gates a rare check; a release that leaves
- * its model held cannot make room and takes no lock), and so does the balancer.
+ * <p>Design. This class is the request path and the coordinator; each sub-machine is a type of its own, as Caffeine
+ * keeps {@code FrequencySketch}, {@code TimerWheel} and {@code Pacer} beside {@code BoundedLocalCache}: the entries,
+ * the last scan and the bounds ({@link ModelTable}); one model's pins ({@link Entry}, a {@link PinCount}); placement
+ * and the models waiting for room ({@link Placer}); how long a loaded model stays ({@link Residency}); spreading hot
+ * models and taking replicas back from cooled ones ({@link Spreader}); repository rescans and background closes
+ * ({@link Refresher}); unloading what the bounds no longer allow ({@link Trimmer}); the meters
+ * ({@link MultiplexMeters}). The one lock is this object's monitor ({@link ModelTable#lock}): every sub-machine takes
+ * it, and so does the edge while it changes every model's settings, so that the {@link Hosting} calls made under it
+ * and the edge's never interleave.
  *
- * <p>A model stays on its replica at least its residency once loaded ({@link Tuning#residencyFactor} times the
- * measured load time, at least {@link Tuning#minResidency}): when the models asked for do not fit, a replica changes
- * models at most once per residency, so loading cannot take the CPU away from inference (an LRU of loaded models
- * otherwise thrashes: a load of MiniLM costs dozens of inferences).
+ * <p>The request path. A request finds its model's entry first ({@link #entry}: created on the first look, neither
+ * pinned nor loaded), and pins it only once it is valid and about to run ({@link #acquire(Entry)}): a request refused
+ * for its headers or body loads nothing and evicts nothing, and only a pin counts as an arrival for the autoscaler
+ * ({@link #takeArrived}). A request for a loaded model costs one map read, one CAS, a few volatile reads and one
+ * write, takes no lock and allocates nothing ({@code MultiplexerBenchmark} measures it). A request for a model that no
+ * replica holds hands it to the {@link Placer} under the lock, which loads it once however many requests ask
+ * (single flight) and never blocks on the load. A request for a name the last scan did not see is refused at once,
+ * without touching the file system on the request path.
  *
- * <p>Hot models spread ({@link #balance}, every {@link #BALANCE_PERIOD} on the refresher thread): a model whose
- * replicas are all full (requests wait in its queue) is loaded on one more replica that has room, as Ray Serve routes
- * a model's overflow to replicas that then load it; a model whose load has fallen to what one replica fewer serves at
- * half its capacity, for {@link #CALM_PERIOD}, gives a replica back. So the deployment's replica count (fixed, or the
- * autoscaler's, on the sum of its models' requests) bounds both how many models it holds and how far a hot one
- * spreads.
- *
- * <p>The refresher thread rescans the repository every {@code refreshPeriod} ({@link Catalog}): a model whose newest
- * version changed rolls to it ({@link Hosting#update}); a model that left the repository is closed once no request
- * holds it, on a closer thread ({@link #closer}: a close drains the model's requests, which may take its graceful
- * timeout, while the refresher goes on rescanning, spreading and placing waiting models); a model whose load failed is
- * unloaded once no request holds it (the next request loads it again); models over the bounds (after the settings or
- * the replica count shrank) are unloaded when idle. Which names exist is known only from the last scan: a request for a
- * name the scan did not see is refused at once, without touching the file system on the request path.
+ * <p>Threads. Request threads call {@link #entry}, {@link #acquire} and {@link Entry#release}; one refresher thread
+ * per deployment runs {@link Refresher#refresh} every {@link Tuning#refreshPeriod} and {@link Spreader#balance} every
+ * {@link Spreader#BALANCE_PERIOD}; closer threads close models that left the repository; the edge calls
+ * {@link #configure} (a config change, the autoscaler) and the status reads from its own threads. {@link #arrived} is
+ * written by requests and cleared by the autoscaler without coordination: best-effort, as the router's.
  */
 public final class Multiplexer<H> implements AutoCloseable {
-
-    private static final System.Logger LOG = System.getLogger(Multiplexer.class.getName());
-    /** How often hot models spread and cooled ones give replicas back. */
-    static final Duration BALANCE_PERIOD = Duration.ofMillis(200);
-    /** How long a spread model's load must stay low before it gives a replica back. */
-    static final Duration CALM_PERIOD = Duration.ofSeconds(5);
-    private static final int[] NONE = new int[0];
-    /** The longest residency, whatever a load measured. */
-    static final Duration MAX_RESIDENCY = Duration.ofMinutes(1);
 
     /**
      * How the multiplexer paces itself.
@@ -95,9 +52,9 @@ public final class Multiplexer<H> implements AutoCloseable {
      * @param refreshPeriod   how often the repository is rescanned
      * @param minResidency    the shortest residency of a loaded model
      * @param residencyFactor a model stays on its replica at least this many times as long as a load takes (the
-     *                        mean measured), at least {@code minResidency}, at most {@link #MAX_RESIDENCY}: so that a
-     *                        replica changes models at most once per residency and loading takes at most about
-     *                        1/factor of a slot's time, however the requests spread; 0 with a zero
+     *                        mean measured), at least {@code minResidency}, at most {@link Residency#MAX}:
+     *                        so that a replica changes models at most once per residency and loading takes at most
+     *                        about 1/factor of a slot's time, however the requests spread; 0 with a zero
      *                        {@code minResidency}: a plain LRU
      */
     public record Tuning(Duration refreshPeriod, Duration minResidency, int residencyFactor) {
@@ -172,87 +129,37 @@ public final class Multiplexer<H> implements AutoCloseable {
     public record ReplicaModels(int replica, List<String> models) {
     }
 
-    private final String deployment;
-    private final Hosting<H> hosting;
-    private final Catalog catalog;
     private final LongSupplier nanoTime;
-    private final AtomicReference<Map<String, Entry<H>>> models = new AtomicReference<>(Map.of());
-    private final ScheduledExecutorService refresher;
-    /**
-     * Closes the models that left the repository: a close drains the model's requests and may take its graceful
-     * timeout, which must not stall the refresher (rescans, spreading, models waiting for room).
-     */
-    private final ExecutorService closer;
-    /** The closes {@link #closer} runs now, which {@link #close} waits for; guarded by the lock. */
-    private final Set<CompletableFuture<Void>> closing = new HashSet<>();
-    private final Counter loads;
-    private final Counter evictions;
-    private final Timer loadTime;
-    private final Gauge loadedGauge;
-    private final MeterRegistry registry;
-    /** The last scan: written by the refresher thread, read by requests for names not yet in {@link #models}. */
-    private volatile Map<String, Candidate> candidates;
-    /**
-     * Models asked for while no room could be made for them (every model that could have gone had requests), in the
-     * order they were asked for; their requests wait in their own queues. Guarded by the lock.
-     */
-    private final java.util.LinkedHashSet<Entry<H>> waiting = new java.util.LinkedHashSet<>();
-    /**
-     * {@code waiting.size()}, written under the lock and read without it by every {@link Entry#release}: a release
-     * takes the lock to retry the waiting models only while some wait (a flag that gates a rare check).
-     */
-    private volatile int waitingCount;
-    /**
-     * Whether a request arrived since the autoscaler last looked ({@link #takeArrived}): best-effort, as the router's.
-     */
+    private final Hosting<H> hosting;
+    private final ModelTable<H> table;
+    private final MultiplexMeters meters;
+    /** Placement and the models waiting for room; {@link Entry#release} reads its waiting count. */
+    final Placer<H> placer;
+    private final Trimmer<H> trimmer;
+    private final Spreader<H> spreader;
+    private final Refresher<H> refresher;
+    /** The refresher thread: runs {@link #refresher} and {@link #spreader} on their periods. */
+    private final ScheduledExecutorService periodic;
+    /** Whether a request arrived since the autoscaler last looked ({@link #takeArrived}); best-effort. */
     private volatile boolean arrived;
-    private final Tuning tuning;
-    /**
-     * How long a model stays on its replica at least once loaded, before it may be unloaded to make room: {@link
-     * Tuning#residencyFactor} times the mean measured load time, within its bounds. Written when a load completes,
-     * read under the lock: best-effort.
-     */
-    private volatile long residencyNanos;
-    /** The replica count; written under the lock ({@link #configure}), read by status without it. */
-    private volatile int replicas;
-    /** Written under the lock ({@link #configure}), read under it. */
-    private MultiplexSpec settings;
-    private volatile boolean closed;
 
-    /** Scans the catalog once (so that the first requests find their models) and starts the refresher. */
+    /** Scans the catalog once (so that the first requests find their models) and starts the refresher thread. */
     public Multiplexer(String deployment, int replicas, MultiplexSpec settings, Hosting<H> hosting, Catalog catalog,
             Tuning tuning, LongSupplier nanoTime, MeterRegistry registry) {
-        this.deployment = deployment;
-        this.tuning = tuning;
-        this.residencyNanos = tuning.minResidency().toNanos();
-        this.hosting = hosting;
-        this.catalog = catalog;
         this.nanoTime = nanoTime;
-        this.replicas = Math.max(0, replicas);
-        this.settings = settings;
-        this.registry = registry;
-        this.candidates = Map.copyOf(catalog.scan());
-        this.loads = Counter.builder("serval.multiplex.loads").tag("deployment", deployment)
-                .description("Models a multiplexed deployment loaded onto a replica: on demand, or to spread a hot "
-                        + "model").register(registry);
-        this.evictions = Counter.builder("serval.multiplex.evictions").tag("deployment", deployment)
-                .description("Models a multiplexed deployment unloaded from a replica: to make room, after a failed "
-                        + "load, once a spread model cooled down, or because they left the repository")
-                .register(registry);
-        this.loadTime = Timer.builder("serval.multiplex.load").tag("deployment", deployment)
-                .description("From the request that asked for an unloaded model to its model serving")
-                .register(registry);
-        this.loadedGauge = Gauge.builder("serval.multiplex.models.loaded", this, Multiplexer::loadedCount)
-                .tag("deployment", deployment).description("Models the replicas of a multiplexed deployment hold, "
-                        + "summed over its replicas").register(registry);
-        this.refresher = Executors.newSingleThreadScheduledExecutor(
+        this.hosting = hosting;
+        this.table = new ModelTable<>(this, deployment, hosting, catalog.scan(), replicas, settings);
+        this.meters = new MultiplexMeters(deployment, table, registry);
+        this.placer = new Placer<>(table, tuning, nanoTime, meters);
+        this.trimmer = new Trimmer<>(table, placer);
+        this.spreader = new Spreader<>(table, placer, nanoTime);
+        this.refresher = new Refresher<>(table, catalog, placer, trimmer);
+        this.periodic = Executors.newSingleThreadScheduledExecutor(
                 Thread.ofPlatform().name("serval-multiplex-" + deployment).daemon(true).factory());
-        this.closer = Executors.newCachedThreadPool(
-                Thread.ofPlatform().name("serval-multiplex-close-" + deployment + "-", 0).daemon(true).factory());
         long every = tuning.refreshPeriod().toNanos();
-        refresher.scheduleWithFixedDelay(this::refresh, every, every, TimeUnit.NANOSECONDS);
-        long balance = BALANCE_PERIOD.toNanos();
-        refresher.scheduleWithFixedDelay(this::balanceSafely, balance, balance, TimeUnit.NANOSECONDS);
+        periodic.scheduleWithFixedDelay(refresher::refresh, every, every, TimeUnit.NANOSECONDS);
+        long balance = Spreader.BALANCE_PERIOD.toNanos();
+        periodic.scheduleWithFixedDelay(spreader::run, balance, balance, TimeUnit.NANOSECONDS);
     }
 
     /**
@@ -275,31 +182,7 @@ public final class Multiplexer<H> implements AutoCloseable {
      * @throws NotReady when the deployment is closed
      */
     public Entry<H> entry(String model) {
-        Entry<H> entry = models.get().get(model);
-        if (entry != null) {
-            return entry;
-        }
-        return candidates.containsKey(model) ? created(model) : null;
-    }
-
-    /** The lock's way: the entry of a model the last scan saw, created if needed; null if it has gone since. */
-    private synchronized Entry<H> created(String model) {
-        if (closed) {
-            throw new NotReady("deployment '" + deployment + "' is shutting down");
-        }
-        Entry<H> entry = models.get().get(model);
-        if (entry == null) {
-            Candidate candidate = candidates.get(model);
-            if (candidate == null) {
-                return null;
-            }
-            entry = new Entry<>(this, model, hosting.create(model, candidate.version()), candidate);
-            hosting.bound(entry.handle, entry);
-            Map<String, Entry<H>> next = new HashMap<>(models.get());
-            next.put(model, entry);
-            models.set(Map.copyOf(next));
-        }
-        return entry;
+        return table.entry(model);
     }
 
     /**
@@ -319,7 +202,7 @@ public final class Multiplexer<H> implements AutoCloseable {
         if (entry.pin()) {
             entry.lastUsed = nanoTime.getAsLong();
             if (entry.held.length == 0) {
-                placed(entry);
+                placer.placed(entry);
             }
             return true;
         }
@@ -327,198 +210,18 @@ public final class Multiplexer<H> implements AutoCloseable {
     }
 
     /** The lock's way, while an unload decides about the entry (or it left the repository): pinned and placed. */
-    private synchronized boolean slowAcquire(Entry<H> entry) {
-        if (closed) {
-            throw new NotReady("deployment '" + deployment + "' is shutting down");
-        }
-        if (models.get().get(entry.model) != entry || !entry.pin()) {
-            return false; // it left the repository: as unknown as if the scan had not seen it
-        }
-        entry.lastUsed = nanoTime.getAsLong();
-        placed(entry);
-        return true;
-    }
-
-    /** A pinned entry that no replica held when it was pinned: placed (loaded) unless another request did it. */
-    private synchronized void placed(Entry<H> entry) {
-        if (entry.held.length > 0) {
-            return;
-        }
-        if (closed) {
-            entry.release();
-            throw new NotReady("deployment '" + deployment + "' is shutting down");
-        }
-        if (waiting.contains(entry)) {
-            return; // waits for room already: releases and the balancer retry it, not every request
-        }
-        try {
-            if (!tryPlace(entry, entry.bytes)) {
-                waiting.add(entry);
-                waitingCount = waiting.size();
+    private boolean slowAcquire(Entry<H> entry) {
+        synchronized (table.lock) {
+            if (table.closed()) {
+                throw table.shuttingDown();
             }
-        } catch (RuntimeException e) {
-            entry.release();
-            throw e;
-        }
-    }
-
-    /**
-     * Under the lock: every model on every replica, as {@link Placement} sees them, with their entries. A model's last
-     * replica is busy while requests hold it, run on it or wait for it, and for its residency after it loaded.
-     */
-    private Map<Placement.Held, Entry<H>> rows() {
-        Map<Placement.Held, Entry<H>> rows = new java.util.LinkedHashMap<>();
-        long now = nanoTime.getAsLong();
-        long residency = residencyNanos;
-        for (Entry<H> entry : models.get().values()) {
-            int[] held = entry.held;
-            if (held.length == 0) {
-                continue;
+            if (table.models().get(entry.model) != entry || !entry.pin()) {
+                return false; // it left the repository: as unknown as if the scan had not seen it
             }
-            int ongoing = hosting.ongoing(entry.handle);
-            boolean busy = held.length == 1 && (entry.pins.get() != 0 || ongoing > 0
-                    || now - entry.loadedAt < residency);
-            for (int replica : held) {
-                rows.put(new Placement.Held(entry.model, replica, held.length == 1 ? entry.bytes : 0, entry.lastUsed,
-                        ongoing / held.length, busy), entry);
-            }
-        }
-        return rows;
-    }
-
-    /** Under the lock: what the loaded models take, each counted once. */
-    private long loadedBytes() {
-        long total = 0;
-        for (Entry<H> entry : models.get().values()) {
-            if (entry.held.length > 0) {
-                total += entry.bytes;
-            }
-        }
-        return total;
-    }
-
-    /**
-     * Under the lock: loads {@code entry} onto one more replica (its first, or one more of a hot model), unloading
-     * what makes room; false when every model that could make room is busy.
-     *
-     * @param bytes what it adds: its size for its first replica, 0 for one more (its weights are shared)
-     * @throws NotReady when the model alone is larger than {@code max_model_memory}
-     */
-    private boolean tryPlace(Entry<H> entry, long bytes) {
-        for (int attempt = 0; ; attempt++) {
-            Map<Placement.Held, Entry<H>> rows = rows();
-            Placement.Result result = Placement.place(entry.model, bytes, List.copyOf(rows.keySet()), loadedBytes(),
-                    replicas, settings.maxModelsPerReplica(), settings.maxModelMemory(), entry.held);
-            if (result instanceof Placement.Refusal refusal) {
-                if (refusal.tooLarge()) {
-                    throw new NotReady(refusal.reason());
-                }
-                return false;
-            }
-            Placement.Decision decision = (Placement.Decision) result;
-            // A model's last replica goes only if no request pinned it since it was read: retire those first.
-            List<Entry<H>> retired = new ArrayList<>();
-            boolean allRetired = true;
-            for (Placement.Held row : decision.evict()) {
-                Entry<H> victim = rows.get(row);
-                if (victim.held.length == 1) {
-                    if (!victim.retire()) {
-                        allRetired = false; // a request pinned it since it was read: it is busy after all
-                        break;
-                    }
-                    retired.add(victim);
-                }
-            }
-            if (!allRetired) {
-                retired.forEach(Entry::reinstate);
-                if (attempt < 3) {
-                    continue;
-                }
-                return false; // the models that would make room keep getting requests
-            }
-            for (Placement.Held row : decision.evict()) {
-                Entry<H> victim = rows.get(row);
-                unloadFrom(victim, row.replica());
-                if (retired.contains(victim)) {
-                    victim.reinstate();
-                }
-            }
-            boolean first = entry.held.length == 0;
-            entry.held = with(entry.held, decision.replica());
-            long started = nanoTime.getAsLong();
-            if (first) {
-                entry.loadedAt = started;
-            }
-            loads.increment();
-            CompletableFuture<Void> serving = hosting.replicas(entry.handle, entry.held.length);
-            if (first) {
-                serving.whenComplete((served, failure) -> {
-                    if (failure == null) {
-                        loadTime.record(nanoTime.getAsLong() - started, TimeUnit.NANOSECONDS);
-                        residencyNanos = Math.max(tuning.minResidency().toNanos(), Math.min(MAX_RESIDENCY.toNanos(),
-                                (long) (tuning.residencyFactor() * loadTime.mean(TimeUnit.NANOSECONDS))));
-                    }
-                });
-            }
+            entry.lastUsed = nanoTime.getAsLong();
+            placer.placed(entry);
             return true;
         }
-    }
-
-    /**
-     * Under the lock: takes {@code entry} off {@code replica}. Its last replica only with the entry retired by the
-     * caller (no request holds it), and only if idle when called otherwise ({@link #unloadIfIdle}).
-     */
-    private void unloadFrom(Entry<H> entry, int replica) {
-        LOG.log(System.Logger.Level.INFO, "deployment ''{0}'': unloading model ''{1}'' from replica {2}", deployment,
-                entry.model, replica);
-        entry.held = without(entry.held, replica);
-        entry.calmSince = 0;
-        hosting.replicas(entry.handle, entry.held.length);
-        evictions.increment();
-    }
-
-    /** Under the lock: unloads {@code entry} from its last replica if no request holds it; whether it did. */
-    private boolean unloadIfIdle(Entry<H> entry) {
-        int[] held = entry.held;
-        if (held.length == 0 || hosting.ongoing(entry.handle) > 0 || !entry.retire()) {
-            return false;
-        }
-        LOG.log(System.Logger.Level.INFO, "deployment ''{0}'': unloading model ''{1}'' from replica(s) {2}",
-                deployment, entry.model, Arrays.toString(held));
-        entry.held = NONE;
-        entry.calmSince = 0;
-        hosting.replicas(entry.handle, 0);
-        evictions.increment(held.length);
-        entry.reinstate();
-        return true;
-    }
-
-    /**
-     * Places the models waiting for room, in the order they were asked for, while room can be made; drops those whose
-     * requests all ended (nothing waits for them any more). After a release while some wait, and at each refresh.
-     */
-    private synchronized void retryWaiting() {
-        for (java.util.Iterator<Entry<H>> each = waiting.iterator(); each.hasNext(); ) {
-            Entry<H> entry = each.next();
-            if (entry.held.length > 0 || (entry.pins.get() <= 0 && hosting.ongoing(entry.handle) == 0)
-                    || !models.get().containsKey(entry.model)) {
-                each.remove();
-                continue;
-            }
-            boolean placed;
-            try {
-                placed = !closed && tryPlace(entry, entry.bytes);
-            } catch (RuntimeException e) {
-                placed = true; // cannot ever fit (the bound shrank): its requests wait out their deadlines
-                LOG.log(System.Logger.Level.WARNING, "deployment ''{0}'': model ''{1}'' cannot load: {2}", deployment,
-                        entry.model, e.getMessage());
-            }
-            if (!placed) {
-                break; // no room for the first: the order is kept
-            }
-            each.remove();
-        }
-        waitingCount = waiting.size();
     }
 
     /**
@@ -527,197 +230,37 @@ public final class Multiplexer<H> implements AutoCloseable {
      * autoscaled deployment gone idle) every model unloads once idle, and a request's model waits for the replica
      * the autoscaler then starts.
      */
-    public synchronized void configure(int replicas, MultiplexSpec settings) {
-        this.replicas = Math.max(0, replicas);
-        this.settings = settings;
-        trim();
-        retryWaiting();
+    public void configure(int replicas, MultiplexSpec settings) {
+        synchronized (table.lock) {
+            table.bound(replicas, settings);
+            trimmer.trim();
+            placer.retryWaiting();
+        }
     }
 
     /** The replica count now. */
     public int replicas() {
-        return replicas;
+        return table.replicas();
     }
 
-    /** Refresher thread: {@link #balance}, logged instead of thrown (a throw would end the schedule). */
-    private void balanceSafely() {
-        try {
-            balance();
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "deployment '" + deployment + "': balancing the models failed", e);
-        }
-    }
-
-    /**
-     * Spreads hot models and takes replicas back from cooled ones (see the class comment). Refresher thread, every
-     * {@link #BALANCE_PERIOD}; under the lock.
-     */
-    synchronized void balance() {
-        if (closed) {
-            return;
-        }
-        long now = nanoTime.getAsLong();
-        for (Entry<H> entry : models.get().values()) {
-            int[] held = entry.held;
-            int count = held.length;
-            if (count == 0) {
-                continue;
-            }
-            H handle = entry.handle;
-            if (hosting.queued(handle) > 0 && hosting.serving(handle) >= count && count < replicas) {
-                entry.calmSince = 0;
-                if (tryPlace(entry, 0)) {
-                    LOG.log(System.Logger.Level.INFO, "deployment ''{0}'': model ''{1}'' is busy on {2} replica(s); "
-                            + "loading it on one more", deployment, entry.model, count);
-                }
-            } else if (count > 1 && hosting.ongoing(handle) * 2L <= (long) (count - 1) * hosting.capacity(handle)) {
-                if (entry.calmSince == 0) {
-                    entry.calmSince = now;
-                } else if (now - entry.calmSince >= CALM_PERIOD.toNanos()) {
-                    unloadFrom(entry, held[count - 1]); // its other replicas take its requests
-                }
-            } else {
-                entry.calmSince = 0;
-            }
-        }
-        if (waitingCount > 0) {
-            retryWaiting(); // a residency may have ended: no release says so
-        }
-    }
-
-    /** Refresher thread: rescans the catalog and applies what changed (see the class comment). Never throws. */
+    /** {@link Refresher#refresh} now, as the refresher thread does every period (tests call it instead of waiting). */
     void refresh() {
-        try {
-            Map<String, Candidate> scanned = Map.copyOf(catalog.scan());
-            candidates = scanned;
-            List<Entry<H>> gone = new ArrayList<>();
-            synchronized (this) {
-                if (closed) {
-                    return;
-                }
-                Map<String, Entry<H>> next = new HashMap<>(models.get());
-                for (Entry<H> entry : models.get().values()) {
-                    Candidate candidate = scanned.get(entry.model);
-                    if (candidate == null) {
-                        if (entry.retire()) {
-                            if (entry.held.length > 0) {
-                                evictions.increment();
-                            }
-                            entry.held = NONE;
-                            next.remove(entry.model);
-                            gone.add(entry); // stays RETIRING: no request pins it again
-                        }
-                    } else if (!candidate.version().equals(entry.version)) {
-                        LOG.log(System.Logger.Level.INFO, "deployment ''{0}'': model ''{1}'' rolls from version {2}"
-                                + " to {3}", deployment, entry.model, entry.version, candidate.version());
-                        entry.version = candidate.version();
-                        entry.bytes = candidate.bytes();
-                        hosting.update(entry.handle, candidate.version());
-                    } else if (entry.held.length > 0 && hosting.failed(entry.handle)) {
-                        unloadIfIdle(entry); // the next request loads it again
-                    }
-                }
-                if (next.size() != models.get().size()) {
-                    models.set(Map.copyOf(next));
-                }
-                trim();
-                retryWaiting();
-            }
-            for (Entry<H> entry : gone) {
-                LOG.log(System.Logger.Level.INFO, "deployment ''{0}'': model ''{1}'' left the repository; closing it",
-                        deployment, entry.model);
-                closeInBackground(entry);
-            }
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.ERROR, "deployment '" + deployment + "': refreshing the models failed; "
-                    + "trying again next period", e);
-        }
+        refresher.refresh();
     }
 
-    /** Refresher thread: closes a model that left the repository on {@link #closer}, for {@link #close} to await. */
-    private void closeInBackground(Entry<H> entry) {
-        CompletableFuture<Void> done = CompletableFuture.runAsync(() -> hosting.close(entry.handle), closer);
-        synchronized (this) {
-            closing.add(done);
-        }
-        done.whenComplete((ignored, failure) -> {
-            if (failure != null) {
-                LOG.log(System.Logger.Level.ERROR, "deployment '" + deployment + "': closing model '" + entry.model
-                        + "' failed", failure);
-            }
-            synchronized (this) {
-                closing.remove(done);
-            }
-        });
-    }
-
-    /**
-     * Under the lock: unloads what the bounds no longer allow, least recently used first: a model's replicas beyond
-     * the replica count (its extra replicas at once, its last one when idle), models over {@code
-     * max_models_per_replica} on a replica and over {@code max_model_memory} (extra replicas at once, last ones when
-     * idle). Busy ones stay until a later refresh finds them idle.
-     */
-    private void trim() {
-        List<Entry<H>> loaded = new ArrayList<>();
-        for (Entry<H> entry : models.get().values()) {
-            if (entry.held.length > 0) {
-                loaded.add(entry);
-            }
-        }
-        loaded.sort(Comparator.comparingLong(e -> e.lastUsed));
-        int[] count = new int[replicas];
-        for (Entry<H> entry : loaded) {
-            for (int replica : entry.held) {
-                if (replica < replicas) {
-                    count[replica]++;
-                }
-            }
-        }
-        for (Entry<H> entry : loaded) {
-            for (int replica : entry.held) {
-                boolean outside = replica >= replicas;
-                boolean crowded = !outside && count[replica] > settings.maxModelsPerReplica();
-                if (!outside && !crowded) {
-                    continue;
-                }
-                if (entry.held.length > 1) {
-                    unloadFrom(entry, replica);
-                } else if (!unloadIfIdle(entry)) {
-                    continue;
-                }
-                if (!outside) {
-                    count[replica]--;
-                }
-            }
-        }
-        long limit = settings.maxModelMemory();
-        long bytes = loadedBytes();
-        for (Entry<H> entry : loaded) {
-            if (limit > 0 && bytes > limit && entry.held.length > 0) {
-                long size = entry.bytes;
-                if (unloadIfIdle(entry)) {
-                    bytes -= size;
-                }
-            }
-        }
+    /** {@link Spreader#balance} now, as the refresher thread does every period (tests call it instead of waiting). */
+    void balance() {
+        spreader.balance();
     }
 
     /** Models loaded now, summed over replicas (the {@code serval_multiplex_models_loaded} gauge). */
     public int loadedCount() {
-        int loaded = 0;
-        for (Entry<H> entry : models.get().values()) {
-            loaded += entry.held.length;
-        }
-        return loaded;
+        return table.loadedCount();
     }
 
     /** Requests running on or waiting for the deployment's models: the sum over its models. */
     public int ongoingRequests() {
-        int ongoing = 0;
-        for (Entry<H> entry : models.get().values()) {
-            ongoing += hosting.ongoing(entry.handle);
-        }
-        return ongoing;
+        return table.ongoingRequests();
     }
 
     /** Whether a request arrived since the previous call (the autoscaler's, as {@code Router.takeArrived}). */
@@ -730,111 +273,86 @@ public final class Multiplexer<H> implements AutoCloseable {
     }
 
     /** What each replica holds, most recently used first; every replica listed, empty ones too. */
-    public synchronized List<ReplicaModels> replicaModels() {
-        List<List<Entry<H>>> byReplica = new ArrayList<>();
-        for (int r = 0; r < replicas; r++) {
-            byReplica.add(new ArrayList<>());
+    public List<ReplicaModels> replicaModels() {
+        synchronized (table.lock) {
+            return table.replicaModels();
         }
-        for (Entry<H> entry : models.get().values()) {
-            for (int replica : entry.held) {
-                while (byReplica.size() <= replica) {
-                    byReplica.add(new ArrayList<>()); // a replica beyond the count, still holding a busy model
-                }
-                byReplica.get(replica).add(entry);
-            }
-        }
-        List<ReplicaModels> view = new ArrayList<>();
-        for (int r = 0; r < byReplica.size(); r++) {
-            byReplica.get(r).sort(Comparator.comparingLong((Entry<H> e) -> e.lastUsed).reversed());
-            view.add(new ReplicaModels(r, byReplica.get(r).stream().map(e -> e.model).toList()));
-        }
-        return view;
     }
 
     /** The handles of every model asked for so far (loaded or not), for changes that apply to all of them. */
     public List<H> handles() {
-        return models.get().values().stream().map(entry -> entry.handle).toList();
+        return table.models().values().stream().map(entry -> entry.handle).toList();
     }
 
     /** The handle of {@code model} if it was ever asked for (loaded or not), without pinning or loading it. */
     public H find(String model) {
-        Entry<H> entry = models.get().get(model);
+        Entry<H> entry = table.models().get(model);
         return entry == null ? null : entry.handle;
     }
 
     /** The replicas that hold {@code model} now, in the order it was loaded onto them; empty when none does. */
     public List<Integer> replicasOf(String model) {
-        Entry<H> entry = models.get().get(model);
+        Entry<H> entry = table.models().get(model);
         return entry == null ? List.of() : Arrays.stream(entry.held).boxed().toList();
     }
 
     /** Whether {@code model} waits for room: asked for, no replica holds it, and none could be made free yet. */
-    public synchronized boolean waitsForRoom(String model) {
-        Entry<H> entry = models.get().get(model);
-        return entry != null && waiting.contains(entry);
+    public boolean waitsForRoom(String model) {
+        synchronized (table.lock) {
+            Entry<H> entry = table.models().get(model);
+            return entry != null && placer.waits(entry);
+        }
     }
 
     /** Whether the last scan saw {@code model} among the repository's matching models. */
     public boolean matches(String model) {
-        return candidates.containsKey(model);
+        return table.candidates().containsKey(model);
     }
 
     /** The matching models of the last scan, by name. */
     public Map<String, Candidate> candidates() {
-        return candidates;
+        return table.candidates();
     }
 
-    /** Stops the refresher and closes every model's handle (each drains its requests). */
+    /** Stops the refresher thread and closes every model's handle (each drains its requests). */
     @Override
     public void close() {
         List<Entry<H>> all;
-        refresher.shutdownNow();
+        periodic.shutdownNow();
         try {
             // A refresh under way may still hand closes to the closer: they are awaited below.
-            refresher.awaitTermination(1, TimeUnit.MINUTES);
+            periodic.awaitTermination(1, TimeUnit.MINUTES);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        synchronized (this) {
-            if (closed) {
+        synchronized (table.lock) {
+            all = table.close();
+            if (all == null) {
                 return;
             }
-            closed = true;
-            all = new ArrayList<>(models.get().values());
-            models.set(Map.of());
         }
         all.parallelStream().forEach(entry -> hosting.close(entry.handle));
-        List<CompletableFuture<Void>> started;
-        synchronized (this) {
-            started = List.copyOf(closing); // no refresh runs any more: none starts after this
-        }
-        started.forEach(done -> done.exceptionally(failure -> null).join()); // a failure was logged
-        closer.shutdown();
-        for (Meter meter : List.<Meter>of(loads, evictions, loadTime, loadedGauge)) {
-            registry.remove(meter);
-        }
+        refresher.awaitCloses(); // no refresh runs any more: none starts after this
+        meters.remove();
     }
 
-    private static int[] with(int[] replicas, int replica) {
-        int[] next = Arrays.copyOf(replicas, replicas.length + 1);
-        next[replicas.length] = replica;
-        return next;
-    }
+    /**
+     * One model of the deployment, loaded or not, with the requests that hold it ({@link PinCount}, which it is).
+     *
+     * <p>Design. {@link #held} is written under the multiplexer's lock, by the {@link Placer} only, and read by
+     * requests after they pinned the entry: a pinned entry that shows a replica keeps at least one until released.
+     * {@link #lastUsed} is written by every request that pins it and read when choosing what to unload: best-effort
+     * (two requests of the same nanosecond are in either order). {@link #version} and {@link #bytes} are written by
+     * the refresher thread under the lock.
+     */
+    public static final class Entry<H> extends PinCount {
 
-    private static int[] without(int[] replicas, int replica) {
-        return Arrays.stream(replicas).filter(r -> r != replica).toArray();
-    }
-
-    /** One model of the deployment, loaded or not, with the requests that hold it. */
-    public static final class Entry<H> {
-
-        /** {@link #pins} while an unload is deciding about it: no request may pin it then. */
-        static final int RETIRING = -1;
+        /** {@link #held} of a model no replica holds. */
+        static final int[] NONE = new int[0];
 
         private final Multiplexer<H> owner;
         final String model;
         final H handle;
-        final AtomicInteger pins = new AtomicInteger();
         volatile String version;
         volatile long bytes;
         /** The replicas that hold it, in the order it was loaded onto them; empty while not loaded. Immutable. */
@@ -861,24 +379,9 @@ public final class Multiplexer<H> implements AutoCloseable {
             return handle;
         }
 
-        /**
-         * {@link Multiplexer#acquire(Entry)} of this entry: pins it for a request about to run, loading it if needed.
-         */
+        /** {@link Multiplexer#acquire(Entry)}: pins it for a request about to run, loading it if needed. */
         public boolean acquire() {
             return owner.acquire(this);
-        }
-
-        /** Takes a pin unless an unload is deciding about the entry; a CAS loop, never blocks. */
-        boolean pin() {
-            for (;;) {
-                int now = pins.get();
-                if (now == RETIRING) {
-                    return false;
-                }
-                if (pins.compareAndSet(now, now + 1)) {
-                    return true;
-                }
-            }
         }
 
         /**
@@ -887,19 +390,9 @@ public final class Multiplexer<H> implements AutoCloseable {
          * model held takes no lock.
          */
         public void release() {
-            if (pins.decrementAndGet() == 0 && owner != null && owner.waitingCount > 0) {
-                owner.retryWaiting(); // only a model no request holds any more can make room, or stop waiting
+            if (unpin() && owner != null && owner.placer.waitingCount() > 0) {
+                owner.placer.retryWaiting(); // only a model no request holds any more can make room, or stop waiting
             }
-        }
-
-        /** From no pin to {@link #RETIRING}; false when a request holds it. */
-        boolean retire() {
-            return pins.compareAndSet(0, RETIRING);
-        }
-
-        /** Back from {@link #RETIRING} to no pin. */
-        void reinstate() {
-            pins.compareAndSet(RETIRING, 0);
         }
     }
 }

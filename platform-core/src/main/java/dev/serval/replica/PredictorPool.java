@@ -148,11 +148,9 @@ final class PredictorPool<I, O> {
     }
 
     /**
-     * Queues every input of one request, or none of them; inputs not yet run once {@code deadlineNanos} passed are
-     * dropped, and the request fails with {@code DeadlineExceeded}.
+     * Queues every input of one request, or none of them, to run before {@code deadlineNanos} (then dropped unrun).
      *
-     * @return completed on a predictor thread with the outputs in input order, or exceptionally with
-     *     {@link InferenceFailed} / {@link NotReady}
+     * @return completed on a predictor thread: the outputs in input order, or failed ({@link InferenceFailed}...)
      * @throws Overloaded when the queue cannot take all the inputs
      * @throws NotReady   when the pool is shutting down
      */

@@ -385,7 +385,7 @@ class MultiplexerTest {
         a.ongoing.set(1); // one replica fewer (capacity 2) serves it at half its capacity
         multiplexer.balance();
         assertEquals(2, a.replicas, "calm only just began");
-        clock.addAndGet(Multiplexer.CALM_PERIOD.toNanos());
+        clock.addAndGet(Spreader.CALM_PERIOD.toNanos());
         multiplexer.balance();
         assertEquals(1, a.replicas);
         assertEquals(List.of("t-a"), hosting.unloads);

@@ -263,6 +263,22 @@ public interface ServalConfig {
         @WithDefault("64K")
         MemorySize minBodyRate();
 
+        /**
+         * HTTP/2 connections from one client address the server may send away for a reset flood (more than
+         * {@code quarkus.http.limits.rst-flood-max-rst-frame-per-window} resets from the client) within
+         * {@link #floodWindow()}; past it, every HTTP/2 stream from the address
+         * is refused with its connection until the address has stayed away a whole window. Netty bounds each
+         * connection; this bounds a client that reconnects after every GOAWAY.
+         */
+        @WithName("max-floods-per-address")
+        @WithDefault("3")
+        int maxFloodsPerAddress();
+
+        /** The window of {@link #maxFloodsPerAddress()}, and how long a barred address must stay away. */
+        @WithName("flood-window")
+        @WithDefault("60s")
+        Duration floodWindow();
+
         /** Texts per OpenAI embeddings request (OpenAI's own limit); more is a 400. */
         @WithName("max-texts-per-request")
         @WithDefault("2048")

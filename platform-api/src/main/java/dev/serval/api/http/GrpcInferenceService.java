@@ -104,6 +104,7 @@ public class GrpcInferenceService {
     private final RepositoryResource repository;
     private final ApiToken token;
     private final ByteBudget budget;
+    private final Http2StreamLimit streamLimit;
     private final GrpcConnectionShare.Table connections;
     private final RequestLimits limits;
     private final long maxMessageSize;
@@ -118,7 +119,7 @@ public class GrpcInferenceService {
     private volatile Vertx vertx;
 
     GrpcInferenceService(DeploymentRegistry deployments, InferenceResource metadata, RepositoryResource repository,
-            ApiToken token, ByteBudget budget, ServalConfig config,
+            ApiToken token, ByteBudget budget, Http2StreamLimit streamLimit, ServalConfig config,
             @ConfigProperty(name = "quarkus.http.host", defaultValue = "0.0.0.0") String host,
             @ConfigProperty(name = "quarkus.http.idle-timeout", defaultValue = "30M") java.time.Duration idleTimeout,
             @ConfigProperty(name = "quarkus.http.limits.max-concurrent-streams") OptionalLong maxStreams,
@@ -128,6 +129,7 @@ public class GrpcInferenceService {
         this.repository = repository;
         this.token = token;
         this.budget = budget;
+        this.streamLimit = streamLimit;
         this.connections = new GrpcConnectionShare.Table(config.grpc().maxCallsPerConnection(),
                 config.grpc().maxBytesPerConnection().asLongValue());
         this.limits = RequestLimits.of(config.http());
@@ -154,6 +156,9 @@ public class GrpcInferenceService {
             maxStreams.ifPresent(streams -> options.getInitialSettings().setMaxConcurrentStreams(streams));
             vertx.createHttpServer(options)
                     .requestHandler(request -> {
+                        if (streamLimit.refusedForFloods(request.connection(), request.response())) {
+                            return;
+                        }
                         request.headers().set(RequestIds.HEADER, requestId(request.getHeader(RequestIds.HEADER)));
                         handle(server, request, null);
                     })

@@ -47,12 +47,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * endpoint's format ({@link ErrorResponses}).
  *
  * <p>Deadlines: a request may take the deployment's {@code request-timeout}, or less if the client asks
- * ({@link #TIMEOUT_HEADER} in milliseconds, or the endpoint's own field). Every request hands the engine its id and
- * deadline ({@code CallContext}), whatever the model's kind: the engine drops it unrun if the deadline passes while it
- * waits in a queue, and a composite model passes it on to the deployments it calls. Its event loop's
- * {@link RequestDeadlines} fails it with {@code DeadlineExceeded} (504) when the time is up, wherever it is; that also
- * drops the request from the deployment's queue, or its inputs from the replica's queue, if no predictor has taken
- * them. Either way it is the same error, answered and metered alike.
+ * ({@link #TIMEOUT_HEADER} in milliseconds, or the endpoint's own field). The engine gets its id and deadline whatever
+ * the kind ({@code CallContext}) and drops it unrun once the deadline passed while it waits; at the deadline its event
+ * loop's {@link RequestDeadlines} fails it with {@code DeadlineExceeded} (504) wherever it is, which drops it too.
  *
  * <p>Threads: every step runs on the request's event loop but {@link #encode}, which runs where the answer is
  * completed (a predictor thread, usually: the event loop is one thread for many connections, the predictors are as
@@ -146,12 +143,7 @@ abstract class InferenceExchange<R, A> {
         return -1;
     }
 
-    /**
-     * Hands the request to {@link #served}'s deployment; never blocks.
-     *
-     * @param call the request's id and deadline, for the engine (which drops the request once the deadline passed
-     *             while it waits) and the deployments it calls
-     */
+    /** Hands the request, with its id and deadline ({@code call}), to {@link #served}'s deployment; never blocks. */
     abstract CompletableFuture<A> infer(R request, CallContext call);
 
     /** The request's id ({@value RequestIds#HEADER}), as {@link RequestIds} answered it. */

@@ -8,7 +8,6 @@ import dev.serval.deployment.ModelLoader;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.error.UnknownDeployment;
 import dev.serval.health.FailureMonitor;
-import dev.serval.model.Composite;
 import dev.serval.model.Model;
 import dev.serval.model.ModelCatalog;
 import dev.serval.model.ModelKind;
@@ -334,12 +333,12 @@ public class Deployments {
         java.util.Set<String> multiplexed = new java.util.HashSet<>();
         all.stream().filter(DeploymentSpec::isMultiplexed).forEach(spec -> multiplexed.add(spec.name()));
         for (DeploymentSpec spec : all) {
-            Composite.Pipeline pipeline = pipelineOf(spec);
-            if (pipeline == null) {
+            List<List<String>> steps = stepsOf(spec);
+            if (steps.isEmpty()) {
                 continue;
             }
-            for (int i = 0; i < pipeline.steps().size(); i++) {
-                for (String step : pipeline.steps().get(i).targets()) {
+            for (int i = 0; i < steps.size(); i++) {
+                for (String step : steps.get(i)) {
                     if (step.equals(spec.name()) || !names.contains(step)) {
                         throw new InvalidConfig(source, spec.name(), "model", "pipeline '" + spec.model().name()
                                 + "' step " + (i + 1) + " calls deployment '" + step + "', " + (step.equals(spec.name())
@@ -353,7 +352,7 @@ public class Deployments {
                     }
                 }
             }
-            pipelines.put(spec.name(), pipeline.steps().stream().flatMap(step -> step.targets().stream()).toList());
+            pipelines.put(spec.name(), steps.stream().flatMap(List::stream).toList());
         }
         for (String start : pipelines.keySet()) {
             List<String> loop = cycle(start, pipelines, new java.util.ArrayList<>(List.of(start)));
@@ -366,20 +365,21 @@ public class Deployments {
 
     /** Whether {@code spec} is a pipeline one of whose steps calls deployment {@code step}. */
     private boolean callsStep(DeploymentSpec spec, String step) {
-        Composite.Pipeline pipeline = pipelineOf(spec);
-        return pipeline != null && pipeline.steps().stream().anyMatch(each -> each.targets().contains(step));
+        return stepsOf(spec).stream().anyMatch(each -> each.contains(step));
     }
 
-    /** The pipeline {@code spec} deploys, or null when it deploys another kind (or a model that does not resolve). */
-    private Composite.Pipeline pipelineOf(DeploymentSpec spec) {
+    /**
+     * The deployments each step of the pipeline {@code spec} deploys may call, in step order; empty when it deploys
+     * another kind (or a model that does not resolve).
+     */
+    private List<List<String>> stepsOf(DeploymentSpec spec) {
         if (spec.isMultiplexed() || !sourceFor(spec, "serval").equals(repository())) {
-            return null;
+            return List.of();
         }
         try {
-            return repository().repository().resolve(spec.model().name(), spec.version()).descriptor().composite()
-                    instanceof Composite.Pipeline pipeline ? pipeline : null;
+            return repository().repository().resolve(spec.model().name(), spec.version()).steps();
         } catch (IllegalArgumentException e) {
-            return null; // refused with its own message by checkWith
+            return List.of(); // refused with its own message by checkWith
         }
     }
 

@@ -1,6 +1,5 @@
 package dev.serval.api.serving;
 
-import dev.serval.api.repository.ModelRepository;
 import dev.serval.autoscaling.AutoscalingStatus;
 import dev.serval.autoscaling.ScalingTarget;
 import dev.serval.controller.DeploymentState;
@@ -10,6 +9,8 @@ import dev.serval.error.NotReady;
 import dev.serval.model.ModelKind;
 import dev.serval.multiplex.Multiplexer;
 import dev.serval.multiplex.Multiplexer.Candidate;
+import dev.serval.repository.ModelRepository;
+import dev.serval.repository.ModelVersion;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.ModelReference;
 import dev.serval.spec.MultiplexSpec;
@@ -208,8 +209,8 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
                 String version = ModelRepository.newest(left);
                 left.remove(version);
                 try {
-                    ModelRepository.ModelVersion resolved = repository.resolve(model, version);
-                    ModelKind kind = resolved.descriptor().kind();
+                    ModelVersion resolved = repository.resolve(model, version);
+                    ModelKind kind = resolved.kind();
                     if (servedKind != null && kind != servedKind) {
                         throw new IllegalArgumentException("it is a " + kind.id() + " model, and '" + model
                                 + "' is served as a " + servedKind.id() + " model; a model keeps its kind (serve the "

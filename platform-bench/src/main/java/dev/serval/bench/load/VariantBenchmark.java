@@ -23,7 +23,8 @@ import java.util.concurrent.TimeUnit;
  * round, each variant in turn runs a closed loop at each connection count. The report gives each variant's rate,
  * p50 and server CPU per request, and its rate over the first variant's in the same round. Workload {@code grpc-noop}
  * is {@code noop} over the OIP gRPC {@code ModelInfer} (raw contents, grpc-java, one HTTP/2 channel per variant, the
- * connection count read as calls in flight on it).
+ * connection count read as calls in flight on it); {@code grpc-minilm-short} is {@code minilm-short}'s texts, one per
+ * {@code ModelInfer}, the same way.
  *
  * <p>A variant is {@code name=settings}: JVM arguments for that Serval, separated by spaces (an empty settings list
  * is Serval as shipped), and optionally {@code jar=PATH}, another build's {@code quarkus-run.jar} (a copy of an older
@@ -31,15 +32,18 @@ import java.util.concurrent.TimeUnit;
  * {@code platform-bench/target/variants/summary.md} (or {@code --out DIR}). From the repository root:
  * <pre>{@code
  * bin/loadbench --variants --variant 'shipped=' --variant 'one-loop=-Dquarkus.vertx.event-loops-pool-size=1' \
- *     [--workload minilm-short|noop|grpc-noop] [--connections 1,128] [--rounds 3] [--measure 10s] \
+ *     [--workload minilm-short|noop|grpc-noop|grpc-minilm-short] [--connections 1,128] [--rounds 3] [--measure 10s] \
  *     [--pre-warm 40s]
  * }</pre>
  */
 public final class VariantBenchmark {
 
+    /** {@code minilm-short}'s texts over gRPC {@code ModelInfer}, one text per call. */
+    static final String GRPC_MINILM_SHORT = "grpc-minilm-short";
+
     private static final String USAGE = "usage: bin/loadbench --variants --variant NAME=[-Dkey=value ...] [jar=PATH] "
-            + "--variant NAME=... [--workload minilm-short|noop|grpc-noop] [--connections 1,128 | --rates 30000] "
-            + "[--rounds 3] [--measure 10s] [--pre-warm 40s] [--out DIR] [--serval-opt -Dkey=value]...";
+            + "--variant NAME=... [--workload minilm-short|noop|grpc-noop|grpc-minilm-short] "
+            + "[--connections 1,128 | --rates 30000] [--rounds 3] [--measure 10s] [--pre-warm 40s] [--out DIR] [--serval-opt -Dkey=value]...";
     private static final Duration DRAIN = Duration.ofSeconds(3);
     /** An open loop's connections at most, as the load benchmark's open loops on noop. */
     private static final int OPEN_MAX_CONNECTIONS = 64;
@@ -84,10 +88,10 @@ public final class VariantBenchmark {
         String workloadName = Options.value(arguments, "--workload", LoadBenchmark.MINILM_SHORT);
         Workload workload = switch (workloadName) {
             case "noop", "grpc-noop" -> Workload.noop("echo");
-            case LoadBenchmark.MINILM_SHORT -> Workload.texts(LoadBenchmark.MINILM_SHORT,
+            case LoadBenchmark.MINILM_SHORT, GRPC_MINILM_SHORT -> Workload.texts(LoadBenchmark.MINILM_SHORT,
                     LoadBenchmark.MINILM_DEPLOYMENT, ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED));
-            default -> throw new IllegalArgumentException("--workload is noop, grpc-noop or minilm-short, not "
-                    + workloadName);
+            default -> throw new IllegalArgumentException("--workload is noop, grpc-noop, minilm-short or "
+                    + GRPC_MINILM_SHORT + ", not " + workloadName);
         };
         List<Integer> connections = Options.ints(arguments, "--connections", List.of(1, 128));
         // Open loops instead of closed ones: requests at these rates (per second), whatever the server does.
@@ -100,12 +104,14 @@ public final class VariantBenchmark {
 
         List<String> common = new ArrayList<>(List.of("-Dserval.api.auth-enabled=false",
                 "-Dserval.deployments." + LoadBenchmark.MINILM_DEPLOYMENT + ".max-queued-requests=1024"));
-        boolean grpc = workloadName.equals("grpc-noop");
+        boolean grpc = workloadName.startsWith("grpc-");
         if (grpc && !rates.isEmpty()) {
-            throw new IllegalArgumentException("--rates (open loops) is for the REST workloads, not grpc-noop");
+            throw new IllegalArgumentException("--rates (open loops) is for the REST workloads, not " + workloadName);
         }
         boolean open = !rates.isEmpty();
-        List<ModelInferRequest> calls = List.of(GrpcBenchmark.noop());
+        List<ModelInferRequest> calls = workloadName.equals(GRPC_MINILM_SHORT)
+                ? ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED).stream().map(GrpcBenchmark::text).toList()
+                : List.of(GrpcBenchmark.noop());
         if (workload.name().equals("noop")) {
             common.add("-Dserval.deployments.echo.model=noop");
             common.add("-Dserval.deployments.echo.max-queued-requests=1024");

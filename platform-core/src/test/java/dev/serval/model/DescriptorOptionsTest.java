@@ -1,4 +1,4 @@
-package dev.serval.api.repository;
+package dev.serval.model;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -7,9 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import dev.serval.model.ModelDescriptor;
-import dev.serval.model.ModelKind;
 import dev.serval.model.onnx.OnnxOptions;
+import dev.serval.spec.DeploymentSpec;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +25,7 @@ class DescriptorOptionsTest {
     private static final String WHERE = "model 'm' version '1': model.yaml";
 
     private static ModelDescriptor parse(String yaml) throws IOException {
-        return ModelRepository.parseDescriptor(YAML.readTree(yaml), WHERE);
+        return ModelDescriptor.parse(YAML.readTree(yaml), WHERE, DeploymentSpec::isName);
     }
 
     private static String refused(String yaml) {

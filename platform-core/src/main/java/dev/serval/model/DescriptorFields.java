@@ -1,0 +1,167 @@
+package dev.serval.model;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+
+/**
+ * The fields of a {@code model.yaml}, checked one by one into a {@link ModelDescriptor} (the steps, jar and class of
+ * the composite kinds by {@link CompositeFields}). Every refusal names where the descriptor is, the field and what is
+ * wrong. Stateless.
+ */
+final class DescriptorFields {
+
+    /** The fields a descriptor may have, sorted (as refusals list them). */
+    private static final List<String> FIELDS = List.of("class", "description", "engine", "file", "jar", "kind",
+            "labels", "max_length", "output", "steps", "tokenizer");
+
+    private DescriptorFields() {
+    }
+
+    /** See {@link ModelDescriptor#parse}. */
+    static ModelDescriptor parse(JsonNode node, String where, Predicate<String> deploymentNames) {
+        if (node == null || !node.isObject()) {
+            throw new IllegalArgumentException(where + " must be a mapping with at least 'kind'");
+        }
+        onlyKnownFields(node, FIELDS, where);
+        JsonNode kindNode = node.get("kind");
+        ModelKind kind = kindNode == null || !kindNode.isTextual() ? null : ModelKind.of(kindNode.textValue()).orElse(null);
+        if (kind == null) {
+            throw new IllegalArgumentException(where + ": field 'kind' must be one of " + ModelKind.ids() + ", not "
+                    + kindNode);
+        }
+        String file = relativePath(node, "file", "model.onnx", where);
+        String tokenizer = relativePath(node, "tokenizer", "tokenizer.json", where);
+        JsonNode maxLengthNode = node.get("max_length");
+        int maxLength = 256;
+        if (maxLengthNode != null) {
+            if (!maxLengthNode.canConvertToInt() || !maxLengthNode.isIntegralNumber() || maxLengthNode.intValue() < 2) {
+                throw new IllegalArgumentException(where + ": field 'max_length' must be a whole number >= 2, not "
+                        + maxLengthNode);
+            }
+            maxLength = maxLengthNode.intValue();
+        }
+        List<String> labels = labels(node.get("labels"), where);
+        if (kind == ModelKind.TEXT_CLASSIFICATION && labels.size() < 2) {
+            throw new IllegalArgumentException(where + ": a text-classification model needs 'labels', at least two "
+                    + "names in the order of its logits");
+        }
+        String output = "";
+        JsonNode outputNode = node.get("output");
+        if (outputNode != null) {
+            if (!kind.text()) {
+                throw new IllegalArgumentException(where + ": field 'output' names the graph output a text model reads;"
+                        + " a " + kind.id() + " model " + (kind == ModelKind.TENSOR
+                        ? "answers with every graph output under its own name" : "runs no graph"));
+            }
+            if (!outputNode.isTextual() || outputNode.textValue().isBlank()) {
+                throw new IllegalArgumentException(where + ": field 'output' must be the name of a graph output, not "
+                        + outputNode);
+            }
+            output = outputNode.textValue();
+        }
+        Map<String, String> engine = engine(node.get("engine"), kind, where);
+        Composite composite = CompositeFields.composite(node, kind, where, deploymentNames);
+        JsonNode description = node.get("description");
+        try {
+            return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, output, engine,
+                    description == null ? "" : description.asText(), composite);
+        } catch (IllegalArgumentException e) {
+            // every other field was checked above with its own message: what the descriptor refuses is an engine option
+            throw new IllegalArgumentException(where + ": field 'engine': " + e.getMessage(), e);
+        }
+    }
+
+    /** Refuses a field of the mapping {@code node} that is not one of {@code known}, listing them as given. */
+    static void onlyKnownFields(JsonNode node, List<String> known, String where) {
+        for (Iterator<String> names = node.fieldNames(); names.hasNext(); ) {
+            String field = names.next();
+            if (!known.contains(field)) {
+                throw new IllegalArgumentException(where + ": unknown field '" + field + "'; known fields: " + known);
+            }
+        }
+    }
+
+    private static List<String> labels(JsonNode labelsNode, String where) {
+        List<String> labels = new ArrayList<>();
+        if (labelsNode != null) {
+            if (!labelsNode.isArray()) {
+                throw new IllegalArgumentException(where + ": field 'labels' must be a list of names");
+            }
+            labelsNode.forEach(label -> {
+                if (!label.isTextual() || label.textValue().isBlank()) {
+                    throw new IllegalArgumentException(where + ": field 'labels' must hold non-empty strings, not "
+                            + label);
+                }
+                labels.add(label.textValue());
+            });
+        }
+        return labels;
+    }
+
+    /**
+     * The descriptor's {@code engine} mapping as option name to value, each a single value; whether ONNX Runtime
+     * takes them is the descriptor's check ({@code OnnxOptions.of}).
+     */
+    private static Map<String, String> engine(JsonNode engineNode, ModelKind kind, String where) {
+        if (engineNode == null) {
+            return Map.of();
+        }
+        if (!engineNode.isObject()) {
+            throw new IllegalArgumentException(where + ": field 'engine' must be a mapping of ONNX Runtime options");
+        }
+        if (kind == ModelKind.NOOP && !engineNode.isEmpty()) {
+            throw new IllegalArgumentException(where + ": field 'engine' sets ONNX Runtime options; a noop model runs "
+                    + "no graph");
+        }
+        Map<String, String> engine = new LinkedHashMap<>();
+        engineNode.fields().forEachRemaining(option -> {
+            if (!option.getValue().isValueNode()) {
+                throw new IllegalArgumentException(where + ": engine option '" + option.getKey()
+                        + "' must be a single value");
+            }
+            if (option.getValue().isNull()) {
+                throw new IllegalArgumentException(where + ": engine option '" + option.getKey() + "' has no value");
+            }
+            engine.put(option.getKey(), option.getValue().asText());
+        });
+        return engine;
+    }
+
+    /**
+     * The file name in {@code field}, relative to the version folder and never leaving it ({@code fallback} when the
+     * field is absent).
+     */
+    static String relativePath(JsonNode node, String field, String fallback, String where) {
+        JsonNode value = node.get(field);
+        if (value == null) {
+            return fallback;
+        }
+        if (!value.isTextual() || value.textValue().isBlank()) {
+            throw new IllegalArgumentException(where + ": field '" + field + "' must be a file name, not " + value);
+        }
+        String path = value.textValue();
+        Path parsed;
+        try {
+            parsed = Path.of(path);
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException(where + ": field '" + field + "' (" + path + ") is not a valid path");
+        }
+        if (parsed.isAbsolute() || path.startsWith("/") || path.startsWith("\\")) {
+            throw new IllegalArgumentException(where + ": field '" + field + "' (" + path
+                    + ") must be relative to the model's folder, not absolute");
+        }
+        for (Path part : parsed) {
+            if (part.toString().equals("..")) {
+                throw new IllegalArgumentException(where + ": field '" + field + "' (" + path
+                        + ") must not contain '..': it would leave the model's folder");
+            }
+        }
+        return path;
+    }
+}
