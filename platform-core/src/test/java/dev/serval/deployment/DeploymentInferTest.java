@@ -160,8 +160,7 @@ class DeploymentInferTest {
     void dropsARequestWhoseDeadlinePassedWhileItWaitedInTheQueue() throws Exception {
         Deployment<String, String> deployment = ready(spec("1", 1, 2), model);
         CompletableFuture<Inference> running = deployment.infer(InferenceRequest.of(texts("wait")));
-        CompletableFuture<Inference> late = deployment.infer(new InferenceRequest(texts("late"), null,
-                new CallContext("r-late", System.nanoTime() - 1)));
+        CompletableFuture<Inference> late = deployment.infer(late());
         assertEquals(1, deployment.queuedRequests());
 
         model.gate.release();
@@ -178,13 +177,17 @@ class DeploymentInferTest {
     void dropsARequestWhoseDeadlinePassedWhileItWaitedForAPredictor() throws Exception {
         Deployment<String, String> deployment = ready(spec("1", 2, 2), model);
         CompletableFuture<Inference> running = deployment.infer(InferenceRequest.of(texts("wait")));
-        CompletableFuture<Inference> late = deployment.infer(new InferenceRequest(texts("late"), null,
-                new CallContext("r-late", System.nanoTime() - 1)));
+        CompletableFuture<Inference> late = deployment.infer(late());
         assertEquals(0, deployment.queuedRequests(), "admitted to the replica");
 
         model.gate.release();
 
         assertDroppedUnrun(deployment, running, late, "for a predictor of model 'fake'");
+    }
+
+    /** A request queued with its deadline already past, so that no test waits on a clock for it to pass. */
+    private static InferenceRequest late() {
+        return new InferenceRequest(texts("late"), null, new CallContext("r-late", System.nanoTime() - 1));
     }
 
     /**
