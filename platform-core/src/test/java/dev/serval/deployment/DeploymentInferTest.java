@@ -154,18 +154,21 @@ class DeploymentInferTest {
     /**
      * The engine drops a request whose deadline passed while it waited in the deployment's queue, without the edge's
      * timer: the only slot is held by a request the model keeps, the second waits behind it with its deadline already
-     * past, and once the first is done the second never reaches the model.
+     * past, and once the first is done the second never reaches the model; the slot goes to the third, queued behind.
      */
     @Test
     void dropsARequestWhoseDeadlinePassedWhileItWaitedInTheQueue() throws Exception {
         Deployment<String, String> deployment = ready(spec("1", 1, 2), model);
         CompletableFuture<Inference> running = deployment.infer(InferenceRequest.of(texts("wait")));
         CompletableFuture<Inference> late = deployment.infer(late());
-        assertEquals(1, deployment.queuedRequests());
+        CompletableFuture<Inference> next = deployment.infer(InferenceRequest.of(texts("next")));
+        assertEquals(2, deployment.queuedRequests());
 
         model.gate.release();
 
         assertDroppedUnrun(deployment, running, late, "in the queue of model 'fake'");
+        assertArrayEquals(new String[] {"NEXT"}, (String[]) next.get(WAIT_SECONDS, TimeUnit.SECONDS).outputs()
+                .tensors().getFirst().data());
         assertEquals(0, deployment.queuedRequests());
     }
 
