@@ -19,15 +19,12 @@ import dev.serval.api.grpc.v2.ServerLiveResponse;
 import dev.serval.api.grpc.v2.ServerMetadataResponse;
 import dev.serval.api.grpc.v2.ServerReadyResponse;
 import dev.serval.api.serving.DeploymentRegistry;
-import dev.serval.api.serving.Outcome;
 import dev.serval.api.serving.RequestMeters;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.Inference;
-import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.Overloaded;
 import dev.serval.error.UnknownDeployment;
-import dev.serval.request.CallContext;
 import dev.serval.request.InferenceRequest;
 import dev.serval.tensor.Tensors;
 import io.grpc.MethodDescriptor;
@@ -398,12 +395,12 @@ public class GrpcInferenceService {
     }
 
     /**
-     * Runs one inference request as REST does, on {@code context}'s event loop. Its message's bytes count in the
-     * budget (its decoded inputs take about as much) while the call holds them: a unary call's until it ends, a
-     * stream's message's until its answer ({@link GrpcBytesInTransit}).
+     * Runs one inference request through the call every transport shares ({@link InferenceCall}), on {@code context}'s
+     * event loop. Its message's bytes count in the budget (its decoded inputs take about as much) while the call holds
+     * them: a unary call's until it ends, a stream's message's until its answer ({@link GrpcBytesInTransit}).
      *
      * @return completed on {@code context} with the answer, or exceptionally with the request's failure (the
-     *     refusal, the deadline, the model's failure); once done, its meters are recorded and a multiplexed model's pin
+     *     refusal, the deadline, the model's failure), once its meters are recorded and a multiplexed model's pin
      *     released. Cancelling it cancels the request (it leaves the queue, or its run ends).
      */
     private CompletableFuture<ModelInferResponse> run(ModelInferRequest message, Metadata metadata, Context context) {
@@ -421,92 +418,55 @@ public class GrpcInferenceService {
         }
         List<String> outputs = message.getOutputsCount() == 0 ? null : message.getOutputsList().stream()
                 .map(ModelInferRequest.InferRequestedOutputTensor::getName).toList();
-        boolean raw = message.getRawInputContentsCount() > 0;
-        CompletableFuture<Inference> result;
+        InferenceCall<Inference, ModelInferResponse> call = new InferenceCall<>(served, RequestMeters.Api.GRPC, start,
+                new Unary(served, message, outputs, message.getRawInputContentsCount() > 0, answer));
+        Tensors inputs;
         long budget;
-        RequestDeadlines deadlines;
-        boolean pinned = false;
         try {
-            Tensors inputs = GrpcTensors.inputs(message, limits);
+            inputs = GrpcTensors.inputs(message, limits);
             budget = Math.min(served.requestTimeout().toMillis(), Math.min(timeoutMillis(metadata.timeout()),
                     timeoutParameterMillis(message)));
-            if (budget <= 0) {
-                throw new DeadlineExceeded("the request's deadline passed before it could be queued");
-            }
-            deadlines = RequestDeadlines.onThisLoop(vertx);
-            served.pin(); // a multiplexed model loads only for a valid request
-            pinned = true;
-            result = served.deployment().infer(new InferenceRequest(inputs, outputs,
-                    CallContext.of(metadata.requestId(), budget)));
         } catch (Throwable e) {
-            finish(answer, served, start, Built.failed(e), pinned);
+            call.refuse(e);
             return answer;
         }
-        RequestDeadlines.Deadline deadline = deadlines.failing(result, budget);
+        call.start(metadata.requestId(), budget,
+                callContext -> served.deployment().infer(new InferenceRequest(inputs, outputs, callContext)),
+                RequestDeadlines.onThisLoop(vertx), context);
         answer.whenComplete((ignored, failure) -> {
             if (failure instanceof CancellationException) {
-                result.cancel(false); // the caller's cancel
+                call.cancel(); // the caller's cancel
             }
-        });
-        result.whenComplete((inference, failure) -> {
-            // The answer's message is built where the answer completed (a predictor thread, usually), as REST
-            // encodes its answers: the event loop, shared by every call of its connections, only sends it.
-            Built built = answer.isDone() ? Built.failed(new CancellationException())
-                    : Built.of(served, message, inference, failure, outputs, raw);
-            context.runOnContext(ignored -> {
-                deadlines.disarm(deadline);
-                finish(answer, served, start, built, true);
-            });
         });
         return answer;
     }
 
-    /** A {@code ModelInfer} answer built off the event loop: the response and its input count, or the failure. */
-    private record Built(ModelInferResponse response, int inputs, Throwable failure) {
-
-        static Built failed(Throwable failure) {
-            return new Built(null, 0, ErrorResponses.unwrap(failure));
-        }
-
-        static Built of(ServedDeployment served, ModelInferRequest message, Inference inference, Throwable failure,
-                List<String> outputs, boolean raw) {
-            if (failure != null) {
-                return failed(failure);
-            }
-            try {
-                // The requested outputs, read from the version that answered (a rolling update may have two).
-                return new Built(GrpcTensors.response(served.name(), message.getId(), inference, outputs, raw),
-                        inference.inputs(), null);
-            } catch (RuntimeException e) {
-                return failed(e);
-            }
-        }
-    }
-
     /**
-     * On the event loop: completes {@code answer} with the built response or the failure, records the meters, releases
-     * the model's pin.
+     * A {@code ModelInfer} answer: built where the engine completed the request (the requested outputs, read from the
+     * version that answered: a rolling update may have two), handed over on the event loop by completing
+     * {@code answer}.
      */
-    private static void finish(CompletableFuture<ModelInferResponse> answer, ServedDeployment served, long start,
-            Built built, boolean pinned) {
-        try {
-            Throwable error = built.failure();
-            if (error instanceof CancellationException) {
-                served.meters().record(RequestMeters.Api.GRPC, Outcome.CANCELLED, start, 0);
-                answer.cancel(false);
-                return; // the client is gone
-            }
-            if (error == null) {
-                served.meters().record(RequestMeters.Api.GRPC, Outcome.OK, start, built.inputs());
-                answer.complete(built.response());
-                return;
-            }
-            served.meters().record(RequestMeters.Api.GRPC, ErrorResponses.outcome(error), start, 0);
-            answer.completeExceptionally(error);
-        } finally {
-            if (pinned) {
-                served.release();
-            }
+    private record Unary(ServedDeployment served, ModelInferRequest message, List<String> outputs, boolean raw,
+            CompletableFuture<ModelInferResponse> answer) implements InferenceCall.Transport<Inference, ModelInferResponse> {
+
+        @Override
+        public ModelInferResponse encode(Inference inference) {
+            return GrpcTensors.response(served.name(), message.getId(), inference, outputs, raw);
+        }
+
+        @Override
+        public int inputs(Inference inference) {
+            return inference.inputs();
+        }
+
+        @Override
+        public void answer(ModelInferResponse encoded) {
+            answer.complete(encoded);
+        }
+
+        @Override
+        public void fail(Throwable failure) {
+            answer.completeExceptionally(failure);
         }
     }
 

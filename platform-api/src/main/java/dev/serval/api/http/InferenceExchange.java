@@ -1,14 +1,11 @@
 package dev.serval.api.http;
 
 import dev.serval.api.serving.DeploymentRegistry;
-import dev.serval.api.serving.Outcome;
 import dev.serval.api.serving.RequestMeters;
 import dev.serval.api.serving.ServedDeployment;
-import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.UnknownDeployment;
 import dev.serval.request.CallContext;
-import io.vertx.core.Context;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -17,7 +14,6 @@ import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.RoutingContext;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One inference request's way through the request pipeline, from its headers to its answer, written once for every
@@ -33,14 +29,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <li>{@link #readBody}: buffer the body while it fits the size limit and the byte budget (each chunk reserved,
  *       released when the answer is sent or the connection closes); one that outgrows them is refused at its end;</li>
  *   <li>{@link #decode}: the body (and the deployment, when the body names it) into the endpoint's request;</li>
- *   <li>{@link #deadlineMillis}: the request's time budget, which with its id makes its {@code CallContext};</li>
- *   <li>{@link #pin}: a multiplexed model is pinned, and loaded if no replica holds it, only now that the request is
- *       valid: a request refused before loads nothing and evicts nothing;</li>
- *   <li>{@link #infer}: one call to the deployment, never blocking;</li>
- *   <li>{@link #encode}, on the thread that completes the answer, then {@link #write}, back on the request's own Vert.x
- *       context;</li>
- *   <li>{@link #record}: exactly one outcome per request in the deployment's meters, once the deployment is known
- *       (requests refused before submission and requests whose client went away included).</li>
+ *   <li>{@link #deadlineMillis}: the request's time budget;</li>
+ *   <li>the rest is every transport's ({@link InferenceCall}): the model pinned only now that the request is valid,
+ *       one call to the deployment with the request's id and deadline, the answer encoded ({@link #encode}) where it
+ *       was completed and written back on the request's own Vert.x context, one outcome in the deployment's meters;
+ *       a request refused before it (on its headers, its body, its decoding) is metered here once its deployment is
+ *       known.</li>
  * </ol>
  *
  * <p>Nothing thrown escapes: whatever a step throws, {@code Error}s included, becomes the error answer in the
@@ -52,15 +46,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * loop's {@link RequestDeadlines} fails it with {@code DeadlineExceeded} (504) wherever it is, which drops it too.
  *
  * <p>Threads: every step runs on the request's event loop but {@link #encode}, which runs where the answer is
- * completed (a predictor thread, usually: the event loop is one thread for many connections, the predictors are as
- * many as the cores), before the answer hops back to the event loop to be written. {@link #ended} is the one field
- * two events race for (the answer and the client going away); the rest is written before the request is submitted,
- * or, for the encoded answer, before the hop back.
+ * completed (see {@link InferenceCall}). The decoded request is written before the call starts and only read after.
  *
  * @param <R> the endpoint's decoded request
  * @param <A> the deployment's answer
  */
-abstract class InferenceExchange<R, A> {
+abstract class InferenceExchange<R, A> implements InferenceCall.Transport<A, Answer> {
 
     /** Header with which a client sets a shorter deadline for its request, in milliseconds. */
     static final String TIMEOUT_HEADER = "x-request-timeout-ms";
@@ -83,20 +74,13 @@ abstract class InferenceExchange<R, A> {
     private final long declared;
     /** The deployment the request goes to, once known; meters are recorded from then on. */
     ServedDeployment served;
-    private final AtomicBoolean ended = new AtomicBoolean();
     /**
      * The event loop's deadlines, taken when the body starts to be read (every request that reaches {@link #infer}
      * was read): the body's deadline and then the request's are armed there.
      */
     private RequestDeadlines deadlines;
-    /**
-     * What {@link #prepare} made of the deployment's answer: the encoded answer and its input count, or the failure.
-     * Written once, by the thread that completes the request, before it hands the request back to the event loop,
-     * which reads them after (its task queue orders the two).
-     */
-    private Answer encoded;
-    private int answeredInputs;
-    private Throwable failure;
+    /** The decoded request, once decoded: what {@link #encode} reads. */
+    private R request;
 
     InferenceExchange(RoutingContext context, InferenceRoutes routes, boolean openAi) {
         this.context = context;
@@ -118,7 +102,7 @@ abstract class InferenceExchange<R, A> {
                 readBody();
             }
         } catch (Throwable e) {
-            fail(e);
+            refuse(e);
         }
     }
 
@@ -253,42 +237,32 @@ abstract class InferenceExchange<R, A> {
             try {
                 reading.finish();
             } catch (Throwable e) {
-                fail(e);
+                refuse(e);
             }
         });
     }
 
-    /** Decodes, derives the deadline and infers; then waits for the answer. */
+    /** Decodes and derives the deadline; the rest is the call's. */
     private void proceed(byte[] body, RuntimeException refusal) {
-        R request;
-        CompletableFuture<A> result;
         long deadline;
         try {
             request = decode(body, refusal);
             deadline = deadlineMillis(context.request().getHeader(TIMEOUT_HEADER), timeoutMicros(request));
-            if (deadline <= 0) {
-                throw new DeadlineExceeded("the request's deadline of 0 ms passed before it could be queued");
-            }
-            pin();
-            result = infer(request, CallContext.of(requestId(), deadline));
         } catch (Throwable e) {
-            fail(e);
+            refuse(e);
             return;
         }
-        await(request, result, deadline);
-    }
-
-    /**
-     * Pins a multiplexed model for this request, now that it is valid and about to run (its load starts if no replica
-     * holds it); its pin is given back when the exchange ends (answered, failed, or its connection closed), so that
-     * its model is never unloaded under the request. Nothing for another deployment.
-     */
-    private void pin() {
-        if (served.pinned()) {
-            served.pin();
-            ServedDeployment pinned = served;
-            context.addEndHandler(ignored -> pinned.release());
-        }
+        InferenceCall<A, Answer> call = new InferenceCall<>(served, api, startNanos, this);
+        R decoded = request;
+        call.start(requestId(), deadline, callContext -> infer(decoded, callContext), deadlines,
+                Vertx.currentContext());
+        // Through the routing context's end handlers, which also release the request's byte budget: setting the
+        // response's close handler directly would replace theirs.
+        context.addEndHandler(closed -> {
+            if (closed.failed()) {
+                call.cancel();
+            }
+        });
     }
 
     /** The request's time budget: the deployment's timeout, or the client's if shorter. */
@@ -313,86 +287,33 @@ abstract class InferenceExchange<R, A> {
         return millis;
     }
 
-    /** Arms the deadline, watches for the client going away, and answers on the request's context once done. */
-    private void await(R request, CompletableFuture<A> result, long deadline) {
-        Context vertx = Vertx.currentContext();
-        RequestDeadlines.Deadline armed = deadlines.failing(result, deadline);
-        // Through the routing context's end handlers, which also release the request's byte budget: setting the
-        // response's close handler directly would replace theirs.
-        context.addEndHandler(closed -> {
-            if (closed.failed() && ended.compareAndSet(false, true)) {
-                deadlines.disarm(armed);
-                result.cancel(false);
-                record(Outcome.CANCELLED, 0);
-            }
-        });
-        result.whenComplete((answer, failure) -> {
-            prepare(request, answer, failure);
-            onContext(vertx, () -> {
-                deadlines.disarm(armed);
-                answered();
-            });
-        });
+    @Override
+    public final Answer encode(A answer) {
+        return encode(request, answer);
     }
 
-    /**
-     * Encodes the answer where it was computed (usually on the predictor thread that finished the request), so that
-     * the event loop, which every request of its connections shares, only writes it; or keeps the failure, the
-     * deployment's or the encoder's. Skipped when the client has already gone.
-     */
-    private void prepare(R request, A answer, Throwable failure) {
-        if (failure != null) {
-            this.failure = ErrorResponses.unwrap(failure);
-            return;
-        }
-        if (ended.get()) {
-            return; // nobody to answer: answered() will not write
-        }
-        try {
-            encoded = encode(request, answer);
-            answeredInputs = inputs(request, answer);
-        } catch (Throwable e) {
-            this.failure = e;
-        }
+    @Override
+    public final int inputs(A answer) {
+        return inputs(request, answer);
     }
 
-    /** On the event loop, after {@link #prepare}: writes the answer or the failure, unless the client went away. */
-    private void answered() {
-        if (!ended.compareAndSet(false, true)) {
-            return;
-        }
-        if (failure != null) {
-            fail(failure);
-            return;
-        }
-        record(Outcome.OK, answeredInputs);
-        write(encoded);
+    @Override
+    public final void answer(Answer encoded) {
+        InferenceRoutes.send(context.response(), encoded);
     }
 
-    /** Records the failure's outcome (once the deployment is known) and sends its error answer. */
-    private void fail(Throwable failure) {
-        record(ErrorResponses.outcome(failure), 0);
+    /** Sends the error answer of a request the call has metered. */
+    @Override
+    public final void fail(Throwable failure) {
         routes.fail(context, openAi, failure);
     }
 
-    private void write(Answer answer) {
-        InferenceRoutes.send(context.response(), answer);
-    }
-
-    /** Records how the request ended in its deployment's meters; nothing while no deployment is known. */
-    private void record(Outcome outcome, int inputs) {
+    /** Records the outcome of a request refused before its call (once the deployment is known), and answers it. */
+    private void refuse(Throwable failure) {
         if (served != null) {
-            served.meters().record(api, outcome, startNanos, inputs);
+            served.meters().record(api, ErrorResponses.outcome(failure), startNanos, 0);
         }
-    }
-
-    /** Runs {@code task} on the request's Vert.x context (its event loop), or here when there is none. */
-    private static void onContext(Context context, Runnable task) {
-        if (context == null) {
-            task.run();
-        } else {
-            context.runOnContext(ignored -> task.run());
-        }
+        fail(failure);
     }
 
     /**
@@ -449,7 +370,7 @@ abstract class InferenceExchange<R, A> {
             }
             String came = received + " of " + (declared < 0 ? "an unknown number of" : Long.toString(declared))
                     + " bytes came";
-            fail(new ApiError(408, now - stalledAt >= 0
+            refuse(new ApiError(408, now - stalledAt >= 0
                     ? "the request body stopped coming for serval.http.body-timeout (" + routes.bodyTimeout().toMillis()
                             + " ms): " + came
                     : "the request body came slower than serval.http.min-body-rate (" + routes.minBodyRate()
