@@ -3,6 +3,7 @@ package dev.serval.spec;
 import dev.serval.model.LoadOptions;
 import dev.serval.model.LongInputs;
 import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -110,22 +111,22 @@ public record DeploymentSpec(
     public DeploymentSpec withModel(ModelReference next) {
         MultiplexSpec settings = !MultiplexSpec.isGlob(next.name()) ? null
                 : multiplex != null ? multiplex : MultiplexSpec.DEFAULTS;
-        return next.equals(model) ? this
-                : new DeploymentSpec(name, next, version, numReplicas, admission, batching, predictors, health,
-                        rollout, autoscaling, settings);
+        return next.equals(model) ? this : with(c -> {
+            c.model = next;
+            c.multiplex = settings;
+        });
     }
 
     public DeploymentSpec withVersion(String next) {
-        return next.equals(version) ? this
-                : new DeploymentSpec(name, model, next, numReplicas, admission, batching, predictors, health,
-                        rollout, autoscaling, multiplex);
+        return next.equals(version) ? this : with(c -> c.version = next);
     }
 
     /** A fixed count of {@code next} replicas: autoscaling, if any, is off. */
     public DeploymentSpec withNumReplicas(int next) {
-        return next == numReplicas && autoscaling == null ? this
-                : new DeploymentSpec(name, model, version, next, admission, batching, predictors, health, rollout,
-                        null, multiplex);
+        return next == numReplicas && autoscaling == null ? this : with(c -> {
+            c.numReplicas = next;
+            c.autoscaling = null;
+        });
     }
 
     /**
@@ -133,39 +134,74 @@ public record DeploymentSpec(
      * count of the current {@code numReplicas}.
      */
     public DeploymentSpec withAutoscaling(AutoscalingSpec next) {
-        return java.util.Objects.equals(next, autoscaling) ? this
-                : new DeploymentSpec(name, model, version, next == null ? numReplicas : next.initial(), admission,
-                        batching, predictors, health, rollout, next, multiplex);
+        return Objects.equals(next, autoscaling) ? this : with(c -> {
+            c.numReplicas = next == null ? numReplicas : next.initial();
+            c.autoscaling = next;
+        });
     }
 
     public DeploymentSpec withAdmission(AdmissionSpec next) {
-        return next.equals(admission) ? this
-                : new DeploymentSpec(name, model, version, numReplicas, next, batching, predictors, health, rollout,
-                        autoscaling, multiplex);
+        return next.equals(admission) ? this : with(c -> c.admission = next);
     }
 
     public DeploymentSpec withBatching(BatchingSpec next) {
-        return next.equals(batching) ? this
-                : new DeploymentSpec(name, model, version, numReplicas, admission, next, predictors, health, rollout,
-                        autoscaling, multiplex);
+        return next.equals(batching) ? this : with(c -> c.batching = next);
     }
 
     public DeploymentSpec withPredictors(PredictorSpec next) {
-        return next.equals(predictors) ? this
-                : new DeploymentSpec(name, model, version, numReplicas, admission, batching, next, health, rollout,
-                        autoscaling, multiplex);
+        return next.equals(predictors) ? this : with(c -> c.predictors = next);
     }
 
     public DeploymentSpec withHealth(HealthSpec next) {
-        return next.equals(health) ? this
-                : new DeploymentSpec(name, model, version, numReplicas, admission, batching, predictors, next,
-                        rollout, autoscaling, multiplex);
+        return next.equals(health) ? this : with(c -> c.health = next);
     }
 
     public DeploymentSpec withRollout(RolloutSpec next) {
-        return next.equals(rollout) ? this
-                : new DeploymentSpec(name, model, version, numReplicas, admission, batching, predictors, health,
-                        next, autoscaling, multiplex);
+        return next.equals(rollout) ? this : with(c -> c.rollout = next);
+    }
+
+    /** With multiplexing settings {@code next} (for a deployment whose model is a glob; else null). */
+    public DeploymentSpec withMultiplex(MultiplexSpec next) {
+        return Objects.equals(next, multiplex) ? this : with(c -> c.multiplex = next);
+    }
+
+    /**
+     * A copy of this spec with the components {@code change} sets, checked by the canonical constructor: the one place
+     * that lists every component, so a wither names only what it changes (JEP 468's derived record creation,
+     * {@code spec with { batching = next; }}, written by hand). Withers decide "no change" before calling it.
+     */
+    private DeploymentSpec with(Consumer<Components> change) {
+        Components c = new Components(this);
+        change.accept(c);
+        return new DeploymentSpec(name, c.model, c.version, c.numReplicas, c.admission, c.batching, c.predictors,
+                c.health, c.rollout, c.autoscaling, c.multiplex);
+    }
+
+    /** The components a derivation may change, starting as the spec's own; local to one {@link #with} call. */
+    private static final class Components {
+        ModelReference model;
+        String version;
+        int numReplicas;
+        AdmissionSpec admission;
+        BatchingSpec batching;
+        PredictorSpec predictors;
+        HealthSpec health;
+        RolloutSpec rollout;
+        AutoscalingSpec autoscaling;
+        MultiplexSpec multiplex;
+
+        Components(DeploymentSpec spec) {
+            model = spec.model;
+            version = spec.version;
+            numReplicas = spec.numReplicas;
+            admission = spec.admission;
+            batching = spec.batching;
+            predictors = spec.predictors;
+            health = spec.health;
+            rollout = spec.rollout;
+            autoscaling = spec.autoscaling;
+            multiplex = spec.multiplex;
+        }
     }
 
     /**
@@ -193,13 +229,6 @@ public record DeploymentSpec(
     /** Replicas a rolling update of {@code desired} replicas starts at a time: its fraction of them, at least 1. */
     public int rollingUpdateBatch(int desired) {
         return Math.max(1, (int) Math.ceil(rollout.rollingUpdateFraction() * desired));
-    }
-
-    /** With multiplexing settings {@code next} (for a deployment whose model is a glob; else null). */
-    public DeploymentSpec withMultiplex(MultiplexSpec next) {
-        return java.util.Objects.equals(next, multiplex) ? this
-                : new DeploymentSpec(name, model, version, numReplicas, admission, batching, predictors, health,
-                        rollout, autoscaling, next);
     }
 
     /** Whether the deployment serves every repository model its glob matches ({@link #multiplex()} is set). */

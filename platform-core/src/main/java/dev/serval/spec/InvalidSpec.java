@@ -10,12 +10,15 @@ public final class InvalidSpec extends IllegalArgumentException {
     private final String problem;
 
     public InvalidSpec(String field, String problem) {
-        super(field + " " + problem);
+        super(field == null ? problem : field + " " + problem);
         this.field = field;
         this.problem = problem;
     }
 
-    /** The snake_case key of the refused setting, e.g. {@code max_batch_size}. */
+    /**
+     * The snake_case key of the refused setting, e.g. {@code max_batch_size}, dotted within a nested section
+     * ({@code autoscaling.min_replicas}); null when the problem is not one setting's (a config that is no mapping).
+     */
     public String field() {
         return field;
     }

@@ -199,12 +199,6 @@ class ConfigParserTest {
     }
 
     @Test
-    void defaultsAreThoseOfTheFieldTable() {
-        Map<String, Object> map = ConfigParser.toMap(NOOP);
-        DeploymentFields.defaults().forEach((field, value) -> assertEquals(value, map.get(field), field));
-    }
-
-    @Test
     void jsonIsAcceptedToo() {
         String json = """
                 {"deployments": [{"name": "noop", "model": "noop", "num_replicas": 2, "version": 7}]}""";

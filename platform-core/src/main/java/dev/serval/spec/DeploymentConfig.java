@@ -1,0 +1,194 @@
+package dev.serval.spec;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.serval.spec.DeploymentFields.Field;
+import dev.serval.spec.DeploymentFields.Section;
+import dev.serval.spec.DeploymentFields.Values;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
+
+/**
+ * One deployment's config as the config file, the state file and the management API write it (a YAML or JSON
+ * mapping: {@code {model: ..., num_replicas: 2, autoscaling: {max_replicas: 4}}}) or as properties give it (kebab-case
+ * keys, dotted within a nested section: {@code autoscaling.max-replicas}), read into a {@link DeploymentSpec} through
+ * the one table of fields, with every field checked. A refusal is an {@link InvalidSpec} whose field is the key as
+ * written (dotted within a section; null when the problem is not one key's), for the edge to name with its source and
+ * deployment. A field not given takes {@code base}'s value (a PATCH) or the spec's default.
+ */
+public final class DeploymentConfig {
+
+    private static final String NAME = "name";
+    /** The keys a deployment's mapping may hold. */
+    private static final Set<String> KEYS = keys();
+
+    private DeploymentConfig() {
+    }
+
+    /**
+     * The spec {@code node} (a mapping) gives over {@code base} (null: the defaults), checked field by field, then
+     * record by record.
+     *
+     * @param name the deployment's name; a {@code name} field in {@code node}, if any, must equal it
+     * @throws InvalidSpec naming the refused key
+     */
+    public static DeploymentSpec read(String name, JsonNode node, DeploymentSpec base) {
+        if (!node.isObject()) {
+            throw new InvalidSpec(null, "a deployment is a mapping of fields");
+        }
+        rejectUnknown(node);
+        JsonNode nameField = node.get(NAME);
+        if (nameField != null && !(nameField.isTextual() && nameField.textValue().equals(name))) {
+            throw new InvalidSpec(NAME, "is " + nameField + " but the deployment is '" + name + "'");
+        }
+        Values values = new Values();
+        readSection(Section.DEPLOYMENT, node, base, values);
+        String model = values.get(DeploymentFields.MODEL);
+        boolean multiplexed = MultiplexSpec.isGlob(model);
+        for (Field<?> field : DeploymentFields.in(Section.MULTIPLEX)) {
+            if (!multiplexed && node.has(field.key())) {
+                throw new InvalidSpec(field.key(), "applies to a multiplexed deployment, whose model is a glob over the"
+                        + " repository's model names such as 't-*'; '" + model + "' names one model");
+            }
+        }
+        readSection(Section.MULTIPLEX, node, base, values);
+        if (multiplexed && node.has(DeploymentFields.VERSION.key())) {
+            throw new InvalidSpec(DeploymentFields.VERSION.key(), "a multiplexed deployment serves each model's "
+                    + "newest version (a new version folder rolls that model); remove 'version'");
+        }
+        AutoscalingSpec autoscaling = autoscaling(node, base);
+        DeploymentSpec spec = DeploymentFields.spec(name, values).withAutoscaling(autoscaling);
+        if (spec.health().minReadyReplicas() > spec.maxReplicas()) {
+            throw new InvalidSpec(DeploymentFields.MIN_READY_REPLICAS.key(), "is " + spec.health().minReadyReplicas()
+                    + " but " + (spec.isAutoscaled() ? "autoscaling.max_replicas" : "num_replicas") + " is "
+                    + spec.maxReplicas() + "; the deployment could never be ready");
+        }
+        return spec;
+    }
+
+    /**
+     * The spec of one deployment's properties, by kebab-case key. Each property's text is read as the config file's
+     * field of the same name in snake_case ({@code num-replicas} is {@code num_replicas}), by the same rules; a key
+     * of a nested section is dotted ({@code autoscaling.min-replicas}); an absent property is the spec's default, an
+     * unknown one an error. The {@code autoscaling.*} properties give the autoscaling block, which then replaces
+     * {@code num-replicas} instead of conflicting with it (application.properties lists it for every deployment, so
+     * that an environment variable can override it).
+     *
+     * @throws InvalidSpec naming the refused key
+     */
+    public static DeploymentSpec fromProperties(String name, Map<String, String> properties) {
+        ObjectNode fields = JsonNodeFactory.instance.objectNode();
+        String autoscaling = Section.AUTOSCALING.key + ".";
+        properties.forEach((key, text) -> {
+            Field<?> field = DeploymentFields.named(key.replace('-', '_'));
+            if (key.startsWith(autoscaling)) {
+                if (field == null) {
+                    throw new InvalidSpec(key, "unknown property; known properties: " + DeploymentFields
+                            .in(Section.AUTOSCALING).stream().map(f -> f.path().replace('_', '-')).toList());
+                }
+                JsonNode settings = fields.get(Section.AUTOSCALING.key);
+                ObjectNode section = settings instanceof ObjectNode object ? object
+                        : fields.putObject(Section.AUTOSCALING.key);
+                section.set(field.key(), field.kind().fromText(text));
+                return;
+            }
+            if (field == null) {
+                throw new InvalidSpec(key, "unknown property; known properties: " + KEYS.stream()
+                        .filter(k -> !k.equals(NAME))
+                        .map(k -> k.equals(Section.AUTOSCALING.key) ? k + ".*" : k.replace('_', '-')).sorted()
+                        .toList());
+            }
+            fields.set(field.key(), field.kind().fromText(text));
+        });
+        if (fields.has(Section.AUTOSCALING.key)) {
+            fields.remove(DeploymentFields.NUM_REPLICAS.key());
+        }
+        return read(name, fields, null);
+    }
+
+    /** The spec under its config-file keys, durations as text: what the API shows and the state file stores. */
+    public static Map<String, Object> toMap(DeploymentSpec spec) {
+        return DeploymentFields.toMap(spec);
+    }
+
+    /**
+     * The autoscaling settings of {@code node} over {@code base}'s: an {@code autoscaling} mapping turns it on (its
+     * fields over the current settings, or the defaults), {@code autoscaling: null} or {@code num_replicas} alone
+     * turn it off, neither keeps {@code base}'s; both together are refused, naming both.
+     */
+    private static AutoscalingSpec autoscaling(JsonNode node, DeploymentSpec base) {
+        String key = Section.AUTOSCALING.key;
+        JsonNode settings = node.get(key);
+        boolean numReplicas = node.has(DeploymentFields.NUM_REPLICAS.key());
+        if (settings != null && !settings.isNull() && numReplicas) {
+            throw new InvalidSpec(key, "autoscaling and num_replicas are both given; autoscaling replaces "
+                    + "num_replicas (it sets the count between min_replicas and max_replicas): give one");
+        }
+        if (settings == null) {
+            return numReplicas || base == null ? null : base.autoscaling();
+        }
+        if (settings.isNull()) {
+            return null;
+        }
+        if (!settings.isObject()) {
+            throw new InvalidSpec(key, "must be a mapping of autoscaling settings (or null to turn autoscaling off), "
+                    + "not " + settings);
+        }
+        List<String> known = DeploymentFields.in(Section.AUTOSCALING).stream().map(Field::key).toList();
+        for (Iterator<String> names = settings.fieldNames(); names.hasNext(); ) {
+            String name = names.next();
+            if (!known.contains(name)) {
+                String snake = name.replace('-', '_');
+                throw new InvalidSpec(key + "." + name, "unknown field" + (known.contains(snake)
+                        ? " (did you mean '" + snake + "'?)" : "; known fields: " + known));
+            }
+        }
+        Values values = new Values();
+        readSection(Section.AUTOSCALING, settings, base, values);
+        try {
+            return DeploymentFields.autoscaling(values);
+        } catch (InvalidSpec e) {
+            throw new InvalidSpec(key + "." + e.field(), e.problem());
+        }
+    }
+
+    /** The values of {@code section}'s fields that {@code node} gives, over {@code base}'s. */
+    private static void readSection(Section section, JsonNode node, DeploymentSpec base, Values values) {
+        for (Field<?> field : DeploymentFields.in(section)) {
+            read(field, node.get(field.key()), base, values);
+        }
+    }
+
+    private static <T> void read(Field<T> field, JsonNode node, DeploymentSpec base, Values values) {
+        values.put(field, field.read(node, base));
+    }
+
+    private static void rejectUnknown(JsonNode node) {
+        for (Iterator<String> names = node.fieldNames(); names.hasNext(); ) {
+            String field = names.next();
+            if (!KEYS.contains(field)) {
+                String snake = field.replace('-', '_');
+                throw new InvalidSpec(field, "unknown field" + (KEYS.contains(snake) ? " (did you mean '" + snake
+                        + "'?)" : "; known fields: " + KEYS));
+            }
+        }
+    }
+
+    private static Set<String> keys() {
+        SortedSet<String> keys = new TreeSet<>();
+        keys.add(NAME);
+        keys.add(Section.AUTOSCALING.key);
+        for (Field<?> field : DeploymentFields.ALL) {
+            if (field.section() != Section.AUTOSCALING) {
+                keys.add(field.key());
+            }
+        }
+        return Collections.unmodifiableSortedSet(keys);
+    }
+}
