@@ -64,7 +64,7 @@ public class ByteBudget {
     }
 
     /** Whether the budget is spent: new requests are refused on their headers. */
-    boolean exhausted() {
+    public boolean exhausted() {
         return used.get() >= capacity;
     }
 
@@ -74,7 +74,7 @@ public class ByteBudget {
      *
      * @return the bytes taken; fewer than asked means the request does not fit
      */
-    long reserve(long bytes) {
+    public long reserve(long bytes) {
         for (;;) {
             long now = used.get();
             long taken = Math.max(0, Math.min(bytes, capacity - now));
@@ -85,7 +85,7 @@ public class ByteBudget {
     }
 
     /** Gives back bytes taken with {@link #reserve}. */
-    void release(long bytes) {
+    public void release(long bytes) {
         used.addAndGet(-bytes);
     }
 
@@ -94,7 +94,7 @@ public class ByteBudget {
      * load ({@code Overloaded}: 503 + Retry-After, OpenAI 429, gRPC RESOURCE_EXHAUSTED), never a server failure, so
      * that a client filling the budget cannot make the failure monitor replace replicas.
      */
-    Overloaded full() {
+    public Overloaded full() {
         refusals.increment();
         return new Overloaded("the server holds " + used.get() + " bytes of requests, its limit of " + capacity
                 + " (serval.http.max-buffered-bytes); retry shortly", RETRY_AFTER);

@@ -31,7 +31,7 @@ import org.jboss.logging.MDC;
  * Bodies: {@code {"error": "..."}} for the Open Inference Protocol and everything else, OpenAI's
  * {@code {"error": {"message", "type", "param", "code"}}} under {@code /v1/}.
  */
-final class ErrorResponses {
+public final class ErrorResponses {
 
     private static final Logger LOG = Logger.getLogger(ErrorResponses.class);
 
@@ -101,7 +101,7 @@ final class ErrorResponses {
      * failure monitor: a refusal for load ({@code Overloaded}, or a 503/429 decided at the edge) is
      * {@link Outcome#REJECTED}, whoever caused it.
      */
-    static Outcome outcome(Throwable failure) {
+    public static Outcome outcome(Throwable failure) {
         return switch (unwrap(failure)) {
             case InvalidInput ignored -> Outcome.BAD_REQUEST;
             case UnknownDeployment ignored -> Outcome.BAD_REQUEST;
@@ -122,7 +122,7 @@ final class ErrorResponses {
      * not OIP's 503, which gRPC keeps for "not ready"), in gRPC's terms, so that both transports answer from this one
      * table.
      */
-    static GrpcStatus grpcStatus(Throwable failure) {
+    public static GrpcStatus grpcStatus(Throwable failure) {
         return switch (status(unwrap(failure), true)) {
             case 400, 413, 415 -> GrpcStatus.INVALID_ARGUMENT;
             case 401 -> GrpcStatus.UNAUTHENTICATED;
@@ -151,7 +151,7 @@ final class ErrorResponses {
         };
     }
 
-    static String message(Throwable error) {
+    public static String message(Throwable error) {
         if (error instanceof InferenceFailed) {
             // The predictor thread logged the model's stack trace; this line ties the failure to the request id.
             LOG.warnf("request failed on the server: %s", error.getMessage());
@@ -171,7 +171,7 @@ final class ErrorResponses {
     }
 
     /** Header with the retry delay in milliseconds, which OpenAI's client libraries read before Retry-After. */
-    static final String RETRY_AFTER_MS = "retry-after-ms";
+    public static final String RETRY_AFTER_MS = "retry-after-ms";
 
     /**
      * {@code Retry-After} in whole seconds as HTTP defines it, rounded to the nearest (so a queue that drains in
@@ -191,7 +191,7 @@ final class ErrorResponses {
                 Long.toString(millis));
     }
 
-    static Throwable unwrap(Throwable failure) {
+    public static Throwable unwrap(Throwable failure) {
         Throwable error = failure;
         while ((error instanceof CompletionException || error instanceof ExecutionException)
                 && error.getCause() != null) {

@@ -18,7 +18,7 @@ import io.vertx.core.net.impl.ConnectionBase;
  * Event loop only: the handler's two flags belong to the connection's event loop, which is the only thread that writes
  * to it or runs {@link #around} with it.
  */
-final class FlushOnce extends ChannelOutboundHandlerAdapter {
+public final class FlushOnce extends ChannelOutboundHandlerAdapter {
 
     private static final String NAME = "serval-flush-once";
 
@@ -29,7 +29,7 @@ final class FlushOnce extends ChannelOutboundHandlerAdapter {
     }
 
     /** Runs {@code writes} (on {@code connection}'s event loop) with their flushes held, then flushes once. */
-    static void around(HttpConnection connection, Runnable writes) {
+    public static void around(HttpConnection connection, Runnable writes) {
         if (connection instanceof ConnectionBase base) {
             around(base.channel(), writes);
         } else {

@@ -114,7 +114,7 @@ public class Http2StreamLimit {
      * watches the connection, so that a flood it is sent away for counts against its address. For servers without
      * this route (the gRPC port of its own), at each stream.
      */
-    boolean refusedForFloods(HttpConnection connection, HttpServerResponse response) {
+    public boolean refusedForFloods(HttpConnection connection, HttpServerResponse response) {
         if (floods.anyRemembered() && floods.barred(address(connection))) {
             barredStreams.increment();
             response.reset(ENHANCE_YOUR_CALM);

@@ -139,7 +139,7 @@ public final class InferenceCall<A, E> extends RequestDeadlines.Deadline {
 
     /** The deadline: fails the request wherever it is (the engine's own drop may have come first). */
     @Override
-    void expire() {
+    protected void expire() {
         result.completeExceptionally(new DeadlineExceeded("the request's deadline of " + budgetMillis
                 + " ms passed before the model answered"));
     }

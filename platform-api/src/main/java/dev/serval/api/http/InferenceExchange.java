@@ -59,12 +59,6 @@ abstract class InferenceExchange<R, A> implements InferenceCall.Transport<A, Ans
     /** Bodies up to this size are read to their end and discarded after an early refusal, keeping the connection. */
     private static final long DISCARD_LIMIT = 64 * 1024;
 
-    /**
-     * How long a connection answered {@code Connection: close} waits for more of its request's body
-     * ({@link Lingering}).
-     */
-    private static final long LINGER_NANOS = 1_000_000_000L;
-
     final RoutingContext context;
     final InferenceRoutes routes;
     private final boolean openAi;
@@ -190,7 +184,7 @@ abstract class InferenceExchange<R, A> implements InferenceCall.Transport<A, Ans
     /**
      * Ignores the body of a request refused on its headers. Over HTTP/1.1, after a large or unbounded body, the answer
      * says {@code Connection: close} and the connection is closed once the answer is written and the client has
-     * stopped sending ({@link Lingering}): keeping it would mean reading the whole body only to discard it, and the
+     * stopped sending ({@link LingeringClose}): keeping it would mean reading the whole body only to discard it, and the
      * client may never send it. Over HTTP/2 the
      * connection is not the request's to close, and a connection-specific field would make the answer malformed
      * (RFC 9113 §8.2.2): the answer ends the stream and, while the client is still sending, a RST_STREAM with NO_ERROR
@@ -212,11 +206,11 @@ abstract class InferenceExchange<R, A> implements InferenceCall.Transport<A, Ans
 
     /**
      * HTTP/1.x: the answer says {@code Connection: close}, and the connection is closed once it is written and the
-     * client has stopped sending ({@link Lingering}): Vert.x would close it only when the client asked to.
+     * client has stopped sending ({@link LingeringClose}): Vert.x would close it only when the client asked to.
      */
     private void closeAfterAnswer() {
         context.response().putHeader(HttpHeaders.CONNECTION, "close");
-        context.addBodyEndHandler(ignored -> new Lingering(context.request()).start());
+        context.addBodyEndHandler(ignored -> new LingeringClose(context.request(), context.vertx(), routes.bodyTimeout().toNanos()).start());
     }
 
     private void readBody() {
@@ -350,7 +344,7 @@ abstract class InferenceExchange<R, A> implements InferenceCall.Transport<A, Ans
          * the next request, and Vert.x would wait for the rest of this body first); over HTTP/2 the stream ends alone.
          */
         @Override
-        void expire() {
+        protected void expire() {
             long now = System.nanoTime();
             long timeout = routes.bodyTimeout().toNanos();
             long stalledAt = lastChunkNanos + timeout;
@@ -413,58 +407,6 @@ abstract class InferenceExchange<R, A> implements InferenceCall.Transport<A, Ans
             } else {
                 Buffer body = buffer != null ? buffer : first;
                 proceed(body == null ? new byte[0] : body.getBytes(), null);
-            }
-        }
-    }
-
-    /**
-     * A lingering close (as nginx's {@code lingering_close}) of an HTTP/1.x connection whose answer, already written,
-     * says {@code Connection: close} while its request's body is still coming: the rest of the body is read and
-     * dropped, and the connection is closed once the body has ended, or once the client has sent nothing for
-     * {@link #LINGER_NANOS}, or at the latest {@code serval.http.body-timeout} after the answer. Closing at once would
-     * reset the connection under a client still writing its body (as most client libraries do before they read), which
-     * would then see a broken pipe instead of the answer; waiting for the client to give up would let a client that
-     * declared a body and sent none hold the connection. {@code close()} writes what is pending first. Event loop only.
-     */
-    private final class Lingering extends RequestDeadlines.Deadline {
-        private final HttpServerRequest http;
-        private final long until;
-        private long lastByte = System.nanoTime();
-        private RequestDeadlines wheel;
-
-        Lingering(HttpServerRequest http) {
-            this.http = http;
-            this.until = lastByte + routes.bodyTimeout().toNanos();
-        }
-
-        void start() {
-            if (http.isEnded() || http.connection() == null) {
-                close();
-                return;
-            }
-            wheel = RequestDeadlines.onThisLoop(context.vertx());
-            http.handler(ignored -> lastByte = System.nanoTime());
-            http.endHandler(ignored -> {
-                wheel.disarm(this);
-                close();
-            });
-            wheel.arm(this, LINGER_NANOS / 1_000_000);
-        }
-
-        @Override
-        void expire() {
-            long now = System.nanoTime();
-            long due = Math.min(lastByte + LINGER_NANOS, until);
-            if (now - due < 0) {
-                wheel.arm(this, Math.ceilDiv(due - now, 1_000_000L));
-                return;
-            }
-            close();
-        }
-
-        private void close() {
-            if (http.connection() != null) {
-                http.connection().close();
             }
         }
     }

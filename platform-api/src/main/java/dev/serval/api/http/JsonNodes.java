@@ -4,12 +4,12 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /** Small JSON tree helpers. */
-final class JsonNodes {
+public final class JsonNodes {
 
     private JsonNodes() {
     }
 
-    static ObjectNode object() {
+    public static ObjectNode object() {
         return JsonNodeFactory.instance.objectNode();
     }
 }

@@ -21,7 +21,7 @@ import java.util.Map;
  * JSON header whose length is in {@code Inference-Header-Content-Length}). Thread-safe: its only state is each
  * thread's buffers for formatting numbers ({@link NumberArrays}).
  */
-final class OipResponseEncoder {
+public final class OipResponseEncoder {
 
     static final String HEADER_LENGTH = "Inference-Header-Content-Length";
 
@@ -127,7 +127,7 @@ final class OipResponseEncoder {
         }
     }
 
-    static byte[] binary(Tensor tensor) {
+    public static byte[] binary(Tensor tensor) {
         if (tensor.data() instanceof String[] values) {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             ByteBuffer length = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN);

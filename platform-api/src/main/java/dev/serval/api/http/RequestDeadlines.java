@@ -27,10 +27,10 @@ import java.util.function.LongSupplier;
  * <p>Writers and readers: the event loop only. A request is armed and disarmed on its connection's loop, which runs the
  * sweep too; nothing here is shared between threads.
  */
-final class RequestDeadlines {
+public final class RequestDeadlines {
 
     /** A request's deadline, linked into a slot while armed. */
-    abstract static class Deadline {
+    public abstract static class Deadline {
         private Deadline previous;
         private Deadline next;
         /** The next due deadline of the slot being swept. */
@@ -39,12 +39,12 @@ final class RequestDeadlines {
         private boolean armed;
 
         /** Whether it is armed now. */
-        final boolean armed() {
+        public final boolean armed() {
             return armed;
         }
 
         /** Its time is up: ends its request (already disarmed), on the event loop. */
-        abstract void expire();
+        protected abstract void expire();
     }
 
     /** Runs the sweep later on the event loop: Vert.x's timer in production, a hand-driven one in tests. */
@@ -77,7 +77,7 @@ final class RequestDeadlines {
     }
 
     /** This event loop's wheel (called on the loop): {@code vertx} schedules its sweeps on the calling loop. */
-    static RequestDeadlines onThisLoop(Vertx vertx) {
+    public static RequestDeadlines onThisLoop(Vertx vertx) {
         if (!Context.isOnEventLoopThread()) {
             throw new IllegalStateException("request deadlines are armed on an event loop, not on "
                     + Thread.currentThread().getName());
@@ -96,10 +96,10 @@ final class RequestDeadlines {
      * {@code millis}, which also drops the request from its queue if no predictor has taken it; disarm it once the
      * result is in.
      */
-    Deadline failing(CompletableFuture<?> result, long millis) {
+    public Deadline failing(CompletableFuture<?> result, long millis) {
         Deadline deadline = new Deadline() {
             @Override
-            void expire() {
+            protected void expire() {
                 result.completeExceptionally(new DeadlineExceeded("the request's deadline of " + millis
                         + " ms passed before the model answered"));
             }
@@ -109,7 +109,7 @@ final class RequestDeadlines {
     }
 
     /** Arms {@code deadline} to expire {@code millis} from now (at least one tick); re-arms it if it is armed. */
-    void arm(Deadline deadline, long millis) {
+    public void arm(Deadline deadline, long millis) {
         disarm(deadline);
         long now = nanoTime.getAsLong();
         long nowTick = tickOf(now);
@@ -132,7 +132,7 @@ final class RequestDeadlines {
     }
 
     /** Disarms {@code deadline}; nothing when it is not armed. */
-    void disarm(Deadline deadline) {
+    public void disarm(Deadline deadline) {
         if (!deadline.armed) {
             return;
         }

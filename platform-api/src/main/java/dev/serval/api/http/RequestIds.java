@@ -33,14 +33,14 @@ public class RequestIds {
     }
 
     /** Whether a client's id may be used as it is: 1 to 128 of {@code A-Za-z0-9._:-}. */
-    static boolean isSane(String id) {
+    public static boolean isSane(String id) {
         return SANE.matcher(id).matches();
     }
 
     private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.ISO_8859_1);
 
     /** 32 random hex digits, the first of each half at least 8 (as two {@code Long.toHexString} of a set top bit). */
-    static String newId() {
+    public static String newId() {
         ThreadLocalRandom random = ThreadLocalRandom.current();
         byte[] id = new byte[32];
         hex(random.nextLong() | Long.MIN_VALUE, id, 0);

@@ -13,12 +13,12 @@ import dev.serval.error.InvalidInput;
  * @param maxTensorElements elements one input tensor's shape may declare ({@code serval.http.max-tensor-elements})
  * @param maxTexts          texts per OpenAI embeddings request ({@code serval.http.max-texts-per-request})
  */
-record RequestLimits(int maxTensors, long maxTensorElements, int maxTexts) {
+public record RequestLimits(int maxTensors, long maxTensorElements, int maxTexts) {
 
     /** Dimensions a shape may have. */
-    static final int MAX_RANK = 32;
+    public static final int MAX_RANK = 32;
 
-    RequestLimits {
+    public RequestLimits {
         if (maxTensors < 1 || maxTensorElements < 1 || maxTexts < 1) {
             throw new IllegalArgumentException("request limits must be positive: " + maxTensors + ", "
                     + maxTensorElements + ", " + maxTexts);
@@ -27,17 +27,17 @@ record RequestLimits(int maxTensors, long maxTensorElements, int maxTexts) {
         maxTensorElements = Math.min(maxTensorElements, Integer.MAX_VALUE - 8);
     }
 
-    static RequestLimits of(ServalConfig.Http http) {
+    public static RequestLimits of(ServalConfig.Http http) {
         return new RequestLimits(http.maxTensorsPerRequest(), http.maxTensorElements(), http.maxTextsPerRequest());
     }
 
     /** Limits for tests and tools: the documented defaults. */
-    static RequestLimits defaults() {
+    public static RequestLimits defaults() {
         return new RequestLimits(64, 16L << 20, 2048);
     }
 
     /** Throws when {@code count} tensors (called {@code what}, at {@code field}) are over the limit. */
-    void checkTensorCount(int count, String what, String field) {
+    public void checkTensorCount(int count, String what, String field) {
         if (count > maxTensors) {
             throw new InvalidInput(field, "the request has " + count + " " + what + "; at most " + maxTensors
                     + " are allowed (serval.http.max-tensors-per-request)");

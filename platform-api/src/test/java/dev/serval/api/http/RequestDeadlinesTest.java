@@ -31,7 +31,7 @@ class RequestDeadlinesTest {
     private RequestDeadlines.Deadline deadline(String name, Consumer<String> onExpiry) {
         return new RequestDeadlines.Deadline() {
             @Override
-            void expire() {
+            protected void expire() {
                 expired.add(name);
                 onExpiry.accept(name);
             }

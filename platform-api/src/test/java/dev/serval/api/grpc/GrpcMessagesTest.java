@@ -1,4 +1,4 @@
-package dev.serval.api.http;
+package dev.serval.api.grpc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -8,6 +8,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.serval.api.grpc.v2.GRPCInferenceServiceGrpc;
 import dev.serval.api.grpc.v2.InferParameter;
 import dev.serval.api.grpc.v2.ModelInferRequest;
+import dev.serval.api.http.RequestLimits;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.grpc.common.CodecException;
 import io.vertx.grpc.common.GrpcMessage;

@@ -1,10 +1,11 @@
-package dev.serval.api.http;
+package dev.serval.api.grpc;
 
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.protobuf.ByteString;
 import dev.serval.api.grpc.v2.ModelInferRequest;
+import dev.serval.api.http.RequestLimits;
 import dev.serval.error.InvalidInput;
 import java.lang.management.ManagementFactory;
 import org.junit.jupiter.api.Test;

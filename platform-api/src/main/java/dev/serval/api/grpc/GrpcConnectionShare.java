@@ -1,4 +1,4 @@
-package dev.serval.api.http;
+package dev.serval.api.grpc;
 
 import io.vertx.core.http.HttpConnection;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package dev.serval.api.http;
+package dev.serval.api.grpc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

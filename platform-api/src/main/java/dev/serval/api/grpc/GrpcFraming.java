@@ -1,4 +1,4 @@
-package dev.serval.api.http;
+package dev.serval.api.grpc;
 
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;

@@ -1,13 +1,13 @@
-package dev.serval.api.http;
+package dev.serval.api.grpc;
 
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.DiscardUnknownFieldsParser;
-import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
 import com.google.protobuf.WireFormat;
 import dev.serval.api.grpc.v2.ModelInferRequest;
+import dev.serval.api.http.RequestLimits;
 import dev.serval.error.InvalidInput;
 import io.grpc.MethodDescriptor;
 import io.vertx.grpc.common.CodecException;
@@ -15,7 +15,9 @@ import io.vertx.grpc.common.GrpcMessageDecoder;
 import io.vertx.grpc.common.GrpcMessageEncoder;
 import io.vertx.grpc.common.ServiceMethod;
 import io.vertx.grpc.common.ServiceName;
+import io.vertx.grpc.server.GrpcServerRequest;
 import java.io.IOException;
+import java.util.function.Consumer;
 
 /**
  * How the gRPC service reads and writes its messages. Vert.x's adapter of a grpc-java method hands each message to
@@ -191,5 +193,21 @@ final class GrpcMessages {
             throw new InvalidInput(field, "'" + field + "' has more than " + MAX_PARAMETERS + " entries; at most "
                     + MAX_PARAMETERS + " parameters are allowed per map");
         }
+    }
+
+    /**
+     * Calls {@code then} with a unary call's message once the client has sent all of it. When the client ended its
+     * side but the message does not parse ({@link GrpcMessages} names what is wrong) or never came, the call is
+     * INVALID_ARGUMENT; a call whose stream failed first (reset, connection closed) has nobody left to answer.
+     */
+    static <Q> void whenRead(GrpcServerRequest<Q, ?> call, Consumer<Q> then) {
+        call.end().onSuccess(ended -> call.last().onComplete(read -> {
+            if (read.succeeded()) {
+                then.accept(read.result());
+            } else {
+                GrpcRefusals.fail(call.response(), new InvalidInput("message", read.cause() instanceof CodecException unreadable
+                        ? unreadable.getMessage() : "the call ended without its request message"));
+            }
+        }));
     }
 }

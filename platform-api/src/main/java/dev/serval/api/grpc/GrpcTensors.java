@@ -1,10 +1,13 @@
-package dev.serval.api.http;
+package dev.serval.api.grpc;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.UnsafeByteOperations;
 import dev.serval.api.grpc.v2.InferTensorContents;
 import dev.serval.api.grpc.v2.ModelInferRequest;
 import dev.serval.api.grpc.v2.ModelInferResponse;
+import dev.serval.api.http.BinaryTensorData;
+import dev.serval.api.http.OipResponseEncoder;
+import dev.serval.api.http.RequestLimits;
 import dev.serval.deployment.Inference;
 import dev.serval.error.InvalidInput;
 import dev.serval.tensor.DataType;
@@ -118,7 +121,7 @@ final class GrpcTensors {
             throw new InvalidInput(field, "input '" + name + "' has " + count + " " + datatype + " elements, "
                     + expected + " bytes, but its raw contents hold " + bytes.size() + " bytes");
         }
-        return OipRequestDecoder.numbers(datatype, buffer, count);
+        return BinaryTensorData.numbers(datatype, buffer, count);
     }
 
     private static String[] strings(ByteBuffer buffer, int count, String name, String field) {

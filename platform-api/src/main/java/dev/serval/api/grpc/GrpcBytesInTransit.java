@@ -1,5 +1,7 @@
-package dev.serval.api.http;
+package dev.serval.api.grpc;
 
+import dev.serval.api.http.ByteBudget;
+import dev.serval.api.http.RequestDeadlines;
 import io.vertx.core.Context;
 import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
@@ -220,7 +222,7 @@ final class GrpcBytesInTransit extends HttpServerRequestWrapper {
     private final class Stall extends RequestDeadlines.Deadline {
 
         @Override
-        void expire() {
+        protected void expire() {
             if (!refused && !over && !clientEnded) {
                 refuse(unary && messageArrived && framing.unfinished() == 0 ? Refusal.UNENDED : Refusal.STALLED);
             }
