@@ -17,14 +17,17 @@ import dev.serval.api.http.ApiToken;
 import dev.serval.api.http.ByteBudget;
 import dev.serval.api.http.ErrorResponses;
 import dev.serval.api.http.Http2StreamLimit;
+import dev.serval.api.http.IndexEntry;
 import dev.serval.api.http.InferenceResource;
 import dev.serval.api.http.JsonNodes;
+import dev.serval.api.http.ModelMetadata;
 import dev.serval.api.http.RepositoryResource;
 import dev.serval.api.http.RequestDeadlines;
 import dev.serval.api.http.RequestIds;
 import dev.serval.api.http.RequestLimits;
 import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.error.InvalidInput;
+import dev.serval.model.TensorSignature;
 import io.grpc.MethodDescriptor;
 import io.quarkus.runtime.ShutdownEvent;
 import io.vertx.core.Context;
@@ -40,11 +43,8 @@ import io.vertx.grpc.server.GrpcServer;
 import io.vertx.grpc.server.GrpcServerOptions;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Singleton;
-import jakarta.ws.rs.core.Response;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -211,11 +211,8 @@ public class GrpcInferenceService {
         unary(server, GRPCInferenceServiceGrpc.getServerMetadataMethod(), request -> CompletableFuture.completedFuture(
                 ServerMetadataResponse.newBuilder().setName("serval").setVersion(version)
                         .addExtensions("model_repository").build()));
-        unary(server, GRPCInferenceServiceGrpc.getModelReadyMethod(), request -> {
-            Response ready = metadata.modelReady(request.getName());
-            return CompletableFuture.completedFuture(ModelReadyResponse.newBuilder()
-                    .setReady(ready.getStatus() == 200).build());
-        });
+        unary(server, GRPCInferenceServiceGrpc.getModelReadyMethod(), request -> CompletableFuture.completedFuture(
+                ModelReadyResponse.newBuilder().setReady(metadata.ready(request.getName())).build()));
         unary(server, GRPCInferenceServiceGrpc.getModelMetadataMethod(),
                 request -> metadata.model(request.getName()).thenApply(GrpcInferenceService::modelMetadata));
         ModelInferCalls inference = new ModelInferCalls(deployments, limits, vertx);
@@ -225,11 +222,10 @@ public class GrpcInferenceService {
                 inference::stream);
         managed(server, GRPCInferenceServiceGrpc.getRepositoryIndexMethod(), request -> {
             RepositoryIndexResponse.Builder index = RepositoryIndexResponse.newBuilder();
-            for (Map<String, Object> entry : repository.index()) {
-                if (!request.getReady() || "READY".equals(entry.get("state"))) {
-                    index.addModels(RepositoryIndexResponse.ModelIndex.newBuilder()
-                            .setName(String.valueOf(entry.get("name"))).setVersion(String.valueOf(entry.get("version")))
-                            .setState(String.valueOf(entry.get("state"))).setReason(String.valueOf(entry.get("reason"))));
+            for (IndexEntry entry : repository.index()) {
+                if (!request.getReady() || "READY".equals(entry.state())) {
+                    index.addModels(RepositoryIndexResponse.ModelIndex.newBuilder().setName(entry.name())
+                            .setVersion(entry.version()).setState(entry.state()).setReason(entry.reason()));
                 }
             }
             return index.build();
@@ -312,29 +308,23 @@ public class GrpcInferenceService {
         return body.toString().getBytes(StandardCharsets.UTF_8);
     }
 
-    private static ModelMetadataResponse modelMetadata(Map<String, Object> model) {
-        ModelMetadataResponse.Builder response = ModelMetadataResponse.newBuilder()
-                .setName(String.valueOf(model.get("name")))
-                .setPlatform(String.valueOf(model.getOrDefault("platform", "")));
-        if (model.get("versions") instanceof List<?> versions) {
-            versions.forEach(v -> response.addVersions(String.valueOf(v)));
+    private static ModelMetadataResponse modelMetadata(ModelMetadata model) {
+        ModelMetadataResponse.Builder response = ModelMetadataResponse.newBuilder().setName(model.name())
+                .setPlatform(model.platform() == null ? "" : model.platform());
+        if (model.versions() != null) {
+            response.addAllVersions(model.versions());
         }
-        if (model.get("inputs") instanceof List<?> inputs) {
-            inputs.forEach(tensor -> response.addInputs(tensorMetadata(tensor)));
+        if (model.inputs() != null) {
+            model.inputs().forEach(tensor -> response.addInputs(tensorMetadata(tensor)));
         }
-        if (model.get("outputs") instanceof List<?> outputs) {
-            outputs.forEach(tensor -> response.addOutputs(tensorMetadata(tensor)));
+        if (model.outputs() != null) {
+            model.outputs().forEach(tensor -> response.addOutputs(tensorMetadata(tensor)));
         }
         return response.build();
     }
 
-    private static ModelMetadataResponse.TensorMetadata tensorMetadata(Object tensor) {
-        Map<?, ?> fields = (Map<?, ?>) tensor;
-        ModelMetadataResponse.TensorMetadata.Builder metadata = ModelMetadataResponse.TensorMetadata.newBuilder()
-                .setName(String.valueOf(fields.get("name"))).setDatatype(String.valueOf(fields.get("datatype")));
-        if (fields.get("shape") instanceof List<?> shape) {
-            shape.forEach(dim -> metadata.addShape(((Number) dim).longValue()));
-        }
-        return metadata.build();
+    private static ModelMetadataResponse.TensorMetadata tensorMetadata(TensorSignature tensor) {
+        return ModelMetadataResponse.TensorMetadata.newBuilder().setName(tensor.name())
+                .setDatatype(tensor.datatype()).addAllShape(tensor.shape()).build();
     }
 }

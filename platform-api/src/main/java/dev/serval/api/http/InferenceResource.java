@@ -4,11 +4,9 @@ import dev.serval.api.config.ServalConfig;
 import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.MultiplexedModels;
 import dev.serval.api.serving.ServedDeployment;
-import dev.serval.error.UnknownDeployment;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import dev.serval.deployment.Deployment;
 import dev.serval.error.NotReady;
+import dev.serval.error.UnknownDeployment;
 import dev.serval.model.ModelSignature;
 import dev.serval.model.TensorSignature;
 import io.smallrye.common.annotation.NonBlocking;
@@ -20,9 +18,10 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
@@ -78,7 +77,7 @@ public class InferenceResource {
     @Path("/models/{name}")
     @Operation(summary = "Model metadata: inputs, outputs, versions, platform. A multiplexed model is never loaded "
             + "for it: one that has not served yet answers its version, kind and the inputs its kind takes")
-    public CompletionStage<Map<String, Object>> model(@PathParam("name") String name,
+    public CompletionStage<ModelMetadata> model(@PathParam("name") String name,
             @HeaderParam(HttpHeaders.AUTHORIZATION) String authorization) {
         ServedDeployment served = deployments.find(name).orElse(null);
         if (served != null && served.multiplexed() != null && privateTenants && !token.accepts(authorization)) {
@@ -92,7 +91,7 @@ public class InferenceResource {
      * {@link #model(String, String)} for a caller that renders no model list (gRPC's {@code ModelMetadata}, whose
      * answer has no such field).
      */
-    public CompletionStage<Map<String, Object>> model(String name) {
+    public CompletionStage<ModelMetadata> model(String name) {
         ServedDeployment served = deployments.find(name).orElse(null);
         if (served != null && served.multiplexed() != null) {
             return CompletableFuture.completedFuture(multiplexed(served.multiplexed()));
@@ -114,57 +113,45 @@ public class InferenceResource {
      * the inputs its kind takes (a text model's {@code text}); its outputs (their shapes come from its graph) once it
      * has served.
      */
-    private static Map<String, Object> unloaded(String name, ServedDeployment model) {
-        Map<String, Object> metadata = new LinkedHashMap<>();
-        metadata.put("name", name);
-        metadata.put("versions", List.of(model.config().version()));
-        metadata.put("kind", model.kind().id());
-        metadata.put("loaded", false);
-        metadata.put("inputs", model.kind().text()
-                ? List.of(Map.of("name", "text", "datatype", "BYTES", "shape", List.of(-1L))) : List.of());
-        metadata.put("outputs", List.of());
-        return metadata;
+    private static ModelMetadata unloaded(String name, ServedDeployment model) {
+        return ModelMetadata.unloaded(name, model.config().version(), model.kind().id(), model.kind().text()
+                ? List.of(new TensorSignature("text", "BYTES", List.of(-1L))) : List.of());
     }
 
     /** A multiplexed deployment's own metadata: the models it serves (the repository's, as of its last scan). */
-    private static Map<String, Object> multiplexed(MultiplexedModels models) {
-        Map<String, Object> metadata = new LinkedHashMap<>();
-        metadata.put("name", models.name());
-        metadata.put("platform", "serval-multiplexed");
-        metadata.put("model", models.config().model().name());
-        metadata.put("models", models.multiplexer().candidates().keySet().stream().sorted().toList());
-        return metadata;
+    private static ModelMetadata multiplexed(MultiplexedModels models) {
+        return ModelMetadata.multiplexed(models.name(), models.config().model().name(),
+                models.multiplexer().candidates().keySet().stream().sorted().toList());
     }
 
-    private static Map<String, Object> metadata(String name, Deployment<?, ?> deployment) {
+    private static ModelMetadata metadata(String name, Deployment<?, ?> deployment) {
         ModelSignature signature = deployment.signature()
                 .orElseThrow(() -> new NotReady("model '" + name + "' is " + stateText(deployment)));
-        Map<String, Object> metadata = new LinkedHashMap<>();
-        metadata.put("name", name);
-        metadata.put("versions", List.of(deployment.spec().version()));
-        metadata.put("platform", signature.platform());
-        metadata.put("inputs", signature.inputs().stream().map(InferenceResource::tensor).toList());
-        metadata.put("outputs", signature.outputs().stream().map(InferenceResource::tensor).toList());
-        deployment.batching().ifPresent(batching -> metadata.put("batching", StatusResource.describe(batching)));
-        return metadata;
+        return ModelMetadata.served(name, deployment.spec().version(), signature.platform(), signature.inputs(),
+                signature.outputs(), deployment.batching().map(StatusResource::describe).orElse(null));
     }
 
     @GET
     @Path("/models/{name}/ready")
     @Operation(summary = "Model readiness: 200 when loaded and warmed up, 503 otherwise, 404 if unknown")
     public Response modelReady(@PathParam("name") String name) {
+        boolean ready = ready(name);
+        return Response.status(ready ? 200 : 503).entity(Map.of("name", name, "ready", ready)).build();
+    }
+
+    /**
+     * Whether model {@code name} is ready: a deployment once loaded and warmed up; a multiplexed model while its
+     * deployment is (it loads on its first request).
+     *
+     * @throws UnknownDeployment when nothing serves {@code name}
+     */
+    public boolean ready(String name) {
         ServedDeployment served = deployments.find(name).orElse(null);
         MultiplexedModels models = served == null ? deployments.multiplexing(name) : null;
         if (served == null && (models == null || !models.multiplexer().matches(name))) {
             throw new UnknownDeployment(name);
         }
-        // A multiplexed model is ready while its deployment is: it loads on its first request.
-        boolean ready = served == null || served.ready();
-        return Response.status(ready ? 200 : 503).entity(Map.of("name", name, "ready", ready)).build();
-    }
-
-    private static Map<String, Object> tensor(TensorSignature tensor) {
-        return Map.of("name", tensor.name(), "datatype", tensor.datatype(), "shape", tensor.shape());
+        return served == null || served.ready();
     }
 
     private static String stateText(Deployment<?, ?> deployment) {

@@ -19,7 +19,6 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.eclipse.microprofile.openapi.annotations.Operation;
@@ -55,8 +54,8 @@ public class RepositoryResource {
     @Path("/index")
     @Consumes(MediaType.WILDCARD)
     @Operation(summary = "Every model version in the repository, with its state: READY, LOADING or UNAVAILABLE")
-    public List<Map<String, Object>> index() {
-        List<Map<String, Object>> index = new ArrayList<>();
+    public List<IndexEntry> index() {
+        List<IndexEntry> index = new ArrayList<>();
         repository.repository().models().forEach((name, versions) -> {
             ServedDeployment served = deployments.find(name).orElse(null);
             MultiplexedModels models = served == null ? deployments.multiplexing(name) : null;
@@ -65,16 +64,13 @@ public class RepositoryResource {
                 return;
             }
             for (String version : versions) {
-                Map<String, Object> entry = new LinkedHashMap<>();
-                entry.put("name", name);
-                entry.put("version", version);
                 boolean deployed = served != null && served.config().model().name().equals(name)
                         && served.config().version().equals(version);
                 boolean idle = deployed && served.deployment().state() == DeploymentState.IDLE;
-                entry.put("state", !deployed || idle ? "UNAVAILABLE" : served.ready() ? "READY" : "LOADING");
-                entry.put("reason", !deployed ? "not deployed" : idle ? "scaled to zero; a request loads it"
-                        : served.deployment().failure().orElse(""));
-                index.add(entry);
+                index.add(new IndexEntry(name, version,
+                        !deployed || idle ? "UNAVAILABLE" : served.ready() ? "READY" : "LOADING",
+                        !deployed ? "not deployed" : idle ? "scaled to zero; a request loads it"
+                                : served.deployment().failure().orElse("")));
             }
         });
         return index;
@@ -84,22 +80,18 @@ public class RepositoryResource {
      * The index entries of a model a multiplexed deployment serves: its served version READY while a replica holds
      * it, else UNAVAILABLE (it loads on its first request); its other versions UNAVAILABLE.
      */
-    private static List<Map<String, Object>> multiplexedEntries(String name, List<String> versions,
+    private static List<IndexEntry> multiplexedEntries(String name, List<String> versions,
             MultiplexedModels models) {
         ServedDeployment model = models.multiplexer().find(name);
         boolean loaded = model != null && !models.multiplexer().replicasOf(name).isEmpty();
         String served = model != null ? model.config().version() : null;
-        List<Map<String, Object>> entries = new ArrayList<>();
+        List<IndexEntry> entries = new ArrayList<>();
         for (String version : versions) {
-            Map<String, Object> entry = new LinkedHashMap<>();
-            entry.put("name", name);
-            entry.put("version", version);
             boolean current = loaded && version.equals(served);
-            entry.put("state", !current ? "UNAVAILABLE" : model.ready() ? "READY" : "LOADING");
-            entry.put("reason", current ? model.deployment().failure().orElse("")
-                    : "multiplexed by deployment '" + models.name() + "': "
-                    + (loaded ? "it serves version " + served : "loaded on its first request"));
-            entries.add(entry);
+            entries.add(new IndexEntry(name, version, !current ? "UNAVAILABLE" : model.ready() ? "READY" : "LOADING",
+                    current ? model.deployment().failure().orElse("")
+                            : "multiplexed by deployment '" + models.name() + "': "
+                            + (loaded ? "it serves version " + served : "loaded on its first request")));
         }
         return entries;
     }
