@@ -67,7 +67,7 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
     private final ScalingTarget scaling = new Scaling();
 
     MultiplexedModels(DeploymentSpec config, ServingEngine engine, MeterRegistry registry, ModelRepository repository,
-            ModelSource source, Multiplexer.Tuning tuning) {
+            ModelSource source) {
         this.name = config.name();
         this.config = config;
         this.glob = config.model().name();
@@ -75,8 +75,8 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
         this.registry = registry;
         this.repository = repository;
         this.source = source;
-        this.multiplexer = new Multiplexer<>(name, config.numReplicas(), config.multiplex(), this, this, tuning,
-                System::nanoTime, registry);
+        this.multiplexer = new Multiplexer<>(name, config.numReplicas(), config.multiplex(), this, this,
+                engine.settings().multiplexTuning(), System::nanoTime, registry);
         engine.autoscaler().register(scaling);
     }
 
