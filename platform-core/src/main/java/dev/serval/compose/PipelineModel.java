@@ -1,6 +1,6 @@
 package dev.serval.compose;
 
-import dev.serval.controller.DeploymentState;
+import dev.serval.spec.DeploymentState;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.Inference;
 import dev.serval.error.InferenceFailed;

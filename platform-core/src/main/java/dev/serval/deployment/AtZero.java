@@ -1,6 +1,6 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentStatus;
+import dev.serval.spec.DeploymentStatus;
 import dev.serval.error.NotReady;
 import dev.serval.model.BatchingDecision;
 import dev.serval.model.Model;

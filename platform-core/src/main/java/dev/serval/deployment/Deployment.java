@@ -1,11 +1,11 @@
 package dev.serval.deployment;
 
-import dev.serval.autoscaling.AutoscalingStatus;
+import dev.serval.spec.AutoscalingStatus;
 import dev.serval.autoscaling.ScalingTarget;
 import dev.serval.controller.Controller;
 import dev.serval.controller.ControllerLoop;
-import dev.serval.controller.DeploymentState;
-import dev.serval.controller.DeploymentStatus;
+import dev.serval.spec.DeploymentState;
+import dev.serval.spec.DeploymentStatus;
 import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;

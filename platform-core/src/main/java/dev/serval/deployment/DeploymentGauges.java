@@ -1,6 +1,6 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentStatus;
+import dev.serval.spec.DeploymentStatus;
 import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.routing.Router;
 import io.micrometer.core.instrument.Meter;

@@ -1,6 +1,6 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentState;
+import dev.serval.spec.DeploymentState;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.model.Embedding;

@@ -1,7 +1,7 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentState;
-import dev.serval.controller.DeploymentStatus;
+import dev.serval.spec.DeploymentState;
+import dev.serval.spec.DeploymentStatus;
 import dev.serval.error.NotReady;
 
 /**

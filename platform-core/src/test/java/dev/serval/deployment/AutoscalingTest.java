@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.serval.controller.DeploymentState;
-import dev.serval.controller.DeploymentStatus;
+import dev.serval.spec.DeploymentState;
+import dev.serval.spec.DeploymentStatus;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.health.FailureMonitor;

@@ -1,6 +1,6 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentState;
+import dev.serval.spec.DeploymentState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

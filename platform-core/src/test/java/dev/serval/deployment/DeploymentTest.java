@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.serval.controller.DeploymentState;
+import dev.serval.spec.DeploymentState;
 import dev.serval.error.InferenceFailed;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;

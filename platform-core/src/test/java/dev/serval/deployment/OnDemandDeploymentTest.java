@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.serval.controller.DeploymentState;
+import dev.serval.spec.DeploymentState;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.model.ModelKind;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
-import dev.serval.controller.DeploymentState;
+import dev.serval.spec.DeploymentState;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.FakeModel;
 import dev.serval.deployment.Inference;

@@ -8,7 +8,7 @@ import dev.serval.api.serving.Deployments;
 import dev.serval.api.serving.MultiplexedModels;
 import dev.serval.api.serving.RepositoryModelSource;
 import dev.serval.api.serving.ServedDeployment;
-import dev.serval.controller.DeploymentState;
+import dev.serval.spec.DeploymentState;
 import dev.serval.repository.ModelRepository;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.ws.rs.Consumes;

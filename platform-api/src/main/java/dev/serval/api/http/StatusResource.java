@@ -2,7 +2,7 @@ package dev.serval.api.http;
 
 import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.ServedDeployment;
-import dev.serval.controller.DeploymentStatus;
+import dev.serval.spec.DeploymentStatus;
 import dev.serval.deployment.Deployment;
 import dev.serval.model.BatchingDecision;
 import io.smallrye.common.annotation.NonBlocking;

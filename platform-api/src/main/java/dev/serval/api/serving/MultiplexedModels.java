@@ -1,8 +1,8 @@
 package dev.serval.api.serving;
 
-import dev.serval.autoscaling.AutoscalingStatus;
+import dev.serval.spec.AutoscalingStatus;
 import dev.serval.autoscaling.ScalingTarget;
-import dev.serval.controller.DeploymentState;
+import dev.serval.spec.DeploymentState;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.error.NotReady;

@@ -1,6 +1,6 @@
 package dev.serval.api.serving;
 
-import dev.serval.controller.DeploymentState;
+import dev.serval.spec.DeploymentState;
 import dev.serval.deployment.Deployment;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.error.InvalidInput;

@@ -3,7 +3,7 @@ package dev.serval.bench.controller;
 import com.sun.management.ThreadMXBean;
 import dev.serval.bench.BenchmarkBase;
 import dev.serval.controller.Controller;
-import dev.serval.controller.DeploymentStatus;
+import dev.serval.spec.DeploymentStatus;
 import dev.serval.controller.ReplicaEvents;
 import dev.serval.controller.ReplicaLauncher;
 import dev.serval.replica.ReplicaRecord;

@@ -1,6 +1,6 @@
 package dev.serval.bench.deployment;
 
-import dev.serval.controller.DeploymentState;
+import dev.serval.spec.DeploymentState;
 import dev.serval.bench.model.EmbeddingBenchmark;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
