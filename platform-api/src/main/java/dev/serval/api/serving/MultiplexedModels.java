@@ -1,17 +1,17 @@
 package dev.serval.api.serving;
 
-import dev.serval.spec.AutoscalingStatus;
-import dev.serval.autoscaling.ScalingTarget;
-import dev.serval.spec.DeploymentState;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.error.NotReady;
 import dev.serval.model.ModelKind;
+import dev.serval.multiplex.MultiplexScaling;
 import dev.serval.multiplex.Multiplexer;
 import dev.serval.multiplex.Multiplexer.Candidate;
 import dev.serval.repository.ModelRepository;
 import dev.serval.repository.ModelVersion;
+import dev.serval.spec.AutoscalingStatus;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
 import dev.serval.spec.ModelReference;
 import dev.serval.spec.MultiplexSpec;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -24,6 +24,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -62,9 +63,8 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
     /** Problems already logged, so that a broken model is logged once, not at every scan. */
     private final Set<String> reported = ConcurrentHashMap.newKeySet();
     private volatile DeploymentSpec config;
-    /** The autoscaler's latest view, or null (not autoscaled, or before its first decision). */
-    private volatile AutoscalingStatus autoscaling;
-    private final ScalingTarget scaling = new Scaling();
+    /** The deployment as the engine's autoscaler drives it. */
+    private final MultiplexScaling scaling;
 
     MultiplexedModels(DeploymentSpec config, ServingEngine engine, MeterRegistry registry, ModelRepository repository,
             ModelSource source) {
@@ -77,51 +77,13 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
         this.source = source;
         this.multiplexer = new Multiplexer<>(name, config.numReplicas(), config.multiplex(), this, this,
                 engine.settings().multiplexTuning(), System::nanoTime, registry);
+        this.scaling = new MultiplexScaling(multiplexer, config);
         engine.autoscaler().register(scaling);
     }
 
-    /**
-     * The deployment as the engine's autoscaler drives it (it acts only while the config is autoscaled): its load is
-     * the sum over its models of their requests running and queued, and its replica count bounds how many models it
-     * holds and how far a hot one spreads ({@link Multiplexer}).
-     */
-    private final class Scaling implements ScalingTarget {
-
-        @Override
-        public String name() {
-            return name;
-        }
-
-        @Override
-        public DeploymentSpec spec() {
-            return config;
-        }
-
-        @Override
-        public int ongoingRequests() {
-            int ongoing = multiplexer.ongoingRequests();
-            return multiplexer.takeArrived() ? Math.max(1, ongoing) : ongoing;
-        }
-
-        @Override
-        public int desiredReplicas() {
-            return multiplexer.replicas();
-        }
-
-        @Override
-        public void scale(int replicas) {
-            multiplexer.configure(replicas, config.multiplex());
-        }
-
-        @Override
-        public void autoscaled(AutoscalingStatus status, boolean changed, boolean budgetRefused) {
-            autoscaling = status;
-        }
-    }
-
     /** The autoscaler's latest view; empty while not autoscaled or before its first decision. */
-    public java.util.Optional<AutoscalingStatus> autoscaling() {
-        return config.isAutoscaled() ? java.util.Optional.ofNullable(autoscaling) : java.util.Optional.empty();
+    public Optional<AutoscalingStatus> autoscaling() {
+        return scaling.status();
     }
 
     public String name() {
@@ -156,11 +118,8 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
 
     /** {@link Deployments} only, under its lock: takes a changed config (the glob stays, see Deployments). */
     void update(DeploymentSpec next) {
-        DeploymentSpec before = config;
         config = next;
-        // An autoscaled deployment keeps the autoscaler's count (clamped to its new bounds); a fixed one takes its own.
-        int replicas = !next.isAutoscaled() ? next.numReplicas()
-                : before.isAutoscaled() ? next.autoscaling().clamp(multiplexer.replicas()) : next.numReplicas();
+        int replicas = scaling.replicasAfter(next);
         // Under the multiplexer's lock, which its hosting calls hold too: a model's config is never written by both.
         synchronized (multiplexer) {
             multiplexer.configure(replicas, next.multiplex());
