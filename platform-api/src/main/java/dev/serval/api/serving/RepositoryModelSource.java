@@ -6,7 +6,6 @@ import dev.serval.deployment.Deployment;
 import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
 import dev.serval.repository.ModelRepository;
-import dev.serval.repository.ModelVersion;
 import dev.serval.spec.DeploymentSpec;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.inject.Singleton;
@@ -58,7 +57,6 @@ public class RepositoryModelSource implements ModelSource {
 
     @Override
     public Model<?, ?> load(DeploymentSpec spec) throws Exception {
-        ModelVersion found = repository.resolve(spec.model().name(), spec.version());
-        return found.load(spec.name(), spec.loadOptions(), callees);
+        return repository.resolve(spec.model().name(), spec.version()).load(spec.name(), spec.loadOptions(), callees);
     }
 }
