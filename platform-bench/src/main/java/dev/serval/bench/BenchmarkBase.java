@@ -45,13 +45,13 @@ public abstract class BenchmarkBase {
      */
     public static void awaitReady(dev.serval.deployment.Deployment<?, ?> deployment) throws InterruptedException {
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-        while (deployment.state() == dev.serval.controller.DeploymentState.LOADING) {
+        while (deployment.state() == dev.serval.spec.DeploymentState.LOADING) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("deployment still loading after " + READY_TIMEOUT);
             }
             Thread.sleep(20); // set-up only: waiting for the model to load
         }
-        if (deployment.state() != dev.serval.controller.DeploymentState.READY) {
+        if (deployment.state() != dev.serval.spec.DeploymentState.READY) {
             throw new IllegalStateException("deployment is " + deployment.state() + ": "
                     + deployment.failure().orElse("no reason given"));
         }

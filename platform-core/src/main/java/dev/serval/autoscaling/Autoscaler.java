@@ -1,6 +1,8 @@
 package dev.serval.autoscaling;
 
+import dev.serval.spec.AutoscalingDecision;
 import dev.serval.spec.AutoscalingSpec;
+import dev.serval.spec.AutoscalingStatus;
 import dev.serval.spec.DeploymentSpec;
 import java.time.Duration;
 import java.time.InstantSource;

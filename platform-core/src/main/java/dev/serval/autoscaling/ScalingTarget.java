@@ -1,5 +1,6 @@
 package dev.serval.autoscaling;
 
+import dev.serval.spec.AutoscalingStatus;
 import dev.serval.spec.DeploymentSpec;
 
 /** One deployment as the {@link Autoscaler} sees it: its load, its count, and how to change the count. */

@@ -1,5 +1,6 @@
 package dev.serval.compose;
 
+import dev.serval.deployment.Callees;
 import dev.serval.model.Composite;
 import dev.serval.model.CompositeLoader;
 import dev.serval.model.Model;

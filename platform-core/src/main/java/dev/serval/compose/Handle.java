@@ -1,5 +1,6 @@
 package dev.serval.compose;
 
+import dev.serval.deployment.Callees;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.Inference;
 import dev.serval.error.DeadlineExceeded;

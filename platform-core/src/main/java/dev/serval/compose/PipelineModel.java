@@ -1,6 +1,6 @@
 package dev.serval.compose;
 
-import dev.serval.controller.DeploymentState;
+import dev.serval.deployment.Callees;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.Inference;
 import dev.serval.error.InferenceFailed;
@@ -10,6 +10,7 @@ import dev.serval.model.ModelSignature;
 import dev.serval.model.PipelineStep;
 import dev.serval.model.TensorSignature;
 import dev.serval.request.Invocation;
+import dev.serval.spec.DeploymentState;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
 import java.time.Duration;

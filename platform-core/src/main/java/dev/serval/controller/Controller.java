@@ -4,6 +4,7 @@ import dev.serval.replica.ReplicaRecord;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentStatus;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

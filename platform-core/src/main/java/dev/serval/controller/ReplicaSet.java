@@ -6,6 +6,7 @@ import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
 import dev.serval.routing.RoutingSnapshot;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentStatus;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;

@@ -1,6 +1,5 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentStatus;
 import dev.serval.error.NotReady;
 import dev.serval.model.BatchingDecision;
 import dev.serval.model.Model;
@@ -9,6 +8,7 @@ import dev.serval.request.TensorIO;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentStatus;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntConsumer;
 import java.util.function.Supplier;

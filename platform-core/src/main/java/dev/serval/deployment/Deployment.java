@@ -1,11 +1,8 @@
 package dev.serval.deployment;
 
-import dev.serval.autoscaling.AutoscalingStatus;
 import dev.serval.autoscaling.ScalingTarget;
 import dev.serval.controller.Controller;
 import dev.serval.controller.ControllerLoop;
-import dev.serval.controller.DeploymentState;
-import dev.serval.controller.DeploymentStatus;
 import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
@@ -22,7 +19,10 @@ import dev.serval.request.TensorIO;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
 import dev.serval.routing.RoutingSnapshot;
+import dev.serval.spec.AutoscalingStatus;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
+import dev.serval.spec.DeploymentStatus;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;

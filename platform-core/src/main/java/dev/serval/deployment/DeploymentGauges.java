@@ -1,8 +1,8 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentStatus;
 import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.routing.Router;
+import dev.serval.spec.DeploymentStatus;
 import io.micrometer.core.instrument.Meter;
 import java.util.List;
 import java.util.function.Supplier;

@@ -1,13 +1,13 @@
 package dev.serval.deployment;
 
-import dev.serval.autoscaling.AutoscalingStatus;
 import dev.serval.autoscaling.ScalingTarget;
 import dev.serval.controller.Controller;
 import dev.serval.controller.ControllerLoop;
-import dev.serval.controller.DeploymentStatus;
 import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.routing.Router;
+import dev.serval.spec.AutoscalingStatus;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentStatus;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
 

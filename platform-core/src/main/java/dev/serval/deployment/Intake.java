@@ -1,6 +1,5 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentState;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.model.Embedding;
@@ -12,6 +11,7 @@ import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
 import dev.serval.routing.RoutingSnapshot;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;

@@ -1,8 +1,8 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentState;
-import dev.serval.controller.DeploymentStatus;
 import dev.serval.error.NotReady;
+import dev.serval.spec.DeploymentState;
+import dev.serval.spec.DeploymentStatus;
 
 /**
  * Why a deployment does not serve, in the words its requests are refused with. Stateless; every method is a pure

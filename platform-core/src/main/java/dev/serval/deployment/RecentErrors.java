@@ -1,6 +1,6 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentStatus;
+import dev.serval.spec.DeploymentStatus;
 import java.time.InstantSource;
 import java.util.ArrayDeque;
 import java.util.List;

@@ -5,10 +5,15 @@ import dev.serval.controller.Controller;
 import dev.serval.controller.ControllerLoop;
 import dev.serval.health.FailureMonitor;
 import dev.serval.metrics.DeploymentMetrics;
+import dev.serval.model.ModelCatalog;
+import dev.serval.model.NativeRuntime;
 import dev.serval.request.TensorIO;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.InvalidSpec;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,6 +39,7 @@ public final class ServingEngine implements AutoCloseable {
     private final FailureMonitor monitor;
     private final Autoscaler autoscaler;
     private final ScheduledExecutorService autoscaling;
+    private final EngineSettings settings;
 
     /** The threads deployments share. */
     record Threads(ExecutorService launchers, ScheduledExecutorService health) {
@@ -61,6 +67,31 @@ public final class ServingEngine implements AutoCloseable {
      */
     public ServingEngine(Duration tickPeriod, LongSupplier nanoTime, java.time.InstantSource wallClock,
             MeterRegistry registry, FailureMonitor.Settings failureMonitor, Duration autoscalingPeriod, int cpuBudget) {
+        this(tickPeriod, nanoTime, wallClock, registry, settings(failureMonitor, autoscalingPeriod, cpuBudget));
+    }
+
+    /**
+     * The engine of a server: a one-second tick, {@link System#nanoTime} and the system's wall clock, run by
+     * {@code settings} (the server's {@code serval.*} properties, bounds checked).
+     */
+    public ServingEngine(EngineSettings settings, MeterRegistry registry) {
+        this(Duration.ofSeconds(1), System::nanoTime, java.time.InstantSource.system(), registry, settings);
+    }
+
+    private static EngineSettings settings(FailureMonitor.Settings monitor, Duration autoscalingPeriod, int cpuBudget) {
+        EngineSettings defaults = EngineSettings.defaults();
+        return new EngineSettings(autoscalingPeriod, cpuBudget, monitor.enabled(), monitor.window(),
+                monitor.threshold(), monitor.minRequests(), monitor.maxReplacements(),
+                defaults.multiplexRefreshPeriod(), defaults.multiplexMinResidency(),
+                defaults.multiplexResidencyFactor());
+    }
+
+    private ServingEngine(Duration tickPeriod, LongSupplier nanoTime, java.time.InstantSource wallClock,
+            MeterRegistry registry, EngineSettings settings) {
+        this.settings = settings;
+        FailureMonitor.Settings failureMonitor = settings.failureMonitor();
+        Duration autoscalingPeriod = settings.autoscalingPeriod();
+        int cpuBudget = settings.cpuBudget();
         this.nanoTime = nanoTime;
         this.wallClock = wallClock;
         this.registry = registry;
@@ -111,6 +142,44 @@ public final class ServingEngine implements AutoCloseable {
     /** The failure monitor (liveness). */
     public FailureMonitor failureMonitor() {
         return monitor;
+    }
+
+    /**
+     * Selects the ONNX Runtime native library ({@code serval.onnxruntime.library}: {@code packaged},
+     * {@code onnxruntime-jar} or a library's path; see {@link ModelCatalog#selectNativeRuntime}), before any model loads: it is loaded once per process. Published as
+     * {@code serval_onnxruntime_info{version, java_api}}.
+     *
+     * @throws InvalidSpec naming the property when the library cannot be selected
+     */
+    public static void selectNativeRuntime(String choice, MeterRegistry registry) {
+        NativeRuntime runtime;
+        try {
+            runtime = ModelCatalog.selectNativeRuntime(choice);
+        } catch (IOException | IllegalStateException e) {
+            throw new InvalidSpec("serval.onnxruntime.library", e.getMessage());
+        }
+        Gauge.builder("serval.onnxruntime.info", () -> 1)
+                .description("The ONNX Runtime this process runs (version) under ONNX Runtime Java (java_api)")
+                .tags("version", runtime.version(), "java_api", runtime.javaApi())
+                .register(registry);
+    }
+
+    /** The server-wide settings this engine runs with. */
+    public EngineSettings settings() {
+        return settings;
+    }
+
+    /**
+     * False once the failure monitor gave up on this node (a deployment kept failing after its replicas were
+     * replaced); the node's liveness.
+     */
+    public boolean live() {
+        return monitor.live();
+    }
+
+    /** Why the failure monitor gave up on this node, or null while {@link #live()}. */
+    public String notLiveReason() {
+        return monitor.notLiveReason();
     }
 
     /** An engine whose meters go nowhere. */

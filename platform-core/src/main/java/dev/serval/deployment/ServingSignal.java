@@ -1,7 +1,7 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentStatus;
 import dev.serval.error.NotReady;
+import dev.serval.spec.DeploymentStatus;
 import java.util.concurrent.CompletableFuture;
 
 /**

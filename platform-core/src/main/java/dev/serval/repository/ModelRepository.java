@@ -56,6 +56,19 @@ public final class ModelRepository {
         }
     }
 
+    /**
+     * The repository at {@code root} (created if missing) holding the models Serval ships ({@link BundledModels}: a
+     * version already there keeps its descriptor), as a server starts it.
+     *
+     * @param classLoader where the shipped models' resources are
+     * @throws IllegalArgumentException when they are not on its class path
+     */
+    public static ModelRepository withBundledModels(Path root, ClassLoader classLoader) {
+        ModelRepository repository = new ModelRepository(root);
+        BundledModels.install(repository, classLoader);
+        return repository;
+    }
+
     public Path root() {
         return root;
     }

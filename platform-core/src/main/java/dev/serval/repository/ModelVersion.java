@@ -1,7 +1,7 @@
 package dev.serval.repository;
 
-import dev.serval.compose.Callees;
 import dev.serval.compose.Composition;
+import dev.serval.deployment.Callees;
 import dev.serval.model.Composite;
 import dev.serval.model.LoadOptions;
 import dev.serval.model.Model;

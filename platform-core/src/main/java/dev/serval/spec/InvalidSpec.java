@@ -1,8 +1,10 @@
 package dev.serval.spec;
 
 /**
- * A deployment setting out of its bounds. {@link #field()} is the setting's snake_case key, as the config file, the
- * management API and docs/configuration.md spell it, so the edge can name it without knowing which record refused it.
+ * A setting out of its bounds. {@link #field()} is the setting's name as the config file, the management API and
+ * docs/configuration.md spell it (a deployment's snake_case key, or a server property such as
+ * {@code serval.autoscaling.period}, see {@code deployment.EngineSettings}), so the edge can name it without knowing
+ * which record refused it.
  */
 public final class InvalidSpec extends IllegalArgumentException {
 

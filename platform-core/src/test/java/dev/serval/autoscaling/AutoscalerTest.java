@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.serval.spec.AutoscalingDecision;
 import dev.serval.spec.AutoscalingSpec;
+import dev.serval.spec.AutoscalingStatus;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.MultiplexSpec;
 import dev.serval.spec.PredictorSpec;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.serval.deployment.Callees;
 import dev.serval.deployment.Deployment;
 import dev.serval.model.Composite;
 import dev.serval.spi.Handler;

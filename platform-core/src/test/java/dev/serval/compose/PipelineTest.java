@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.serval.deployment.Callees;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.Inference;
 import dev.serval.deployment.ServingEngine;

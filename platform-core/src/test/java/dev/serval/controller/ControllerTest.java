@@ -12,6 +12,8 @@ import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
 import dev.serval.routing.RoutingSnapshot;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
+import dev.serval.spec.DeploymentStatus;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;

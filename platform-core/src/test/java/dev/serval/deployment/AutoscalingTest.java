@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.serval.controller.DeploymentState;
-import dev.serval.controller.DeploymentStatus;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.health.FailureMonitor;
@@ -16,6 +14,8 @@ import dev.serval.request.InferenceRequest;
 import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.AutoscalingSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
+import dev.serval.spec.DeploymentStatus;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.spec.RolloutSpec;
 import dev.serval.tensor.Tensor;

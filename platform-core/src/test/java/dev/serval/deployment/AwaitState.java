@@ -1,6 +1,6 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentState;
+import dev.serval.spec.DeploymentState;
 import java.util.concurrent.TimeUnit;
 
 /** Waiting in tests for a deployment to reach a state its controller thread moves it to. */

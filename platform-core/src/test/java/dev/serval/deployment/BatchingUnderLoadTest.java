@@ -1,6 +1,5 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -15,6 +14,7 @@ import dev.serval.model.text.TextModels;
 import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.BatchingSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.spec.RolloutSpec;
 import io.micrometer.core.instrument.DistributionSummary;

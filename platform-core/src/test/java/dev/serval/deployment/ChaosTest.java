@@ -1,6 +1,5 @@
 package dev.serval.deployment;
 
-import dev.serval.controller.DeploymentState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,6 +9,7 @@ import dev.serval.error.Overloaded;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
 import dev.serval.spec.HealthSpec;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.spec.RolloutSpec;

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.serval.controller.DeploymentState;
 import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
@@ -22,6 +21,7 @@ import dev.serval.request.CallContext;
 import dev.serval.request.InferenceRequest;
 import dev.serval.request.TensorIO;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;

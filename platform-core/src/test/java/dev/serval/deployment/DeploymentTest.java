@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.serval.controller.DeploymentState;
 import dev.serval.error.InferenceFailed;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
@@ -15,6 +14,7 @@ import dev.serval.error.Overloaded;
 import dev.serval.health.FailureMonitor;
 import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
 import dev.serval.spec.HealthSpec;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.spec.RolloutSpec;

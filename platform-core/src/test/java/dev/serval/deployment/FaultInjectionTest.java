@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.serval.controller.DeploymentState;
 import dev.serval.error.DeadlineExceeded;
 import dev.serval.error.InferenceFailed;
 import dev.serval.error.InvalidInput;
@@ -17,6 +16,7 @@ import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.RoutingSnapshot;
 import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
 import dev.serval.spec.HealthSpec;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.spec.RolloutSpec;

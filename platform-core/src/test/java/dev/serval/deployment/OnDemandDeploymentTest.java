@@ -8,12 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.serval.controller.DeploymentState;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.model.ModelKind;
 import dev.serval.request.InferenceRequest;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;

@@ -2,7 +2,7 @@ package dev.serval.deployment;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.serval.controller.DeploymentStatus;
+import dev.serval.spec.DeploymentStatus;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.List;

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.serval.controller.DeploymentState;
 import dev.serval.error.InvalidInput;
 import dev.serval.model.Model;
 import dev.serval.model.ModelSignature;
@@ -13,6 +12,7 @@ import dev.serval.model.Predictor;
 import dev.serval.replica.Replica;
 import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
 import dev.serval.spec.HealthSpec;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.spec.RolloutSpec;

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
-import dev.serval.controller.DeploymentState;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.FakeModel;
 import dev.serval.deployment.Inference;
@@ -14,6 +13,7 @@ import dev.serval.model.ModelKind;
 import dev.serval.multiplex.Multiplexer.Candidate;
 import dev.serval.request.InferenceRequest;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
 import dev.serval.spec.MultiplexSpec;
 import dev.serval.spec.PredictorSpec;
 import dev.serval.tensor.Tensor;

@@ -10,6 +10,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.serval.error.NotReady;
 import dev.serval.multiplex.Multiplexer.Candidate;
 import dev.serval.multiplex.Multiplexer.Entry;
+import dev.serval.spec.AutoscalingSpec;
+import dev.serval.spec.AutoscalingStatus;
+import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.MultiplexSpec;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -512,5 +515,28 @@ class MultiplexerTest {
         second.release(); // t-a is idle now: t-b takes its place
         assertEquals(List.of(0), multiplexer.replicasOf("t-b"));
         b.release();
+    }
+
+    @Test
+    void scalingKeepsTheAutoscalersCountThroughAConfigChangeAndReportsOnlyWhileAutoscaled() {
+        Multiplexer<Model> multiplexer = multiplexer(3, 2, 0);
+        DeploymentSpec autoscaled = DeploymentSpec.defaults("tenants", "t-*").withMultiplex(new MultiplexSpec(2, 0))
+                .withAutoscaling(AutoscalingSpec.DEFAULTS.withMinReplicas(1).withMaxReplicas(4));
+        MultiplexScaling scaling = new MultiplexScaling(multiplexer, autoscaled);
+        scaling.scale(3);
+        assertEquals(3, scaling.desiredReplicas());
+        assertTrue(scaling.status().isEmpty());
+        AutoscalingStatus seen = new AutoscalingStatus(1.0, 3, "steady", null);
+        scaling.autoscaled(seen, false, false);
+        assertSame(seen, scaling.status().orElseThrow());
+
+        DeploymentSpec narrower = autoscaled.withAutoscaling(autoscaled.autoscaling().withMaxReplicas(2));
+        assertEquals(2, scaling.replicasAfter(narrower), "the autoscaler's 3, clamped to the new bounds");
+        assertSame(narrower, scaling.spec());
+
+        DeploymentSpec fixed = narrower.withAutoscaling(null).withNumReplicas(1);
+        assertEquals(1, scaling.replicasAfter(fixed), "no longer autoscaled: its own count");
+        assertTrue(scaling.status().isEmpty(), "not autoscaled: no autoscaler view");
+        assertEquals(4, scaling.replicasAfter(autoscaled.withNumReplicas(4)), "autoscaled again: its own count first");
     }
 }

@@ -2,9 +2,9 @@ package dev.serval.api.http;
 
 import dev.serval.api.serving.DeploymentRegistry;
 import dev.serval.api.serving.ServedDeployment;
-import dev.serval.controller.DeploymentStatus;
 import dev.serval.deployment.Deployment;
 import dev.serval.model.BatchingDecision;
+import dev.serval.spec.DeploymentStatus;
 import io.smallrye.common.annotation.NonBlocking;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;

@@ -1,8 +1,8 @@
 package dev.serval.api.serving;
 
+import dev.serval.deployment.ServingEngine;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.UnknownDeployment;
-import dev.serval.health.FailureMonitor;
 import jakarta.inject.Singleton;
 import java.util.Collection;
 import java.util.Collections;
@@ -15,7 +15,7 @@ import java.util.Optional;
  * health. Changes go through {@link Deployments}.
  *
  * <p>Design. {@link #byName} is an immutable map, replaced whole by {@link Deployments} (under its lock, one change at
- * a time) and read without locks: a request costs one volatile read and one hash lookup. {@link #monitor} is set once,
+ * a time) and read without locks: a request costs one volatile read and one hash lookup. {@link #engine} is set once,
  * when the engine starts. Readiness and liveness read flags and snapshots the engine publishes; nothing here blocks.
  */
 @Singleton
@@ -27,7 +27,7 @@ public class DeploymentRegistry {
     private volatile Map<String, ServedDeployment> byName = Map.of();
     /** The multiplexed deployments among {@link #byName}, in order: published with it. */
     private volatile MultiplexedModels[] multiplexed = new MultiplexedModels[0];
-    private volatile FailureMonitor monitor;
+    private volatile ServingEngine engine;
 
     /** {@link Deployments} only, under its lock: the deployments from now on, in the order given. */
     void publish(Map<String, ServedDeployment> deployments) {
@@ -94,9 +94,9 @@ public class DeploymentRegistry {
         return null;
     }
 
-    /** {@link Deployments} only, once at startup: the engine's failure monitor. */
-    void monitor(FailureMonitor engineMonitor) {
-        monitor = engineMonitor;
+    /** {@link Deployments} only, once at startup: the engine, whose failure monitor makes the node's liveness. */
+    void engine(ServingEngine started) {
+        engine = started;
     }
 
     /** The current name-to-deployment map (immutable), for a change to start from. */
@@ -159,16 +159,16 @@ public class DeploymentRegistry {
 
     /** False once the failure monitor gave up on this node (a deployment kept failing after its replicas were replaced). */
     public boolean live() {
-        return monitor.live();
+        return engine.live();
     }
 
     /** Why the failure monitor gave up on this node, or null while {@link #live()}. */
     public String notLiveReason() {
-        return monitor.notLiveReason();
+        return engine.notLiveReason();
     }
 
     /** Whether the failure monitor watches the deployments at all ({@code serval.failure-monitor.enabled}). */
     public boolean failureMonitorEnabled() {
-        return monitor.settings().enabled();
+        return engine.settings().failureMonitorEnabled();
     }
 }

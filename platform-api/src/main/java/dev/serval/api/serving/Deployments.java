@@ -4,28 +4,20 @@ import dev.serval.api.config.ConfigParser;
 import dev.serval.api.config.InvalidConfig;
 import dev.serval.api.config.ServalConfig;
 import dev.serval.deployment.Deployment;
+import dev.serval.deployment.EngineSettings;
 import dev.serval.deployment.ModelLoader;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.error.UnknownDeployment;
-import dev.serval.health.FailureMonitor;
 import dev.serval.model.Model;
-import dev.serval.model.ModelCatalog;
 import dev.serval.model.ModelKind;
-import dev.serval.model.NativeRuntime;
-import dev.serval.multiplex.Multiplexer;
 import dev.serval.spec.DeploymentSpec;
-import dev.serval.spec.MultiplexSpec;
-import io.micrometer.core.instrument.Gauge;
+import dev.serval.spec.InvalidSpec;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Singleton;
-import java.io.IOException;
-import java.time.Duration;
-import java.time.InstantSource;
-import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -57,6 +49,7 @@ public class Deployments {
     private final MeterRegistry registry;
     private final DeploymentRegistry deployments;
     private final AppliedConfigStore applied;
+    private final DeploymentSetRules rules;
     private ServingEngine engine;
 
     Deployments(ServalConfig config, Instance<ModelSource> sources, MeterRegistry registry,
@@ -66,20 +59,21 @@ public class Deployments {
         this.registry = registry;
         this.deployments = deployments;
         this.applied = new AppliedConfigStore(config.stateDir());
+        this.rules = new DeploymentSetRules(config.limits().maxPredictorThreads(),
+                () -> repository().repository().models().keySet(), this::stepsOf);
     }
 
     void start(@Observes StartupEvent event) {
         selectOnnxRuntime();
         List<DeploymentSpec> initial = StartupConfigs.of(config, applied).load();
         initial.forEach(this::check);
-        checkServerLimits(initial, "the initial deployments");
-        checkAddresses(initial, "the initial deployments");
+        rules.limits(initial, "the initial deployments");
+        rules.addresses(initial, "the initial deployments");
         if (initial.isEmpty()) {
             LOG.warn("no deployments configured: Serval serves nothing until the management API adds some");
         }
-        engine = new ServingEngine(Duration.ofSeconds(1), System::nanoTime, InstantSource.system(), registry,
-                failureMonitor(config.failureMonitor()), autoscalingPeriod(), cpuBudget());
-        deployments.monitor(engine.failureMonitor());
+        engine = new ServingEngine(engineSettings(), registry);
+        deployments.engine(engine);
         synchronized (this) {
             Map<String, ServedDeployment> started = new LinkedHashMap<>();
             initial.forEach(c -> started.put(c.name(), create(c)));
@@ -92,62 +86,27 @@ public class Deployments {
      * process. Published as {@code serval_onnxruntime_info{version, java_api}}.
      */
     private void selectOnnxRuntime() {
-        String choice = config.onnxruntime().library();
-        NativeRuntime runtime;
         try {
-            runtime = ModelCatalog.selectNativeRuntime(choice);
-        } catch (IOException | IllegalStateException e) {
-            throw new InvalidConfig("serval.onnxruntime.library", null, null, e.getMessage());
+            ServingEngine.selectNativeRuntime(config.onnxruntime().library(), registry);
+        } catch (InvalidSpec e) {
+            throw new InvalidConfig(e.field(), null, null, e.problem());
         }
-        Gauge.builder("serval.onnxruntime.info", () -> 1)
-                .description("The ONNX Runtime this process runs (version) under ONNX Runtime Java (java_api)")
-                .tags("version", runtime.version(), "java_api", runtime.javaApi())
-                .register(registry);
     }
 
-    /** {@code serval.autoscaling.period}, checked: a bad value stops the start naming the property. */
-    private Duration autoscalingPeriod() {
-        Duration period = config.autoscaling().period();
-        if (period.compareTo(Duration.ofMillis(10)) < 0 || period.compareTo(Duration.ofSeconds(10)) > 0) {
-            throw new InvalidConfig("serval.autoscaling.period", null, null, "must be between 10ms and 10s, not "
-                    + period);
+    /**
+     * The server's {@code serval.*} settings for the engine, converted once; the engine's settings record checks their
+     * bounds, and a bad value stops the start naming the property.
+     */
+    private EngineSettings engineSettings() {
+        ServalConfig.FailureMonitor monitor = config.failureMonitor();
+        ServalConfig.Multiplex multiplex = config.multiplex();
+        try {
+            return new EngineSettings(config.autoscaling().period(), config.cpuBudgetOrProcessors(), monitor.enabled(),
+                    monitor.window(), monitor.threshold(), monitor.minRequests(), monitor.maxReplacements(),
+                    multiplex.refreshPeriod(), multiplex.minResidency(), multiplex.residencyFactor());
+        } catch (InvalidSpec e) {
+            throw new InvalidConfig(e.field(), null, null, e.problem());
         }
-        return period;
-    }
-
-    /** {@code serval.multiplex.*}, checked. */
-    private static FailureMonitor.Settings failureMonitor(ServalConfig.FailureMonitor monitor) {
-        return new FailureMonitor.Settings(monitor.enabled(), monitor.window(), monitor.threshold(),
-                monitor.minRequests(), monitor.maxReplacements());
-    }
-
-    private Multiplexer.Tuning multiplexTuning() {
-        ServalConfig.Multiplex settings = config.multiplex();
-        Duration period = settings.refreshPeriod();
-        if (period.compareTo(Duration.ofMillis(100)) < 0 || period.compareTo(Duration.ofHours(1)) > 0) {
-            throw new InvalidConfig("serval.multiplex.refresh-period", null, null, "must be between 100ms and 1h, not "
-                    + period);
-        }
-        Duration residency = settings.minResidency();
-        if (residency.isNegative() || residency.compareTo(Duration.ofMinutes(1)) > 0) {
-            throw new InvalidConfig("serval.multiplex.min-residency", null, null, "must be between 0s and 1m, not "
-                    + residency);
-        }
-        int factor = settings.residencyFactor();
-        if (factor < 0 || factor > 1000) {
-            throw new InvalidConfig("serval.multiplex.residency-factor", null, null, "must be between 0 and 1000, not "
-                    + factor);
-        }
-        return new Multiplexer.Tuning(period, residency, factor);
-    }
-
-    /** {@code serval.cpu-budget}, checked: a bad value stops the start naming the property. */
-    private int cpuBudget() {
-        int budget = config.cpuBudgetOrProcessors();
-        if (budget < 1) {
-            throw new InvalidConfig("serval.cpu-budget", null, null, "must be at least 1 thread, not " + budget);
-        }
-        return budget;
     }
 
     void stop(@Observes ShutdownEvent event) {
@@ -170,9 +129,9 @@ public class Deployments {
         Map<String, ServedDeployment> byName = deployments.byName();
         byName.forEach((name, served) -> after.put(name, served.config()));
         after.put(next.name(), next);
-        checkServerLimits(after.values(), source);
-        checkAddresses(after.values(), source);
-        checkSteps(after.values(), source);
+        rules.limits(after.values(), source);
+        rules.addresses(after.values(), source);
+        rules.steps(after.values(), source);
         ServedDeployment current = byName.get(next.name());
         Map<String, ServedDeployment> changed = new LinkedHashMap<>(byName);
         if (current == null) {
@@ -191,9 +150,9 @@ public class Deployments {
      */
     public synchronized void apply(List<DeploymentSpec> configs, String source) {
         configs.forEach(c -> checkWith(c, source));
-        checkServerLimits(configs, source);
-        checkAddresses(configs, source);
-        checkSteps(configs, source);
+        rules.limits(configs, source);
+        rules.addresses(configs, source);
+        rules.steps(configs, source);
         Map<String, ServedDeployment> byName = deployments.byName();
         Map<String, ServedDeployment> changed = new LinkedHashMap<>();
         for (DeploymentSpec next : configs) {
@@ -249,120 +208,6 @@ public class Deployments {
         checkWith(next, "serval.deployments." + next.name());
     }
 
-    /**
-     * Refuses a set of deployments whose predictor threads together pass {@code serval.limits.max-predictor-threads},
-     * naming the deployment that asks for the most.
-     */
-    private void checkServerLimits(Collection<DeploymentSpec> all, String source) {
-        long threads = 0;
-        DeploymentSpec largest = null;
-        for (DeploymentSpec each : all) {
-            long own = predictorThreads(each);
-            threads += own;
-            if (largest == null || own > predictorThreads(largest)) {
-                largest = each;
-            }
-        }
-        int limit = config.limits().maxPredictorThreads();
-        if (threads > limit) {
-            String replicas = largest.isAutoscaled() ? "autoscaling.max_replicas" : "num_replicas";
-            String models = largest.isMultiplexed() ? " x max_models_per_replica" : "";
-            throw new InvalidConfig(source, largest.name(), replicas, "the deployments would run " + threads
-                    + " predictor threads (" + replicas + models + " x predictor_threads, this one "
-                    + largest.maxReplicas() + (largest.isMultiplexed() ? " x "
-                    + largest.multiplex().maxModelsPerReplica() : "") + " x "
-                    + largest.predictors().predictorThreads() + "); the server allows " + limit
-                    + " (serval.limits.max-predictor-threads)");
-        }
-    }
-
-    /** The most predictor threads a deployment runs: each model a multiplexed replica holds has its own. */
-    private static long predictorThreads(DeploymentSpec spec) {
-        long models = spec.isMultiplexed() ? spec.multiplex().maxModelsPerReplica() : 1;
-        return (long) spec.maxReplicas() * models * spec.predictors().predictorThreads();
-    }
-
-    /**
-     * Refuses a set of deployments in which one name would have two addresses: a deployment whose name a multiplexed
-     * deployment's glob matches, or a repository model that two multiplexed deployments' globs match.
-     */
-    private void checkAddresses(Collection<DeploymentSpec> all, String source) {
-        List<DeploymentSpec> globs = all.stream().filter(DeploymentSpec::isMultiplexed).toList();
-        if (globs.isEmpty()) {
-            return;
-        }
-        Collection<String> models = repository().repository().models().keySet();
-        for (int i = 0; i < globs.size(); i++) {
-            DeploymentSpec glob = globs.get(i);
-            String pattern = glob.model().name();
-            if (MultiplexSpec.matches(pattern, glob.name())) {
-                throw new InvalidConfig(source, glob.name(), "model", "the glob '" + glob.model().name()
-                        + "' matches the deployment's own name: a model of that name could not be called by it; "
-                        + "rename the deployment or narrow the glob");
-            }
-            for (DeploymentSpec other : all) {
-                if (other != glob && MultiplexSpec.matches(pattern, other.name())) {
-                    throw new InvalidConfig(source, glob.name(), "model", "the glob '" + glob.model().name()
-                            + "' matches the name of deployment '" + other.name() + "': requests for '" + other.name()
-                            + "' would have two deployments; rename it or narrow the glob");
-                }
-            }
-            for (DeploymentSpec later : globs.subList(i + 1, globs.size())) {
-                String second = later.model().name();
-                for (String model : models) {
-                    if (MultiplexSpec.matches(pattern, model) && MultiplexSpec.matches(second, model)) {
-                        throw new InvalidConfig(source, later.name(), "model", "repository model '" + model
-                                + "' matches both '" + glob.model().name() + "' (deployment '" + glob.name()
-                                + "') and '" + later.model().name() + "'; a model is served by one deployment");
-                    }
-                }
-            }
-        }
-    }
-
-    /**
-     * Refuses a pipeline whose steps are not among {@code all} (the deployments once the change is applied), that calls
-     * itself, or that reaches itself through other pipelines (each would wait for the other to load, and a request
-     * would never end). Whether the steps' tensors line up is checked when the pipeline loads, against the steps'
-     * models.
-     */
-    private void checkSteps(Collection<DeploymentSpec> all, String source) {
-        java.util.Set<String> names = new java.util.HashSet<>();
-        all.forEach(spec -> names.add(spec.name()));
-        Map<String, List<String>> pipelines = new LinkedHashMap<>();
-        java.util.Set<String> multiplexed = new java.util.HashSet<>();
-        all.stream().filter(DeploymentSpec::isMultiplexed).forEach(spec -> multiplexed.add(spec.name()));
-        for (DeploymentSpec spec : all) {
-            List<List<String>> steps = stepsOf(spec);
-            if (steps.isEmpty()) {
-                continue;
-            }
-            for (int i = 0; i < steps.size(); i++) {
-                for (String step : steps.get(i)) {
-                    if (step.equals(spec.name()) || !names.contains(step)) {
-                        throw new InvalidConfig(source, spec.name(), "model", "pipeline '" + spec.model().name()
-                                + "' step " + (i + 1) + " calls deployment '" + step + "', " + (step.equals(spec.name())
-                                ? "the pipeline itself" : "which is not deployed (deployments: "
-                                + String.join(", ", names.stream().sorted().toList()) + ")"));
-                    }
-                    if (multiplexed.contains(step)) {
-                        throw new InvalidConfig(source, spec.name(), "model", "pipeline '" + spec.model().name()
-                                + "' step " + (i + 1) + " calls deployment '" + step + "', which is multiplexed (it "
-                                + "serves many models, each by its own name); a step calls a deployment of one model");
-                    }
-                }
-            }
-            pipelines.put(spec.name(), steps.stream().flatMap(List::stream).toList());
-        }
-        for (String start : pipelines.keySet()) {
-            List<String> loop = cycle(start, pipelines, new java.util.ArrayList<>(List.of(start)));
-            if (loop != null) {
-                throw new InvalidConfig(source, start, "model", "pipelines call each other in a loop: "
-                        + String.join(" -> ", loop));
-            }
-        }
-    }
-
     /** Whether {@code spec} is a pipeline one of whose steps calls deployment {@code step}. */
     private boolean callsStep(DeploymentSpec spec, String step) {
         return stepsOf(spec).stream().anyMatch(each -> each.contains(step));
@@ -381,29 +226,6 @@ public class Deployments {
         } catch (IllegalArgumentException e) {
             return List.of(); // refused with its own message by checkWith
         }
-    }
-
-    /** The path from {@code path}'s last pipeline back to {@code start} through pipeline steps, or null. */
-    private static List<String> cycle(String start, Map<String, List<String>> pipelines, List<String> path) {
-        if (path.size() > pipelines.size() + 1) {
-            return null;
-        }
-        for (String step : pipelines.getOrDefault(path.getLast(), List.of())) {
-            if (step.equals(start)) {
-                List<String> loop = new java.util.ArrayList<>(path);
-                loop.add(start);
-                return loop;
-            }
-            if (pipelines.containsKey(step) && !path.contains(step)) {
-                path.add(step);
-                List<String> found = cycle(start, pipelines, path);
-                if (found != null) {
-                    return found;
-                }
-                path.removeLast();
-            }
-        }
-        return null;
     }
 
     /** The model repository's source (multiplexed deployments serve its models). */
@@ -462,7 +284,7 @@ public class Deployments {
         if (initial.isMultiplexed()) {
             RepositoryModelSource repository = repository();
             MultiplexedModels models = new MultiplexedModels(initial, engine, registry, repository.repository(),
-                    repository, multiplexTuning());
+                    repository);
             LOG.infof("deployment '%s': serving the repository models matching '%s' (%d now), on %d replica(s) of "
                     + "at most %d models each", initial.name(), initial.model().name(),
                     models.multiplexer().candidates().size(), initial.numReplicas(),

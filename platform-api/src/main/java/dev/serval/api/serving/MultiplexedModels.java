@@ -1,33 +1,22 @@
 package dev.serval.api.serving;
 
-import dev.serval.autoscaling.AutoscalingStatus;
-import dev.serval.autoscaling.ScalingTarget;
-import dev.serval.controller.DeploymentState;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.error.NotReady;
 import dev.serval.model.ModelKind;
+import dev.serval.multiplex.MultiplexScaling;
 import dev.serval.multiplex.Multiplexer;
-import dev.serval.multiplex.Multiplexer.Candidate;
+import dev.serval.repository.GlobCatalog;
 import dev.serval.repository.ModelRepository;
-import dev.serval.repository.ModelVersion;
+import dev.serval.spec.AutoscalingStatus;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
 import dev.serval.spec.ModelReference;
 import dev.serval.spec.MultiplexSpec;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.Stream;
 import org.jboss.logging.Logger;
 
 /**
@@ -37,14 +26,14 @@ import org.jboss.logging.Logger;
  * any deployment (router, admission, batching, health, rolling updates, meters under its own name), and requests that
  * arrive while it loads wait in its queue.
  *
- * <p>Threads: {@link #scan} runs on the multiplexer's refresher thread (and once at creation); the hosting methods
- * run under the multiplexer's lock on request threads (never blocking: creating a deployment and changing its replica
- * count only hand work to the controller) except {@link #close(ServedDeployment)}, on the multiplexer's closer
+ * <p>Threads: the catalog's scan ({@link GlobCatalog}) runs on the multiplexer's refresher thread (and once at
+ * creation); the hosting methods run under the multiplexer's lock on request threads (never blocking: creating a
+ * deployment and changing its replica count only hand work to the controller) except {@link #close(ServedDeployment)}, on the multiplexer's closer
  * thread or the closing thread. {@link #config} is written by {@link Deployments} under its lock and read by any
  * thread; a model's config ({@code ServedDeployment.config}) is written only under the multiplexer's lock ({@link
  * #update} takes it).
  */
-public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeployment>, Multiplexer.Catalog {
+public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeployment> {
 
     private static final Logger LOG = Logger.getLogger(MultiplexedModels.class);
 
@@ -52,76 +41,39 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
     private final String glob;
     private final ServingEngine engine;
     private final MeterRegistry registry;
-    private final ModelRepository repository;
     private final ModelSource source;
     private final Multiplexer<ServedDeployment> multiplexer;
-    /** The kind of each model of the last scan (read under the multiplexer's lock to create its deployment). */
-    private volatile Map<String, ModelKind> kinds = Map.of();
-    /** The versions the last scan skipped ({@link #scan}); written by the refresher thread. */
-    private volatile List<NotServed> notServed = List.of();
-    /** Problems already logged, so that a broken model is logged once, not at every scan. */
-    private final Set<String> reported = ConcurrentHashMap.newKeySet();
+    /** The repository's models the glob matches, with their kinds (read under the multiplexer's lock to create one). */
+    private final GlobCatalog catalog;
     private volatile DeploymentSpec config;
-    /** The autoscaler's latest view, or null (not autoscaled, or before its first decision). */
-    private volatile AutoscalingStatus autoscaling;
-    private final ScalingTarget scaling = new Scaling();
+    /** The deployment as the engine's autoscaler drives it. */
+    private final MultiplexScaling scaling;
 
     MultiplexedModels(DeploymentSpec config, ServingEngine engine, MeterRegistry registry, ModelRepository repository,
-            ModelSource source, Multiplexer.Tuning tuning) {
+            ModelSource source) {
         this.name = config.name();
         this.config = config;
         this.glob = config.model().name();
         this.engine = engine;
         this.registry = registry;
-        this.repository = repository;
         this.source = source;
-        this.multiplexer = new Multiplexer<>(name, config.numReplicas(), config.multiplex(), this, this, tuning,
-                System::nanoTime, registry);
+        this.catalog = new GlobCatalog(repository, name, glob, this::servedKind);
+        this.multiplexer = new Multiplexer<>(name, config.numReplicas(), config.multiplex(), this, catalog,
+                engine.settings().multiplexTuning(), System::nanoTime, registry);
+        this.scaling = new MultiplexScaling(multiplexer, config);
         engine.autoscaler().register(scaling);
     }
 
-    /**
-     * The deployment as the engine's autoscaler drives it (it acts only while the config is autoscaled): its load is
-     * the sum over its models of their requests running and queued, and its replica count bounds how many models it
-     * holds and how far a hot one spreads ({@link Multiplexer}).
-     */
-    private final class Scaling implements ScalingTarget {
-
-        @Override
-        public String name() {
-            return name;
-        }
-
-        @Override
-        public DeploymentSpec spec() {
-            return config;
-        }
-
-        @Override
-        public int ongoingRequests() {
-            int ongoing = multiplexer.ongoingRequests();
-            return multiplexer.takeArrived() ? Math.max(1, ongoing) : ongoing;
-        }
-
-        @Override
-        public int desiredReplicas() {
-            return multiplexer.replicas();
-        }
-
-        @Override
-        public void scale(int replicas) {
-            multiplexer.configure(replicas, config.multiplex());
-        }
-
-        @Override
-        public void autoscaled(AutoscalingStatus status, boolean changed, boolean budgetRefused) {
-            autoscaling = status;
-        }
+    /** The kind {@code model} is served as, or null while it is not served. */
+    private ModelKind servedKind(String model) {
+        // Null during the first scan, which the multiplexer's constructor runs: no model is served yet.
+        ServedDeployment served = multiplexer == null ? null : multiplexer.find(model);
+        return served == null ? null : served.kind();
     }
 
     /** The autoscaler's latest view; empty while not autoscaled or before its first decision. */
-    public java.util.Optional<AutoscalingStatus> autoscaling() {
-        return config.isAutoscaled() ? java.util.Optional.ofNullable(autoscaling) : java.util.Optional.empty();
+    public Optional<AutoscalingStatus> autoscaling() {
+        return scaling.status();
     }
 
     public String name() {
@@ -156,11 +108,8 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
 
     /** {@link Deployments} only, under its lock: takes a changed config (the glob stays, see Deployments). */
     void update(DeploymentSpec next) {
-        DeploymentSpec before = config;
         config = next;
-        // An autoscaled deployment keeps the autoscaler's count (clamped to its new bounds); a fixed one takes its own.
-        int replicas = !next.isAutoscaled() ? next.numReplicas()
-                : before.isAutoscaled() ? next.autoscaling().clamp(multiplexer.replicas()) : next.numReplicas();
+        int replicas = scaling.replicasAfter(next);
         // Under the multiplexer's lock, which its hosting calls hold too: a model's config is never written by both.
         synchronized (multiplexer) {
             multiplexer.configure(replicas, next.multiplex());
@@ -181,97 +130,16 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
 
     // --- Multiplexer.Catalog ---------------------------------------------------------------------------------------
 
-    /**
-     * The repository's models the glob matches, each at its newest version that resolves (a version folder still being
-     * copied, or whose descriptor has an error, is skipped: the version before it goes on serving) and whose kind is
-     * the kind the model is served as (a model's deployment keeps its kind: a version of another kind is skipped
-     * too). Skipped versions are logged once and listed by {@link #notServed}.
-     */
-    @Override
-    public Map<String, Candidate> scan() {
-        Map<String, Candidate> found = new HashMap<>();
-        Map<String, ModelKind> foundKinds = new HashMap<>();
-        List<NotServed> skipped = new ArrayList<>();
-        repository.models().forEach((model, versions) -> {
-            if (!MultiplexSpec.matches(glob, model) || versions.isEmpty()) {
-                return;
-            }
-            if (!DeploymentSpec.isName(model)) { // a repository model with another name is not served
-                report("repository model '" + model + "'",
-                        "its name is not a deployment name (1-63 lower-case letters, digits, '.', '_' or '-')");
-                return;
-            }
-            // Null during the first scan, which the multiplexer's constructor runs: no model is served yet.
-            ServedDeployment served = multiplexer == null ? null : multiplexer.find(model);
-            ModelKind servedKind = served == null ? null : served.kind();
-            List<String> left = new ArrayList<>(versions);
-            while (!left.isEmpty()) { // newest first; past the newest only when it does not resolve
-                String version = ModelRepository.newest(left);
-                left.remove(version);
-                try {
-                    ModelVersion resolved = repository.resolve(model, version);
-                    ModelKind kind = resolved.kind();
-                    if (servedKind != null && kind != servedKind) {
-                        throw new IllegalArgumentException("it is a " + kind.id() + " model, and '" + model
-                                + "' is served as a " + servedKind.id() + " model; a model keeps its kind (serve the "
-                                + kind.id() + " model under a name of its own)");
-                    }
-                    found.put(model, new Candidate(version, size(resolved.directory())));
-                    foundKinds.put(model, kind);
-                    break;
-                } catch (RuntimeException e) {
-                    skipped.add(new NotServed(model, version, e.getMessage()));
-                    report("version '" + version + "' of repository model '" + model + "'", e.getMessage());
-                }
-            }
-        });
-        kinds = Map.copyOf(foundKinds);
-        skipped.sort(Comparator.comparing(NotServed::model).thenComparing(NotServed::version));
-        notServed = List.copyOf(skipped);
-        return found;
-    }
-
-    /**
-     * One version of a matching model that the last scan skipped, and why: a newer version than the one served (or
-     * the only one) that does not resolve, or whose kind is not the model's.
-     */
-    public record NotServed(String model, String version, String problem) {
-    }
-
     /** The versions the last scan skipped, by model and version. */
-    public List<NotServed> notServed() {
-        return notServed;
-    }
-
-    /** Logs {@code problem} of {@code what} (a model, or one of its versions) once, not at every scan. */
-    private void report(String what, String problem) {
-        if (reported.add(what + ": " + problem)) {
-            LOG.warnf("deployment '%s': %s matches '%s' but is not served: %s", name, what, config.model().name(),
-                    problem);
-        }
-    }
-
-    /** The bytes of the files of a version folder: the estimate of the memory its model takes once loaded. */
-    private static long size(Path directory) {
-        try (Stream<Path> files = Files.walk(directory, 4)) {
-            return files.mapToLong(file -> {
-                try {
-                    BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
-                    return attributes.isRegularFile() ? attributes.size() : 0;
-                } catch (IOException e) {
-                    return 0;
-                }
-            }).sum();
-        } catch (IOException | RuntimeException e) {
-            return 0;
-        }
+    public List<GlobCatalog.NotServed> notServed() {
+        return catalog.notServed();
     }
 
     // --- Multiplexer.Hosting ---------------------------------------------------------------------------------------
 
     @Override
     public ServedDeployment create(String model, String version) {
-        ModelKind kind = kinds.get(model);
+        ModelKind kind = catalog.kind(model);
         if (kind == null) {
             throw new NotReady("model '" + model + "' is being rescanned; retry");
         }

@@ -1,13 +1,11 @@
 package dev.serval.api.serving;
 
 import dev.serval.api.config.ServalConfig;
-import dev.serval.compose.Callees;
+import dev.serval.deployment.Callees;
 import dev.serval.deployment.Deployment;
 import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
-import dev.serval.repository.BundledModels;
 import dev.serval.repository.ModelRepository;
-import dev.serval.repository.ModelVersion;
 import dev.serval.spec.DeploymentSpec;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.inject.Singleton;
@@ -15,7 +13,8 @@ import jakarta.inject.Singleton;
 /**
  * Models from the model repository ({@code serval.repository.path}), by name and version: the engine's repository
  * built from the server's settings, with the deployments this server runs as the callees of its composite models. At
- * startup the repository is created if needed and receives the models Serval ships ({@link BundledModels}).
+ * startup the repository is created if needed and receives the models Serval ships
+ * ({@link ModelRepository#withBundledModels}).
  */
 @Singleton
 public class RepositoryModelSource implements ModelSource {
@@ -25,7 +24,6 @@ public class RepositoryModelSource implements ModelSource {
     private final Callees callees;
 
     RepositoryModelSource(ServalConfig config, DeploymentRegistry deployments, MeterRegistry meters) {
-        this.repository = new ModelRepository(config.repository().path());
         this.callees = new Callees() {
             @Override
             public Deployment<?, ?> find(String name) {
@@ -40,7 +38,7 @@ public class RepositoryModelSource implements ModelSource {
         };
         ClassLoader classLoader = Thread.currentThread().getContextClassLoader() != null
                 ? Thread.currentThread().getContextClassLoader() : RepositoryModelSource.class.getClassLoader();
-        BundledModels.install(repository, classLoader);
+        this.repository = ModelRepository.withBundledModels(config.repository().path(), classLoader);
     }
 
     public ModelRepository repository() {
@@ -59,7 +57,6 @@ public class RepositoryModelSource implements ModelSource {
 
     @Override
     public Model<?, ?> load(DeploymentSpec spec) throws Exception {
-        ModelVersion found = repository.resolve(spec.model().name(), spec.version());
-        return found.load(spec.name(), spec.loadOptions(), callees);
+        return repository.resolve(spec.model().name(), spec.version()).load(spec.name(), spec.loadOptions(), callees);
     }
 }

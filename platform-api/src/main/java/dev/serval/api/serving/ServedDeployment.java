@@ -1,14 +1,14 @@
 package dev.serval.api.serving;
 
-import dev.serval.controller.DeploymentState;
 import dev.serval.deployment.Deployment;
-import dev.serval.spec.DeploymentSpec;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.error.UnknownDeployment;
 import dev.serval.model.Embedding;
 import dev.serval.model.ModelKind;
 import dev.serval.multiplex.Multiplexer;
+import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
 import java.time.Duration;
 
 /**

@@ -1,11 +1,11 @@
 package dev.serval.bench.compose;
 
 import dev.serval.bench.BenchmarkBase;
-import dev.serval.compose.Callees;
 import dev.serval.compose.Composition;
 import dev.serval.compose.Handle;
 import dev.serval.compose.OutstandingCalls;
 import dev.serval.compose.PipelineModel;
+import dev.serval.deployment.Callees;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.model.Composite;

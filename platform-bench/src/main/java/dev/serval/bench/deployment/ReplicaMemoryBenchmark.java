@@ -1,12 +1,12 @@
 package dev.serval.bench.deployment;
 
-import dev.serval.controller.DeploymentState;
 import dev.serval.bench.model.EmbeddingBenchmark;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.model.Embedding;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentState;
 import dev.serval.spec.PredictorSpec;
 import java.io.BufferedReader;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package dev.serval.controller;
+package dev.serval.spec;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

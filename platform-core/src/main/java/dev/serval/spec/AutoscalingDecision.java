@@ -1,4 +1,4 @@
-package dev.serval.autoscaling;
+package dev.serval.spec;
 
 import java.time.Instant;
 

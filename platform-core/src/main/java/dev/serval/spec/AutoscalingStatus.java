@@ -1,4 +1,4 @@
-package dev.serval.autoscaling;
+package dev.serval.spec;
 
 /**
  * What the autoscaler last saw and did for one deployment; immutable, replaced at every decision.

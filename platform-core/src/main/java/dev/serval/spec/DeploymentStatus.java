@@ -1,4 +1,4 @@
-package dev.serval.controller;
+package dev.serval.spec;
 
 /**
  * A deployment's replica counts: the replicas it should run ({@code desired}: its {@code num_replicas}, or the

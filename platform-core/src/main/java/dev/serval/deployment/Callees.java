@@ -1,6 +1,5 @@
-package dev.serval.compose;
+package dev.serval.deployment;
 
-import dev.serval.deployment.Deployment;
 import io.micrometer.core.instrument.MeterRegistry;
 
 /**

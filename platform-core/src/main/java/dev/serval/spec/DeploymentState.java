@@ -1,4 +1,4 @@
-package dev.serval.controller;
+package dev.serval.spec;
 
 /**
  * A deployment's serving condition: whether it takes requests now, and if not, why. Derived on each read from
