@@ -58,10 +58,11 @@ import java.util.logging.Logger;
  *   <li>{@code session}: only the ONNX Runtime session ({@link OnnxSessions#open}) opened and closed.</li>
  * </ul>
  * {@code --leak} skips the closes and keeps what it opened reachable (the positive control: what a missing close
- * looks like). {@code --threads fresh} runs each cycle on a new platform thread, as a replica's launcher and predictor threads are new for each load;
- * {@code one} runs every cycle on the main thread; {@code rotate:N} runs cycle i on the (i mod N)th of N long-lived
- * threads, so that loads come from threads attached to different allocator arenas. {@code --background N} keeps
- * one more copy of the model resident and serving on N threads meanwhile, as a server's other models do.
+ * looks like). {@code --threads fresh} runs each cycle on a new platform thread, as a replica's launcher and predictor
+ * threads are new for each load; {@code one} runs every cycle on the main thread; {@code rotate:N} runs cycle i on
+ * the (i mod N)th of N long-lived threads, so that loads come from threads attached to different allocator arenas.
+ * {@code --background N} keeps one more copy of the model resident and serving on N threads meanwhile, as a
+ * server's other models do.
  *
  * <p>With {@code --variants}, this class re-launches itself once per C allocator setting, the children at the same
  * time so that they share the machine's state, and prints each one's RSS per cycle (the least-squares slope over the
