@@ -16,9 +16,10 @@ import java.util.List;
 /**
  * The packaged Serval ({@code platform-api/target/quarkus-app/quarkus-run.jar}, relative to the working directory,
  * which must be the repository root) running in a child JVM of the same {@code java} on a free loopback port,
- * with DJL kept offline. {@link #start} returns once {@code /v2/health/ready} answers 200, so every deployment has
- * its warmed-up replicas; {@link #close} stops the process (SIGTERM, then SIGKILL after 30 s). Its console goes to
- * a log file. Not thread-safe: one owner starts, uses and closes it.
+ * with DJL kept offline and glibc malloc's arenas capped as the shipped launchers cap them ({@code MALLOC_ARENA_MAX}
+ * 2, unless set in this process's environment). {@link #start} returns once {@code /v2/health/ready} answers 200, so
+ * every deployment has its warmed-up replicas; {@link #close} stops the process (SIGTERM, then SIGKILL after 30 s).
+ * Its console goes to a log file. Not thread-safe: one owner starts, uses and closes it.
  */
 public final class ServalProcess implements AutoCloseable {
 
@@ -64,6 +65,8 @@ public final class ServalProcess implements AutoCloseable {
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
         builder.environment().put("DJL_OFFLINE", "true");
         builder.environment().put("OPT_OUT_TRACKING", "true");
+        // As bin/serval and the image launch it (docs/kubernetes.md, Memory); a value in this environment wins
+        builder.environment().putIfAbsent("MALLOC_ARENA_MAX", "2");
         ServalProcess serval = new ServalProcess(builder.start(), port, log);
         try {
             serval.awaitReady();
