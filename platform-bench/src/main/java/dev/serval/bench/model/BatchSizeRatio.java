@@ -151,47 +151,16 @@ public final class BatchSizeRatio {
     }
 
     /** The model with no preferred batch size: {@code max_batch_size} alone limits its batches. */
-    private record Unlimited(Model<String, Embedding> model) implements Model<String, Embedding> {
+    private static final class Unlimited extends ForwardingModel<String, Embedding> {
 
-        @Override
-        public dev.serval.model.ModelSignature signature() {
-            return model.signature();
-        }
-
-        @Override
-        public dev.serval.request.TensorIO<String, Embedding> io() {
-            return model.io();
-        }
-
-        @Override
-        public Predictor<String, Embedding> newPredictor() {
-            return model.newPredictor();
-        }
-
-        @Override
-        public Predictor<String, Embedding> newPredictor(dev.serval.model.BatchObserver observer) {
-            return model.newPredictor(observer);
+        Unlimited(Model<String, Embedding> model) {
+            super(model);
         }
 
         @Override
         public BatchingDecision batching() {
             BatchingDecision probed = model.batching();
             return new BatchingDecision(probed.batched(), probed.batchInvariant(), probed.reason() + " (ignored)");
-        }
-
-        @Override
-        public String probeInput() {
-            return model.probeInput();
-        }
-
-        @Override
-        public void validate(String input, int index) {
-            model.validate(input, index);
-        }
-
-        @Override
-        public void close() {
-            model.close();
         }
     }
 

@@ -4,17 +4,14 @@ import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.model.BatchObserver;
-import dev.serval.model.BatchingDecision;
 import dev.serval.model.Embedding;
 import dev.serval.model.LoadOptions;
 import dev.serval.model.Model;
 import dev.serval.model.ModelFiles;
-import dev.serval.model.ModelSignature;
 import dev.serval.model.Predictor;
 import dev.serval.model.onnx.OnnxOptions;
 import dev.serval.model.onnx.OnnxSessions;
 import dev.serval.model.text.TextModels;
-import dev.serval.request.TensorIO;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.PredictorSpec;
 import java.io.BufferedReader;
@@ -454,22 +451,11 @@ public final class LoadUnloadChurn {
         }
 
         /** A model that counts its own close and its predictors' opens and closes. */
-        private final class Counted implements Model<String, Embedding> {
-            private final Model<String, Embedding> model;
+        private final class Counted extends ForwardingModel<String, Embedding> {
 
             Counted(Model<String, Embedding> model) {
-                this.model = model;
+                super(model);
                 modelsOpened.incrementAndGet();
-            }
-
-            @Override
-            public ModelSignature signature() {
-                return model.signature();
-            }
-
-            @Override
-            public TensorIO<String, Embedding> io() {
-                return model.io();
             }
 
             @Override
@@ -508,31 +494,6 @@ public final class LoadUnloadChurn {
                         predictorsClosed.incrementAndGet();
                     }
                 };
-            }
-
-            @Override
-            public boolean widens() {
-                return model.widens();
-            }
-
-            @Override
-            public long inputSize(String input) {
-                return model.inputSize(input);
-            }
-
-            @Override
-            public BatchingDecision batching() {
-                return model.batching();
-            }
-
-            @Override
-            public String probeInput() {
-                return model.probeInput();
-            }
-
-            @Override
-            public void validate(String input, int index) {
-                model.validate(input, index);
             }
 
             @Override
