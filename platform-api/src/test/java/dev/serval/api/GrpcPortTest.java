@@ -52,6 +52,39 @@ class GrpcPortTest {
         }
     }
 
+    /**
+     * Its own port bounds rapid-reset floods per client address as the HTTP port does: a client that reconnects after
+     * each GOAWAY is barred (its connection refused on its first stream) once past
+     * {@code serval.http.max-floods-per-address}, while another address is answered.
+     */
+    @Test
+    void itsOwnPortBarsAnAddressThatKeepsFlooding() throws java.io.IOException {
+        byte[] call = RawH2.post("/inference.GRPCInferenceService/ServerLive", "application/grpc");
+        String attacker = "127.0.0.21";
+        boolean barred = false;
+        for (int flood = 1; flood <= 16 && !barred; flood++) {
+            try (RawH2 h2 = RawH2.from(attacker, "127.0.0.1", GrpcPortProfile.PORT)) {
+                assertTrue(h2.resetFlood(1_000, call), "flood " + flood + " was not sent away");
+            }
+            barred = !answered(attacker, call);
+            assertTrue(!barred || flood > 3, "barred after " + flood + " floods");
+        }
+        assertTrue(barred, "the address that kept flooding is still answered");
+        assertTrue(answered("127.0.0.22", call), "another address is answered");
+    }
+
+    /** Whether a call's headers from {@code address} to the gRPC port get an answer's headers (any status). */
+    private static boolean answered(String address, byte[] call) throws java.io.IOException {
+        try (RawH2 h2 = RawH2.from(address, "127.0.0.1", GrpcPortProfile.PORT)) {
+            h2.serverSettings();
+            h2.ackSettings();
+            h2.headers(1, call, true);
+            h2.flush();
+            RawH2.Frame frame = h2.readUntil(RawH2.HEADERS, RawH2.GOAWAY);
+            return frame != null && frame.type() == RawH2.HEADERS;
+        }
+    }
+
     @Test
     void theServiceMovesToItsOwnPort() throws InterruptedException {
         ManagedChannel own = ManagedChannelBuilder.forAddress("127.0.0.1", GrpcPortProfile.PORT).usePlaintext().build();

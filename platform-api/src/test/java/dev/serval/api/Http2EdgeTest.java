@@ -265,18 +265,7 @@ class Http2EdgeTest {
 
     /** Sends 1,000 HEADERS + RST_STREAM pairs; whether the server sent the connection away (or closed it). */
     private static boolean rapidResetFlood(RawH2 h2) throws IOException {
-        h2.serverSettings();
-        h2.ackSettings();
-        try {
-            for (int i = 0; i < 1_000; i++) {
-                h2.headers(1 + 2 * i, RawH2.get("/v2/health/live"), true);
-                h2.rst(1 + 2 * i, RawH2.CANCEL);
-            }
-            h2.flush();
-        } catch (IOException closed) {
-            return true; // the server closed the connection while the flood was being written
-        }
-        return h2.readUntil(GOAWAY) != null || h2.closedByServer();
+        return h2.resetFlood(1_000, RawH2.get("/v2/health/live"));
     }
 
     /**

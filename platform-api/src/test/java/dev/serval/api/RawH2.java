@@ -284,6 +284,26 @@ final class RawH2 implements Closeable {
         }
     }
 
+    /**
+     * A rapid-reset flood: acknowledges the server's SETTINGS, then sends {@code pairs} HEADERS (of {@code block},
+     * ending their streams) each followed by its RST_STREAM; whether the server sent the connection away (a GOAWAY,
+     * or closed while the flood was written).
+     */
+    boolean resetFlood(int pairs, byte[] block) throws IOException {
+        serverSettings();
+        ackSettings();
+        try {
+            for (int i = 0; i < pairs; i++) {
+                headers(1 + 2 * i, block, true);
+                rst(1 + 2 * i, CANCEL);
+            }
+            flush();
+        } catch (IOException closed) {
+            return true; // the server closed the connection while the flood was being written
+        }
+        return readUntil(GOAWAY) != null || closedByServer();
+    }
+
     /** Whether the server closed the connection: reads (and drops) frames until end of stream, or a 10 s silence. */
     boolean closedByServer() throws IOException {
         try {
