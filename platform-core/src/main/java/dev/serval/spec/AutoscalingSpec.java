@@ -2,6 +2,7 @@ package dev.serval.spec;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * How a deployment's replica count follows its load, instead of a fixed {@code num_replicas}: the settings of Ray
@@ -110,39 +111,75 @@ public record AutoscalingSpec(
     }
 
     public AutoscalingSpec withMinReplicas(int next) {
-        return next == minReplicas ? this : new AutoscalingSpec(next, maxReplicas, initialReplicas,
-                targetOngoingRequests, upscaleDelay, downscaleDelay, downscaleToZeroDelay, lookBackPeriod,
-                upscalingFactor, downscalingFactor);
+        return next == minReplicas ? this : with(c -> c.minReplicas = next);
     }
 
     public AutoscalingSpec withMaxReplicas(int next) {
-        return next == maxReplicas ? this : new AutoscalingSpec(minReplicas, next, initialReplicas,
-                targetOngoingRequests, upscaleDelay, downscaleDelay, downscaleToZeroDelay, lookBackPeriod,
-                upscalingFactor, downscalingFactor);
+        return next == maxReplicas ? this : with(c -> c.maxReplicas = next);
     }
 
     public AutoscalingSpec withTargetOngoingRequests(double next) {
-        return next == targetOngoingRequests ? this : new AutoscalingSpec(minReplicas, maxReplicas, initialReplicas,
-                next, upscaleDelay, downscaleDelay, downscaleToZeroDelay, lookBackPeriod, upscalingFactor,
-                downscalingFactor);
+        return next == targetOngoingRequests ? this : with(c -> c.targetOngoingRequests = next);
     }
 
     /** The three delays and the look-back period at once (tests and benchmarks run them short). */
     public AutoscalingSpec withTiming(Duration upscale, Duration downscale, Duration toZero, Duration lookBack) {
-        AutoscalingSpec next = new AutoscalingSpec(minReplicas, maxReplicas, initialReplicas, targetOngoingRequests,
-                upscale, downscale, toZero, lookBack, upscalingFactor, downscalingFactor);
+        AutoscalingSpec next = with(c -> {
+            c.upscaleDelay = upscale;
+            c.downscaleDelay = downscale;
+            c.downscaleToZeroDelay = toZero;
+            c.lookBackPeriod = lookBack;
+        });
         return next.equals(this) ? this : next;
     }
 
     public AutoscalingSpec withFactors(double upscaling, double downscaling) {
-        return upscaling == upscalingFactor && downscaling == downscalingFactor ? this
-                : new AutoscalingSpec(minReplicas, maxReplicas, initialReplicas, targetOngoingRequests, upscaleDelay,
-                        downscaleDelay, downscaleToZeroDelay, lookBackPeriod, upscaling, downscaling);
+        return upscaling == upscalingFactor && downscaling == downscalingFactor ? this : with(c -> {
+            c.upscalingFactor = upscaling;
+            c.downscalingFactor = downscaling;
+        });
     }
 
     public AutoscalingSpec withInitialReplicas(Integer next) {
-        return Objects.equals(next, initialReplicas) ? this : new AutoscalingSpec(minReplicas, maxReplicas, next,
-                targetOngoingRequests, upscaleDelay, downscaleDelay, downscaleToZeroDelay, lookBackPeriod,
-                upscalingFactor, downscalingFactor);
+        return Objects.equals(next, initialReplicas) ? this : with(c -> c.initialReplicas = next);
+    }
+
+    /**
+     * This spec with what {@code change} sets, checked by the constructor: the one place besides the constructor that
+     * lists every component, so that a wither names only what it changes (as {@code DeploymentSpec} does).
+     */
+    private AutoscalingSpec with(Consumer<Components> change) {
+        Components c = new Components(this);
+        change.accept(c);
+        return new AutoscalingSpec(c.minReplicas, c.maxReplicas, c.initialReplicas, c.targetOngoingRequests,
+                c.upscaleDelay, c.downscaleDelay, c.downscaleToZeroDelay, c.lookBackPeriod, c.upscalingFactor,
+                c.downscalingFactor);
+    }
+
+    /** The components a derivation may change, starting as the spec's own; local to one {@link #with} call. */
+    private static final class Components {
+        int minReplicas;
+        int maxReplicas;
+        Integer initialReplicas;
+        double targetOngoingRequests;
+        Duration upscaleDelay;
+        Duration downscaleDelay;
+        Duration downscaleToZeroDelay;
+        Duration lookBackPeriod;
+        double upscalingFactor;
+        double downscalingFactor;
+
+        Components(AutoscalingSpec spec) {
+            minReplicas = spec.minReplicas;
+            maxReplicas = spec.maxReplicas;
+            initialReplicas = spec.initialReplicas;
+            targetOngoingRequests = spec.targetOngoingRequests;
+            upscaleDelay = spec.upscaleDelay;
+            downscaleDelay = spec.downscaleDelay;
+            downscaleToZeroDelay = spec.downscaleToZeroDelay;
+            lookBackPeriod = spec.lookBackPeriod;
+            upscalingFactor = spec.upscalingFactor;
+            downscalingFactor = spec.downscalingFactor;
+        }
     }
 }
