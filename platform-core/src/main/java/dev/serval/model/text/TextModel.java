@@ -170,7 +170,7 @@ abstract class TextModel<O> implements Model<String, O> {
             BatchingDecision batching = longInputs.chunk() ? rows : BatchProbe.sized(rows, predictor, tokenizer);
             System.getLogger(TextModel.class.getName()).log(System.Logger.Level.INFO,
                     "model {0}: {1} batching, batch invariant: {2} ({3}); output {4}, ONNX Runtime options {5}, "
-                    + "intra-op threads {6}, on an idle replica {7}", modelFile.getFileName(), batching.mode(),
+                    + "intra-op threads {6} ({7} alone on an idle replica)", modelFile.getFileName(), batching.mode(),
                     batching.batchInvariant(), batching.reason(), head.output(), engine.values(),
                     options.intraOpThreads(), model.widens() ? model.wideThreads() : "the same");
             HuggingFaceTokenizer chunker = longInputs.chunk() ? tokenizer(tokenizerFile, maxLength, longInputs) : null;
