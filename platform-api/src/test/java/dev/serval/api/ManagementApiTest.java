@@ -125,7 +125,12 @@ class ManagementApiTest {
                 .patch("/api/deployments/echo").then().statusCode(200)
                 .body("config.num_replicas", equalTo(2))
                 .body("config.max_batch_size", equalTo(8))
-                .body("config.predictor_threads", equalTo(1));
+                .body("config.predictor_threads", equalTo(1))
+                .body("replicas.desired", equalTo(2)); // the state the change caused, not the one before it
+        for (int replicas : new int[] {1, 2, 1, 2}) {
+            admin().contentType("application/json").body("{\"num_replicas\":" + replicas + "}")
+                    .patch("/api/deployments/echo").then().statusCode(200).body("replicas.desired", equalTo(replicas));
+        }
         await("echo runs 2 replicas", () -> admin().get("/api/deployments/echo").jsonPath()
                 .getInt("replicas.running") == 2);
         admin().get("/api/deployments").then().statusCode(200).body("deployments.name", hasItem("echo"));

@@ -89,6 +89,7 @@ public final class Controller {
             router.maxQueuedRequests(spec.admission().maxQueuedRequests());
         }
         managed.dirty = true;
+        managed.afterChange(); // the status shows the change from now on, not from the next tick
     }
 
     /**

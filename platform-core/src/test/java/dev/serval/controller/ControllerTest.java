@@ -56,6 +56,19 @@ class ControllerTest {
         return controller.replicas("d").stream().filter(r -> r.state() == state).toList();
     }
 
+    /**
+     * A change of the replica count is in the status as soon as the controller applied it, before its next tick: the
+     * management API answers a change with the status it caused, read right after the apply.
+     */
+    @Test
+    void aChangedReplicaCountIsInTheStatusOnceApplied() {
+        runningReplicas(1);
+        controller.apply(spec.withNumReplicas(3), launcher, router, status::set);
+        assertEquals(3, status.get().desired(), "desired right after the apply, without a tick");
+        controller.tick();
+        spec = spec.withNumReplicas(3);
+    }
+
     @AfterEach
     void invariantsHold() {
         checkInvariants();

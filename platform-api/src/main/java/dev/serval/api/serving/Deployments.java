@@ -21,6 +21,10 @@ import jakarta.inject.Singleton;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.jboss.logging.Logger;
 
 /**
@@ -43,6 +47,8 @@ import org.jboss.logging.Logger;
 public class Deployments {
 
     private static final Logger LOG = Logger.getLogger(Deployments.class);
+    /** How long a change waits for the controller to apply it before its answer is written. */
+    private static final long APPLY_WAIT_SECONDS = 10;
 
     private final ServalConfig config;
     private final Instance<ModelSource> sources;
@@ -342,11 +348,28 @@ public class Deployments {
         DeploymentSpec before = served.deployment().spec();
         DeploymentSpec after = next;
         served.config(next);
-        served.deployment().update(after);
+        awaitApplied(next.name(), served.deployment().update(after));
         LOG.infof("deployment '%s': %s", next.name(), before.sameReplicaShape(after)
                 ? "changed in place (" + after.numReplicas() + " replica(s))"
                 : "rolling to " + next.model().name() + " version " + next.version() + ", "
                         + after.rollingUpdateBatch() + " replica(s) at a time");
+    }
+
+    /**
+     * Waits, briefly, until the controller has applied a change (it does so right away, on its own thread), so that
+     * what the management API answers is the status the change caused. The change stands whatever the wait gives.
+     */
+    private static void awaitApplied(String name, CompletableFuture<Void> applied) {
+        try {
+            applied.get(APPLY_WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (TimeoutException e) {
+            LOG.warnf("deployment '%s': the controller has not applied the change after %d s; it will", name,
+                    APPLY_WAIT_SECONDS);
+        } catch (ExecutionException e) {
+            LOG.warnf("deployment '%s': the controller did not apply the change: %s", name, e.getCause());
+        }
     }
 
     /** Under the lock: makes {@code changed} the deployments requests see, and stores their configs. */
