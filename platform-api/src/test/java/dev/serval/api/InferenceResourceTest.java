@@ -60,7 +60,8 @@ class InferenceResourceTest {
     void describesTheServer() {
         given().get("/v2").then().statusCode(200)
                 .body("name", equalTo("serval"))
-                .body("extensions", hasItem("binary_tensor_data"));
+                .body("extensions", hasItem("binary_tensor_data"))
+                .body("extensions", hasItem("model_repository")); // POST /v2/repository/index and load/unload
     }
 
     @Test

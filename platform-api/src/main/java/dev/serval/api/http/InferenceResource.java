@@ -37,6 +37,9 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 @Tag(name = "Open Inference Protocol")
 public class InferenceResource {
 
+    /** The OIP extensions served over REST: binary tensors, and the repository ({@code /v2/repository}). */
+    private static final List<String> EXTENSIONS = List.of("binary_tensor_data", "model_repository");
+
     private final DeploymentRegistry deployments;
     private final String version;
     private final ApiToken token;
@@ -54,7 +57,7 @@ public class InferenceResource {
     @GET
     @Operation(summary = "Server metadata")
     public Map<String, Object> server() {
-        return Map.of("name", "serval", "version", version, "extensions", List.of("binary_tensor_data"));
+        return Map.of("name", "serval", "version", version, "extensions", EXTENSIONS);
     }
 
     @GET
