@@ -214,6 +214,21 @@ class ManagementApiTest {
         Serving.awaitModelReady(Serving.MODEL);
     }
 
+    /** A model version served by a deployment of another name is READY in the index, naming that deployment. */
+    @Test
+    void theRepositoryIndexReportsAModelServedUnderAnotherName() {
+        admin().contentType("application/json").body("{\"model\":\"noop\",\"predictor_threads\":1}")
+                .put("/api/deployments/index-echo").then().statusCode(201);
+        try {
+            Serving.awaitModelReady("index-echo");
+            admin().post("/v2/repository/index").then().statusCode(200)
+                    .body("find { it.name == 'noop' }.state", equalTo("READY"))
+                    .body("find { it.name == 'noop' }.reason", equalTo("served by deployment 'index-echo'"));
+        } finally {
+            admin().delete("/api/deployments/index-echo").then().statusCode(200);
+        }
+    }
+
     @Test
     void theRepositoryExtensionListsLoadsAndUnloads() {
         admin().post("/v2/repository/index").then().statusCode(200)

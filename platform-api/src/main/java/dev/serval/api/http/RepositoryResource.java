@@ -19,6 +19,7 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import org.eclipse.microprofile.openapi.annotations.Operation;
@@ -64,16 +65,40 @@ public class RepositoryResource {
                 return;
             }
             for (String version : versions) {
-                boolean deployed = served != null && served.config().model().name().equals(name)
-                        && served.config().version().equals(version);
-                boolean idle = deployed && served.deployment().state() == DeploymentState.IDLE;
+                ServedDeployment serving = servingOf(name, version, served);
+                boolean idle = serving != null && serving.deployment().state() == DeploymentState.IDLE;
+                String under = serving == null || serving.name().equals(name) ? ""
+                        : "served by deployment '" + serving.name() + "'";
                 index.add(new IndexEntry(name, version,
-                        !deployed || idle ? "UNAVAILABLE" : served.ready() ? "READY" : "LOADING",
-                        !deployed ? "not deployed" : idle ? "scaled to zero; a request loads it"
-                                : served.deployment().failure().orElse("")));
+                        serving == null || idle ? "UNAVAILABLE" : serving.ready() ? "READY" : "LOADING",
+                        serving == null ? "not deployed" : idle ? join(under, "scaled to zero; a request loads it")
+                                : join(under, serving.deployment().failure().orElse(""))));
             }
         });
         return index;
+    }
+
+    /**
+     * The deployment that serves version {@code version} of model {@code name}: the one of the model's own name
+     * ({@code named}) when it does, else another that does (a ready one first, then by name); null when none does.
+     */
+    private ServedDeployment servingOf(String name, String version, ServedDeployment named) {
+        if (named != null && serves(named, name, version)) {
+            return named;
+        }
+        return deployments.all().stream().filter(served -> serves(served, name, version))
+                .min(Comparator.comparing((ServedDeployment served) -> !served.ready())
+                        .thenComparing(ServedDeployment::name))
+                .orElse(null);
+    }
+
+    private static boolean serves(ServedDeployment served, String name, String version) {
+        return served.multiplexed() == null && served.config().model().name().equals(name)
+                && served.config().version().equals(version);
+    }
+
+    private static String join(String first, String second) {
+        return first.isEmpty() ? second : second.isEmpty() ? first : first + "; " + second;
     }
 
     /**
