@@ -54,6 +54,10 @@ final class ModelInferCalls {
         this.vertx = vertx;
     }
 
+    /**
+     * {@code ModelInfer}: one request, run once its client has sent the message and ended its side; answered with
+     * the response, or ended with the status of its failure; cancelled when the client cancels or goes away.
+     */
     void infer(GrpcServerRequest<ModelInferRequest, ModelInferResponse> call) {
         Metadata metadata = Metadata.of(call);
         GrpcMessages.whenRead(call, message -> {
