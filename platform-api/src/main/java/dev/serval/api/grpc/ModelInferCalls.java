@@ -16,6 +16,7 @@ import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.Inference;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.UnknownDeployment;
+import dev.serval.request.CallContext;
 import dev.serval.request.InferenceRequest;
 import dev.serval.tensor.Tensors;
 import io.vertx.core.Context;
@@ -108,8 +109,6 @@ final class ModelInferCalls {
         }
         List<String> outputs = message.getOutputsCount() == 0 ? null : message.getOutputsList().stream()
                 .map(ModelInferRequest.InferRequestedOutputTensor::getName).toList();
-        InferenceCall<Inference, ModelInferResponse> call = new InferenceCall<>(served, RequestMeters.Api.GRPC, start,
-                new Unary(served, message, outputs, message.getRawInputContentsCount() > 0, answer));
         Tensors inputs;
         long budget;
         try {
@@ -117,12 +116,13 @@ final class ModelInferCalls {
             budget = Math.min(served.requestTimeout().toMillis(), Math.min(timeoutMillis(metadata.timeout()),
                     timeoutParameterMillis(message)));
         } catch (Throwable e) {
-            call.refuse(e);
+            InferenceCall.recordRefused(served, RequestMeters.Api.GRPC, start, e);
+            answer.completeExceptionally(e);
             return answer;
         }
-        call.start(metadata.requestId(), budget,
-                callContext -> served.deployment().infer(new InferenceRequest(inputs, outputs, callContext)),
-                RequestDeadlines.onThisLoop(vertx), context);
+        InferenceCall<Inference, ModelInferResponse> call = new InferenceCall<>(served, RequestMeters.Api.GRPC, start,
+                new Unary(served, message, inputs, outputs, message.getRawInputContentsCount() > 0, answer));
+        call.start(metadata.requestId(), budget, RequestDeadlines.onThisLoop(vertx), context);
         answer.whenComplete((ignored, failure) -> {
             if (failure instanceof CancellationException) {
                 call.cancel(); // the caller's cancel
@@ -132,12 +132,18 @@ final class ModelInferCalls {
     }
 
     /**
-     * A {@code ModelInfer} answer: built where the engine completed the request (the requested outputs, read from the
-     * version that answered: a rolling update may have two), handed over on the event loop by completing
-     * {@code answer}.
+     * A {@code ModelInfer} request as a transport of the shared call: its decoded inputs handed to the deployment;
+     * its answer built where the engine completed it (the requested outputs, read from the version that answered: a
+     * rolling update may have two) and handed over on the event loop by completing {@code answer}.
      */
-    private record Unary(ServedDeployment served, ModelInferRequest message, List<String> outputs, boolean raw,
-            CompletableFuture<ModelInferResponse> answer) implements InferenceCall.Transport<Inference, ModelInferResponse> {
+    private record Unary(ServedDeployment served, ModelInferRequest message, Tensors inputs, List<String> outputs,
+            boolean raw, CompletableFuture<ModelInferResponse> answer)
+            implements InferenceCall.Transport<Inference, ModelInferResponse> {
+
+        @Override
+        public CompletableFuture<Inference> infer(CallContext context) {
+            return served.deployment().infer(new InferenceRequest(inputs, outputs, context));
+        }
 
         @Override
         public ModelInferResponse encode(Inference inference) {

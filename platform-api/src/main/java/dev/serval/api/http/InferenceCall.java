@@ -8,7 +8,6 @@ import dev.serval.request.CallContext;
 import io.vertx.core.Context;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Function;
 
 /**
  * One inference request's way through the engine, the same for every transport: REST's OIP and OpenAI exchanges
@@ -42,8 +41,11 @@ import java.util.function.Function;
  */
 public final class InferenceCall<A, E> extends RequestDeadlines.Deadline {
 
-    /** What a transport does with a request's answer. */
+    /** What a transport does with a request it decoded, and with its answer. */
     public interface Transport<A, E> {
+
+        /** Hands the decoded request to its deployment with {@code context} (its id and deadline); never blocks. */
+        CompletableFuture<A> infer(CallContext context);
 
         /**
          * The answer in the transport's format. Runs where the engine completed the request, not on the event loop: it
@@ -87,7 +89,7 @@ public final class InferenceCall<A, E> extends RequestDeadlines.Deadline {
     }
 
     /**
-     * Runs the request: {@code infer} hands it to the deployment with its call context. Whatever fails here (the
+     * Runs the request: the transport hands it to the deployment with its call context. Whatever fails here (the
      * deadline, the pin, the deployment's refusal) is recorded and handed to the transport.
      *
      * @param budgetMillis the request's time budget from now: its deployment's {@code request_timeout}, or the client's
@@ -95,8 +97,7 @@ public final class InferenceCall<A, E> extends RequestDeadlines.Deadline {
      * @param deadlines    the event loop's deadlines (this method is called on the loop)
      * @param context      the request's Vert.x context, where the answer is handed back (null: where it completes)
      */
-    public void start(String requestId, long budgetMillis, Function<CallContext, CompletableFuture<A>> infer,
-            RequestDeadlines deadlines, Context context) {
+    public void start(String requestId, long budgetMillis, RequestDeadlines deadlines, Context context) {
         try {
             if (budgetMillis <= 0) {
                 throw new DeadlineExceeded("the request's deadline of 0 ms passed before it could be queued");
@@ -105,9 +106,9 @@ public final class InferenceCall<A, E> extends RequestDeadlines.Deadline {
                 served.pin();
                 pinned = true;
             }
-            result = infer.apply(CallContext.of(requestId, budgetMillis));
+            result = transport.infer(CallContext.of(requestId, budgetMillis));
         } catch (Throwable e) {
-            refuse(e);
+            end(e);
             return;
         }
         this.deadlines = deadlines;
@@ -168,7 +169,7 @@ public final class InferenceCall<A, E> extends RequestDeadlines.Deadline {
     private void answered() {
         deadlines.disarm(this);
         if (failure != null) {
-            refuse(failure);
+            end(failure);
             return;
         }
         if (ended.compareAndSet(false, true)) {
@@ -177,15 +178,21 @@ public final class InferenceCall<A, E> extends RequestDeadlines.Deadline {
         }
     }
 
-    /**
-     * Ends the request with {@code error}: recorded, and handed to the transport (on the event loop). For a request
-     * refused before {@link #start} (its inputs or its time budget do not decode), and for every failure after it.
-     */
-    public void refuse(Throwable error) {
+    /** Ends the request with {@code error}: recorded, and handed to the transport (on the event loop). */
+    private void end(Throwable error) {
         if (ended.compareAndSet(false, true)) {
             record(ErrorResponses.outcome(error), 0);
             transport.fail(error);
         }
+    }
+
+    /**
+     * Records the outcome of a request refused before it became a call (its body, inputs or time budget did not
+     * decode) in {@code served}'s meters; the transport answers it.
+     */
+    public static void recordRefused(ServedDeployment served, RequestMeters.Api api, long startNanos,
+            Throwable failure) {
+        served.meters().record(api, ErrorResponses.outcome(failure), startNanos, 0);
     }
 
     private void record(Outcome outcome, int inputs) {

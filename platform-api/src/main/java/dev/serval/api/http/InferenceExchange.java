@@ -247,9 +247,7 @@ abstract class InferenceExchange<R, A> implements InferenceCall.Transport<A, Ans
             return;
         }
         InferenceCall<A, Answer> call = new InferenceCall<>(served, api, startNanos, this);
-        R decoded = request;
-        call.start(requestId(), deadline, callContext -> infer(decoded, callContext), deadlines,
-                Vertx.currentContext());
+        call.start(requestId(), deadline, deadlines, Vertx.currentContext());
         // Through the routing context's end handlers, which also release the request's byte budget: setting the
         // response's close handler directly would replace theirs.
         context.addEndHandler(closed -> {
@@ -282,6 +280,11 @@ abstract class InferenceExchange<R, A> implements InferenceCall.Transport<A, Ans
     }
 
     @Override
+    public final CompletableFuture<A> infer(CallContext context) {
+        return infer(request, context);
+    }
+
+    @Override
     public final Answer encode(A answer) {
         return encode(request, answer);
     }
@@ -305,7 +308,7 @@ abstract class InferenceExchange<R, A> implements InferenceCall.Transport<A, Ans
     /** Records the outcome of a request refused before its call (once the deployment is known), and answers it. */
     private void refuse(Throwable failure) {
         if (served != null) {
-            served.meters().record(api, ErrorResponses.outcome(failure), startNanos, 0);
+            InferenceCall.recordRefused(served, api, startNanos, failure);
         }
         fail(failure);
     }
