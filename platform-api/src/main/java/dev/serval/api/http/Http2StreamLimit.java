@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.handler.codec.http2.Http2Error;
 import io.netty.handler.codec.http2.Http2Exception;
+import io.vertx.core.Handler;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
@@ -122,15 +123,28 @@ public class Http2StreamLimit {
             connection.close();
             return true;
         }
-        boolean[] counted = {false}; // a connection raises its flood once per stream it had open: count it once
-        connection.exceptionHandler(error -> {
-            if (!counted[0] && clientResetFlood(error)) {
-                counted[0] = true;
+        connection.exceptionHandler(new FloodWatch(connection));
+        return false;
+    }
+
+    /** A connection's errors, on its event loop: a reset flood counts once against its address. */
+    private final class FloodWatch implements Handler<Throwable> {
+        private final HttpConnection connection;
+        /** A connection raises its flood once per stream it had open. */
+        private boolean counted;
+
+        FloodWatch(HttpConnection connection) {
+            this.connection = connection;
+        }
+
+        @Override
+        public void handle(Throwable error) {
+            if (!counted && clientResetFlood(error)) {
+                counted = true;
                 floodsSeen.increment();
                 floods.flooded(address(connection));
             }
-        });
-        return false;
+        }
     }
 
     /**
