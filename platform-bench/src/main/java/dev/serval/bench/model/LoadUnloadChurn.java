@@ -436,7 +436,7 @@ public final class LoadUnloadChurn {
                     throw new IllegalStateException("not closed within " + STOPPED_WITHIN + " of scaling to 0: "
                             + counts());
                 }
-                Thread.sleep(1);
+                Thread.sleep(1); // polling the counters for the closes (a benchmark program: nothing signals them)
             }
         }
 
