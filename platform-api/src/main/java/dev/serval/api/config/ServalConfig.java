@@ -208,6 +208,15 @@ public interface ServalConfig {
         String library();
     }
 
+    /** Hugging Face TEI's API (docs/api.md, "Hugging Face TEI"). */
+    Tei tei();
+
+    interface Tei {
+        /** The deployment TEI's root paths ({@code /embed}, {@code /info}, ...) serve; others answer under /tei/<name>/. */
+        @WithDefault("all-minilm-l6-v2")
+        String deployment();
+    }
+
     /** Console logs as one JSON object per line (with the MDC, so the request id), instead of text. */
     @WithName("log.json")
     @WithDefault("false")

@@ -15,7 +15,7 @@ import java.util.concurrent.CompletableFuture;
 final class EmbeddingsExchange extends InferenceExchange<EmbeddingsRequest, List<Embedding>> {
 
     EmbeddingsExchange(RoutingContext context, InferenceRoutes routes) {
-        super(context, routes, true);
+        super(context, routes, Dialect.OPENAI);
     }
 
     @Override

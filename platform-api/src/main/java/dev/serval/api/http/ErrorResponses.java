@@ -23,13 +23,14 @@ import org.jboss.logging.Logger;
 import org.jboss.logging.MDC;
 
 /**
- * The one place where failures become answers: HTTP statuses and bodies, gRPC statuses ({@link #grpcStatus}) and the
- * request outcomes of the meters ({@link #outcome}). Status codes: InvalidInput 400, UnknownDeployment 404,
- * Overloaded 503 + Retry-After (OpenAI API: 429 + Retry-After, as OpenAI clients expect for back-off),
- * NotReady 503, Conflict 409, DeadlineExceeded 504, InferenceFailed and anything unexpected 500, ApiError and
- * JAX-RS errors their own status.
- * Bodies: {@code {"error": "..."}} for the Open Inference Protocol and everything else, OpenAI's
- * {@code {"error": {"message", "type", "param", "code"}}} under {@code /v1/}.
+ * The one place where failures become answers: HTTP statuses and bodies in each {@link Dialect}, gRPC statuses
+ * ({@link #grpcStatus}) and the request outcomes of the meters ({@link #outcome}). Status codes: InvalidInput 400
+ * (TEI: 422, as TEI answers a validation error), UnknownDeployment 404, Overloaded 503 + Retry-After (OpenAI, TEI and
+ * rerank: 429 + Retry-After, as their clients expect for back-off), NotReady 503, Conflict 409, DeadlineExceeded 504,
+ * InferenceFailed and anything unexpected 500 (TEI: 424, its "backend" error), ApiError and JAX-RS errors their own
+ * status. Bodies: {@code {"error": "..."}} for the Open Inference Protocol and everything else, OpenAI's
+ * {@code {"error": {"message", "type", "param", "code"}}} under {@code /v1/}, TEI's
+ * {@code {"error", "error_type"}} on its routes, {@code {"message"}} on the rerank routes.
  */
 public final class ErrorResponses {
 
@@ -38,21 +39,13 @@ public final class ErrorResponses {
     private ErrorResponses() {
     }
 
-    /** The answer for {@code failure} on the Open Inference Protocol (and non-OpenAI) endpoints. */
-    static Response oip(Throwable failure) {
-        return response(Failure.oip(failure));
-    }
-
-    /** The answer for {@code failure} on the OpenAI-compatible endpoints. */
-    static Response openAi(Throwable failure) {
-        return response(Failure.openAi(failure));
-    }
-
-    private static Response response(Failure failure) {
-        Response.ResponseBuilder response = Response.status(failure.status())
+    /** The JAX-RS answer for {@code failure} on {@code path}, in that path's dialect. */
+    static Response forPath(String path, Throwable failure) {
+        Failure error = Failure.of(Dialect.ofPath(path), failure);
+        Response.ResponseBuilder response = Response.status(error.status())
                 .type(MediaType.APPLICATION_JSON_TYPE)
-                .entity(failure.body());
-        failure.retryAfter().forEach(response::header);
+                .entity(error.body());
+        error.retryAfter().forEach(response::header);
         return response.build();
     }
 
@@ -62,17 +55,26 @@ public final class ErrorResponses {
      */
     record Failure(int status, Map<String, Object> body, Map<String, String> retryAfter) {
 
+        static Failure of(Dialect dialect, Throwable failure) {
+            return switch (dialect) {
+                case OIP -> oip(failure);
+                case OPENAI -> openAi(failure);
+                case TEI -> tei(failure);
+                case RERANK -> rerank(failure);
+            };
+        }
+
         /** In the Open Inference Protocol's format, {@code {"error": "..."}}. */
         static Failure oip(Throwable failure) {
             Throwable error = unwrap(failure);
-            return new Failure(ErrorResponses.status(error, false), Map.of("error", message(error)),
+            return new Failure(ErrorResponses.status(error, Dialect.OIP), Map.of("error", message(error)),
                     ErrorResponses.retryAfter(error));
         }
 
         /** In OpenAI's format, {@code {"error": {"message", "type", "param", "code"}}}. */
         static Failure openAi(Throwable failure) {
             Throwable error = unwrap(failure);
-            int status = ErrorResponses.status(error, true);
+            int status = ErrorResponses.status(error, Dialect.OPENAI);
             String type = switch (status) {
                 case 429 -> "requests";
                 case 500, 503, 504 -> "server_error";
@@ -93,6 +95,31 @@ public final class ErrorResponses {
             body.put("param", param);
             body.put("code", code);
             return new Failure(status, Map.of("error", body), ErrorResponses.retryAfter(error));
+        }
+
+        /**
+         * In TEI's format, {@code {"error": "...", "error_type": "..."}}, with TEI's types: {@code validation} for the
+         * client's mistakes, {@code overloaded} (429), {@code unhealthy} (503: not ready), {@code backend} (the rest).
+         */
+        static Failure tei(Throwable failure) {
+            Throwable error = unwrap(failure);
+            int status = ErrorResponses.status(error, Dialect.TEI);
+            String type = switch (status) {
+                case 429 -> "overloaded";
+                case 503 -> "unhealthy";
+                default -> status < 500 && status != 424 ? "validation" : "backend";
+            };
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("error", message(error));
+            body.put("error_type", type);
+            return new Failure(status, body, ErrorResponses.retryAfter(error));
+        }
+
+        /** In the rerank APIs' format (Cohere's), {@code {"message": "..."}}. */
+        static Failure rerank(Throwable failure) {
+            Throwable error = unwrap(failure);
+            return new Failure(ErrorResponses.status(error, Dialect.RERANK), Map.of("message", message(error)),
+                    ErrorResponses.retryAfter(error));
         }
     }
 
@@ -123,7 +150,7 @@ public final class ErrorResponses {
      * table.
      */
     public static GrpcStatus grpcStatus(Throwable failure) {
-        return switch (status(unwrap(failure), true)) {
+        return switch (status(unwrap(failure), Dialect.OPENAI)) {
             case 400, 413, 415 -> GrpcStatus.INVALID_ARGUMENT;
             case 401 -> GrpcStatus.UNAUTHENTICATED;
             case 404 -> GrpcStatus.NOT_FOUND;
@@ -135,15 +162,15 @@ public final class ErrorResponses {
         };
     }
 
-    private static int status(Throwable error, boolean openAi) {
+    private static int status(Throwable error, Dialect dialect) {
         return switch (error) {
-            case InvalidInput ignored -> 400;
+            case InvalidInput ignored -> dialect == Dialect.TEI ? 422 : 400;
             case InvalidConfig ignored -> 400;
             case UnknownDeployment ignored -> 404;
             case Conflict ignored -> 409;
-            case Overloaded ignored -> openAi ? 429 : 503;
+            case Overloaded ignored -> dialect == Dialect.OIP ? 503 : 429;
             case NotReady ignored -> 503;
-            case InferenceFailed ignored -> 500;
+            case InferenceFailed ignored -> dialect == Dialect.TEI ? 424 : 500;
             case DeadlineExceeded ignored -> 504;
             case ApiError api -> api.status();
             case WebApplicationException web -> web.getResponse().getStatus();

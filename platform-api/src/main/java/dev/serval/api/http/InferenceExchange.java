@@ -61,7 +61,7 @@ abstract class InferenceExchange<R, A> implements InferenceCall.Transport<A, Ans
 
     final RoutingContext context;
     final InferenceRoutes routes;
-    private final boolean openAi;
+    private final Dialect dialect;
     private final RequestMeters.Api api;
     private final long startNanos = System.nanoTime();
     /** The body's Content-Length, or -1 when absent or not a number: read once, on the headers. */
@@ -76,11 +76,11 @@ abstract class InferenceExchange<R, A> implements InferenceCall.Transport<A, Ans
     /** The decoded request, once decoded: what {@link #encode} reads. */
     private R request;
 
-    InferenceExchange(RoutingContext context, InferenceRoutes routes, boolean openAi) {
+    InferenceExchange(RoutingContext context, InferenceRoutes routes, Dialect dialect) {
         this.context = context;
         this.routes = routes;
-        this.openAi = openAi;
-        this.api = openAi ? RequestMeters.Api.OPENAI : RequestMeters.Api.OIP;
+        this.dialect = dialect;
+        this.api = dialect.api();
         this.declared = RequestBodies.declaredLength(context.request());
     }
 
@@ -302,7 +302,7 @@ abstract class InferenceExchange<R, A> implements InferenceCall.Transport<A, Ans
     /** Sends the error answer of a request the call has metered. */
     @Override
     public final void fail(Throwable failure) {
-        routes.fail(context, openAi, failure);
+        routes.fail(context, dialect, failure);
     }
 
     /** Records the outcome of a request refused before its call (once the deployment is known), and answers it. */

@@ -70,8 +70,8 @@ public class InferenceRoutes {
     void install(@Observes io.vertx.ext.web.Router router) {
         router.post(INFER).handler(context -> new OipExchange(context, this).run());
         router.post(EMBEDDINGS).handler(context -> new EmbeddingsExchange(context, this).run());
-        router.route(INFER).handler(context -> methodNotAllowed(context, false));
-        router.route(EMBEDDINGS).handler(context -> methodNotAllowed(context, true));
+        router.route(INFER).handler(context -> methodNotAllowed(context, this, Dialect.OIP));
+        router.route(EMBEDDINGS).handler(context -> methodNotAllowed(context, this, Dialect.OPENAI));
     }
 
     DeploymentRegistry deployments() {
@@ -109,16 +109,15 @@ public class InferenceRoutes {
         return embeddings;
     }
 
-    private void methodNotAllowed(RoutingContext context, boolean openAi) {
+    static void methodNotAllowed(RoutingContext context, InferenceRoutes routes, Dialect dialect) {
         context.response().putHeader(HttpHeaders.ALLOW, "POST");
-        fail(context, openAi, new ApiError(405, "method " + context.request().method() + " is not allowed on "
+        routes.fail(context, dialect, new ApiError(405, "method " + context.request().method() + " is not allowed on "
                 + context.request().path() + "; use POST"));
     }
 
     /** Sends the error answer for {@code failure} in the endpoint's format. */
-    void fail(RoutingContext context, boolean openAi, Throwable failure) {
-        ErrorResponses.Failure error = openAi ? ErrorResponses.Failure.openAi(failure)
-                : ErrorResponses.Failure.oip(failure);
+    void fail(RoutingContext context, Dialect dialect, Throwable failure) {
+        ErrorResponses.Failure error = ErrorResponses.Failure.of(dialect, failure);
         byte[] body;
         try {
             body = mapper.writeValueAsBytes(error.body());

@@ -20,7 +20,7 @@ final class OipExchange extends InferenceExchange<OipRequest, Inference> {
     private final String name;
 
     OipExchange(RoutingContext context, InferenceRoutes routes) {
-        super(context, routes, false);
+        super(context, routes, Dialect.OIP);
         this.name = context.pathParam("name");
     }
 

@@ -30,7 +30,7 @@ public class RequestBodies {
             return Optional.empty();
         }
         ApiError error = tooLarge(length);
-        return Optional.of(ErrorMapper.isOpenAi(request.path()) ? ErrorResponses.openAi(error) : ErrorResponses.oip(error));
+        return Optional.of(ErrorResponses.forPath(request.path(), error));
     }
 
     /** The body, checked against the limit; never null. */

@@ -9,6 +9,7 @@ import dev.serval.repository.ModelRepository;
 import dev.serval.spec.DeploymentSpec;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.inject.Singleton;
+import java.util.List;
 
 /**
  * Models from the model repository ({@code serval.repository.path}), by name and version: the engine's repository
@@ -53,6 +54,28 @@ public class RepositoryModelSource implements ModelSource {
     @Override
     public ModelKind kind(DeploymentSpec spec) {
         return repository.resolve(spec.model().name(), spec.version()).kind();
+    }
+
+    /**
+     * The tokens a text of the spec's model keeps (its descriptor's {@code max_length}), or 0 when the repository
+     * holds no such model version (a multiplexed deployment's glob, a model of another source).
+     */
+    public int maxLength(DeploymentSpec spec) {
+        try {
+            return repository.resolve(spec.model().name(), spec.version()).descriptor().maxLength();
+        } catch (RuntimeException e) {
+            return 0;
+        }
+    }
+
+    /** The label names of the spec's model, in logit order; empty when it has none or the repository lacks it. */
+    public List<String> labels(DeploymentSpec spec) {
+        try {
+            List<String> labels = repository.resolve(spec.model().name(), spec.version()).descriptor().labels();
+            return labels == null ? List.of() : labels;
+        } catch (RuntimeException e) {
+            return List.of();
+        }
     }
 
     @Override

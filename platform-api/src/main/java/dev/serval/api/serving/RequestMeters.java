@@ -25,9 +25,12 @@ import java.util.concurrent.TimeUnit;
  */
 public final class RequestMeters {
 
-    /** Which API a request came through (OIP REST, OpenAI, OIP gRPC): the {@code api} tag. */
+    /**
+     * Which API a request came through (OIP REST, OpenAI, OIP gRPC, Hugging Face TEI, Jina/Cohere rerank): the
+     * {@code api} tag.
+     */
     public enum Api {
-        OIP("oip"), OPENAI("openai"), GRPC("grpc");
+        OIP("oip"), OPENAI("openai"), GRPC("grpc"), TEI("tei"), RERANK("rerank");
 
         private final String tag;
 

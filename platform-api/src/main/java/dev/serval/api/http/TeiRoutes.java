@@ -1,0 +1,209 @@
+package dev.serval.api.http;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.serval.api.config.ServalConfig;
+import dev.serval.api.serving.RepositoryModelSource;
+import dev.serval.api.serving.ServedDeployment;
+import dev.serval.error.UnknownDeployment;
+import dev.serval.model.Embedding;
+import dev.serval.model.ModelKind;
+import dev.serval.spec.DeploymentSpec;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Singleton;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+/**
+ * Hugging Face text-embeddings-inference's HTTP API, so that TEI's clients (huggingface_hub's {@code InferenceClient},
+ * LlamaIndex's and LangChain's TEI embeddings, Milvus, LiteLLM) work unchanged against Serval, for every deployment at
+ * once. TEI serves one model and has no model field, so each route is served twice: at the root ({@code /embed},
+ * {@code /similarity}, {@code /info}, {@code /health}) for the deployment {@code serval.tei.deployment} names, and under
+ * {@code /tei/<deployment>/} for any deployment, where {@code POST /tei/<deployment>} itself is the URL
+ * {@code InferenceClient(model=URL)} posts to. Request and answer shapes are TEI's ({@link TeiRequest}); errors are
+ * TEI's {@code {"error", "error_type"}} with its statuses ({@link ErrorResponses.Failure#tei}); requests go through
+ * the one request pipeline ({@link TeiExchange}: body limits, byte budget, admission, deadlines, meters with
+ * {@code api="tei"}).
+ *
+ * <p>Thread-safe: stateless but for each thread's number buffers ({@link NumberArrays}).
+ */
+@Singleton
+public class TeiRoutes {
+
+    static final String PREFIX = "/tei/";
+    private static final Set<String> ROOT_PATHS = Set.of("/embed", "/similarity", "/info", "/health");
+
+    private final InferenceRoutes inference;
+    private final RepositoryModelSource repository;
+    private final ObjectMapper mapper;
+    private final JsonFactory factory;
+    private final Json json;
+    private final ThreadLocal<NumberArrays> numbers = NumberArrays.perThread();
+    private final String rootDeployment;
+    private final int maxTexts;
+    private final String version;
+
+    TeiRoutes(InferenceRoutes inference, RepositoryModelSource repository, ServalConfig config, ObjectMapper mapper,
+            @ConfigProperty(name = "quarkus.application.version", defaultValue = "unknown") String version) {
+        this.inference = inference;
+        this.repository = repository;
+        this.mapper = mapper;
+        this.factory = mapper.getFactory();
+        this.json = new Json(mapper);
+        this.rootDeployment = config.tei().deployment();
+        this.maxTexts = RequestLimits.of(config.http()).maxTexts();
+        this.version = version;
+    }
+
+    /** Whether {@code path} is one of TEI's routes, whose errors are answered in TEI's format. */
+    static boolean isTeiPath(String path) {
+        return path.startsWith(PREFIX) || path.equals("/tei") || ROOT_PATHS.contains(path);
+    }
+
+    void install(@Observes Router router) {
+        router.post("/embed").handler(context -> embed(context, rootDeployment, false));
+        router.post("/similarity").handler(context -> embed(context, rootDeployment, true));
+        router.get("/info").handler(context -> info(context, rootDeployment));
+        router.get("/health").handler(context -> health(context, rootDeployment));
+        router.post("/tei/:name").handler(context -> embed(context, context.pathParam("name"), false));
+        router.post("/tei/:name/embed").handler(context -> embed(context, context.pathParam("name"), false));
+        router.post("/tei/:name/similarity").handler(context -> embed(context, context.pathParam("name"), true));
+        router.get("/tei/:name/info").handler(context -> info(context, context.pathParam("name")));
+        router.get("/tei/:name/health").handler(context -> health(context, context.pathParam("name")));
+        for (String path : List.of("/embed", "/similarity", "/tei/:name", "/tei/:name/embed", "/tei/:name/similarity")) {
+            router.route(path).handler(context -> InferenceRoutes.methodNotAllowed(context, inference, Dialect.TEI));
+        }
+    }
+
+    InferenceRoutes inference() {
+        return inference;
+    }
+
+    private void embed(RoutingContext context, String name, boolean similarity) {
+        new TeiExchange(context, this, name, similarity).run();
+    }
+
+    TeiRequest decodeEmbed(byte[] body) {
+        return TeiRequest.embed(json.readObject(body, 0, body.length), maxTexts);
+    }
+
+    TeiRequest decodeSimilarity(byte[] body) {
+        return TeiRequest.similarity(json.readObject(body, 0, body.length), maxTexts);
+    }
+
+    /** TEI's embed answer: one array of floats per input, in input order. */
+    Answer embeddings(List<Embedding> embeddings) {
+        int dimension = embeddings.getFirst().vector().length;
+        Answer.Bytes out = new Answer.Bytes(16 + embeddings.size() * dimension * 14);
+        NumberArrays numbers = this.numbers.get();
+        try (JsonGenerator gen = factory.createGenerator(out)) {
+            gen.writeStartArray();
+            for (Embedding embedding : embeddings) {
+                numbers.write(gen, embedding.vector());
+            }
+            gen.writeEndArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return Answer.json(out);
+    }
+
+    /**
+     * TEI's similarity answer: the cosine similarity of each sentence with the source sentence (the first embedding),
+     * in order. The embeddings are L2-normalised, so each cosine is a dot product.
+     */
+    Answer similarities(List<Embedding> embeddings) {
+        float[] source = embeddings.getFirst().vector();
+        float[] cosines = new float[embeddings.size() - 1];
+        for (int i = 1; i < embeddings.size(); i++) {
+            float[] vector = embeddings.get(i).vector();
+            double dot = 0;
+            for (int d = 0; d < source.length; d++) {
+                dot += (double) source[d] * vector[d];
+            }
+            cosines[i - 1] = (float) dot;
+        }
+        Answer.Bytes out = new Answer.Bytes(16 + cosines.length * 14);
+        try (JsonGenerator gen = factory.createGenerator(out)) {
+            numbers.get().write(gen, cosines);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return Answer.json(out);
+    }
+
+    /** {@code GET /info}: what TEI's info reports, for the deployment as it is configured now. */
+    private void info(RoutingContext context, String name) {
+        try {
+            ServedDeployment served = inference.deployments().find(name)
+                    .orElseThrow(() -> new UnknownDeployment(name));
+            write(context, 200, mapper.writeValueAsBytes(info(served)));
+        } catch (Throwable e) {
+            inference.fail(context, Dialect.TEI, e);
+        }
+    }
+
+    /** {@code GET /health}: 200 while the deployment serves, else 503 with TEI's {@code unhealthy} error. */
+    private void health(RoutingContext context, String name) {
+        ServedDeployment served = inference.deployments().find(name).orElse(null);
+        if (served != null && served.ready()) {
+            write(context, 200, new byte[0]);
+        } else {
+            inference.fail(context, Dialect.TEI, new ApiError(503, served == null
+                    ? "deployment '" + name + "' is not deployed"
+                    : "deployment '" + name + "' is not ready"));
+        }
+    }
+
+    private static void write(RoutingContext context, int status, byte[] body) {
+        InferenceRoutes.send(context.response(), new Answer(status, Answer.JSON, body, Map.of()));
+    }
+
+    /**
+     * TEI's {@code Info} for a deployment as configured now: its model (name and version), the model type with its
+     * labels for a classifier, and Serval's bounds in TEI's terms (a request's texts, a replica's ongoing requests
+     * times the replicas, the tokens a text keeps, a batch's tokens at most). A multiplexed deployment answers for
+     * its glob.
+     */
+    private Map<String, Object> info(ServedDeployment served) {
+        DeploymentSpec spec = served.config();
+        int maxLength = spec.model().maxLength() > 0 ? spec.model().maxLength() : repository.maxLength(spec);
+        Map<String, Object> type = new LinkedHashMap<>();
+        if (served.kind() == ModelKind.TEXT_CLASSIFICATION) {
+            Map<String, String> id2label = new LinkedHashMap<>();
+            Map<String, Integer> label2id = new LinkedHashMap<>();
+            List<String> labels = repository.labels(spec);
+            for (int i = 0; i < labels.size(); i++) {
+                id2label.put(Integer.toString(i), labels.get(i));
+                label2id.put(labels.get(i), i);
+            }
+            type.put("classifier", Map.of("id2label", id2label, "label2id", label2id));
+        } else {
+            type.put("embedding", Map.of("pooling", "mean"));
+        }
+        Map<String, Object> info = new LinkedHashMap<>();
+        info.put("model_id", spec.model().name());
+        info.put("model_sha", spec.version());
+        info.put("model_dtype", "float32");
+        info.put("model_type", type);
+        info.put("max_concurrent_requests", spec.admission().maxOngoingRequests() * Math.max(1, spec.numReplicas()));
+        info.put("max_input_length", maxLength);
+        info.put("max_batch_tokens", spec.batching().maxBatchSize() * maxLength);
+        info.put("max_batch_requests", spec.batching().maxBatchSize());
+        info.put("max_client_batch_size", maxTexts);
+        info.put("auto_truncate", true);
+        info.put("tokenization_workers", spec.predictors().predictorThreads());
+        info.put("version", version);
+        info.put("serval_deployment", served.name());
+        return info;
+    }
+}

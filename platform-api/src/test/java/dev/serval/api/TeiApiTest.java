@@ -1,0 +1,125 @@
+package dev.serval.api;
+
+import static dev.serval.api.Serving.MODEL;
+import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.hasSize;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.response.Response;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Hugging Face TEI's API: the root paths serve {@code serval.tei.deployment} (the default MiniLM), {@code /tei/<name>/}
+ * any deployment; shapes, statuses and error bodies as TEI's OpenAPI document has them.
+ */
+@QuarkusTest
+class TeiApiTest {
+
+    @BeforeEach
+    void ready() {
+        Serving.awaitReady();
+    }
+
+    private static Response post(String path, String body) {
+        return given().contentType("application/json").body(body).post(path);
+    }
+
+    private static void expectError(Response response, int status, String type, String message) {
+        response.then().statusCode(status).contentType("application/json")
+                .body("error", containsString(message))
+                .body("error_type", equalTo(type));
+    }
+
+    @Test
+    void embedsAStringAndAListAtTheRootAndUnderTheDeploymentsPath() {
+        JsonNode sentences = Serving.reference().get("sentences");
+        String first = sentences.get(0).get("text").asText();
+        String second = sentences.get(3).get("text").asText();
+
+        for (String path : List.of("/embed", "/tei/" + MODEL + "/embed", "/tei/" + MODEL)) {
+            Response one = post(path, "{\"inputs\":\"" + first + "\"}");
+            one.then().statusCode(200).body("$", hasSize(1)).body("[0]", hasSize(384));
+            float[] vector = Serving.floats(one.jsonPath().getList("[0]", Float.class));
+            assertTrue(Serving.cosine(Serving.floats(sentences.get(0).get("embedding"), 0, 384), vector) >= 0.999, path);
+
+            Response two = post(path, "{\"inputs\":[\"" + first + "\",\"" + second + "\"],\"normalize\":true,"
+                    + "\"truncate\":true,\"truncation_direction\":\"Right\"}");
+            two.then().statusCode(200).body("$", hasSize(2));
+            float[] last = Serving.floats(two.jsonPath().getList("[1]", Float.class));
+            assertTrue(Serving.cosine(Serving.floats(sentences.get(3).get("embedding"), 0, 384), last) >= 0.999, path);
+        }
+    }
+
+    @Test
+    void acceptsTheParametersHuggingFaceHubSends() {
+        // InferenceClient.feature_extraction posts its parameters at the root, None ones left out.
+        post("/tei/" + MODEL, "{\"inputs\":\"hello\",\"normalize\":true,\"truncate\":false}").then().statusCode(200)
+                .body("$", hasSize(1));
+    }
+
+    @Test
+    void similarityIsTheCosineOfEachSentenceWithTheSource() {
+        Response response = post("/similarity", "{\"inputs\":{\"source_sentence\":\"a cat sits on the mat\","
+                + "\"sentences\":[\"a cat sits on the mat\",\"stock markets fell sharply\"]}}");
+        response.then().statusCode(200).body("$", hasSize(2));
+        List<Float> scores = response.jsonPath().getList("$", Float.class);
+        assertEquals(1.0, scores.get(0), 1e-4);
+        assertTrue(scores.get(1) < 0.5, "unrelated sentence: " + scores.get(1));
+    }
+
+    @Test
+    void infoDescribesTheDeployment() {
+        given().get("/info").then().statusCode(200)
+                .body("model_id", equalTo(MODEL))
+                .body("model_type.embedding.pooling", equalTo("mean"))
+                .body("max_client_batch_size", equalTo(2048))
+                .body("auto_truncate", equalTo(true))
+                .body("serval_deployment", equalTo(MODEL));
+        given().get("/tei/" + MODEL + "/info").then().statusCode(200).body("model_id", equalTo(MODEL));
+        given().get("/health").then().statusCode(200);
+        given().get("/tei/" + MODEL + "/health").then().statusCode(200);
+    }
+
+    @Test
+    void mistakesAreTeiErrorsNamingTheProblem() {
+        expectError(post("/embed", "{\"inputs\":\"\"}"), 422, "validation", "'inputs' cannot be empty");
+        expectError(post("/embed", "{}"), 422, "validation", "'inputs' is required");
+        expectError(post("/embed", "{\"inputs\":[[101,2023]]}"), 422, "validation", "token ids are not supported");
+        expectError(post("/embed", "{\"inputs\":\"x\",\"normalize\":false}"), 422, "validation",
+                "'normalize': false is not supported");
+        expectError(post("/embed", "{\"inputs\":\"x\",\"truncation_direction\":\"left\"}"), 422, "validation",
+                "'left' is not supported");
+        expectError(post("/embed", "{\"inputs\":\"x\",\"prompt_name\":\"query\"}"), 422, "validation",
+                "'prompt_name' is not supported");
+        expectError(post("/embed", "{\"inputs\":\"x\",\"dimensions\":12}"), 422, "validation", "12 is not supported");
+        expectError(post("/tei/nobody/embed", "{\"inputs\":\"x\"}"), 404, "validation", "nobody");
+        expectError(given().get("/tei/nobody/health"), 503, "unhealthy", "'nobody' is not deployed");
+        expectError(given().get("/embed"), 405, "validation", "use POST");
+        expectError(post("/embed", "{\"inputs\": [\"a\""), 422, "validation", "malformed JSON");
+    }
+
+    @Test
+    void tooManyInputsIsTeisBatchSizeError() {
+        StringBuilder body = new StringBuilder("{\"inputs\":[");
+        for (int i = 0; i < 2049; i++) {
+            body.append(i == 0 ? "" : ",").append("\"t\"");
+        }
+        expectError(post("/embed", body.append("]}").toString()), 413, "validation", "at most 2048");
+    }
+
+    @Test
+    void requestsAreMeteredAsTei() {
+        post("/embed", "{\"inputs\":\"metered\"}").then().statusCode(200);
+        String metrics = given().get("/q/metrics").then().statusCode(200).extract().asString();
+        assertTrue(metrics.lines().anyMatch(line -> line.startsWith("serval_requests_total{")
+                && line.contains("api=\"tei\"") && line.contains("deployment=\"" + MODEL + "\"")
+                && line.contains("outcome=\"ok\"") && !line.endsWith(" 0.0")), "no tei request metered");
+    }
+}
