@@ -75,6 +75,12 @@ class TeiApiTest {
     }
 
     @Test
+    void theDeploymentsOwnUrlAnswersSimilarityAsSentenceSimilaritySendsIt() {
+        post("/tei/" + MODEL, "{\"inputs\":{\"source_sentence\":\"a cat\",\"sentences\":[\"a cat\"]},"
+                + "\"parameters\":{\"truncate\":true}}").then().statusCode(200).body("$", hasSize(1));
+    }
+
+    @Test
     void infoDescribesTheDeployment() {
         given().get("/info").then().statusCode(200)
                 .body("model_id", equalTo(MODEL))

@@ -18,13 +18,16 @@ final class TeiExchange extends InferenceExchange<TeiRequest, List<Embedding>> {
 
     private final TeiRoutes tei;
     private final String name;
-    private final boolean similarity;
+    private final Task task;
 
-    TeiExchange(RoutingContext context, TeiRoutes tei, String name, boolean similarity) {
+    /** What the route asks for: embeddings, similarities, or (the deployment's own URL) what the body's shape says. */
+    enum Task { EMBED, SIMILARITY, ANY }
+
+    TeiExchange(RoutingContext context, TeiRoutes tei, String name, Task task) {
         super(context, tei.inference(), Dialect.TEI);
         this.tei = tei;
         this.name = name;
-        this.similarity = similarity;
+        this.task = task;
     }
 
     @Override
@@ -41,7 +44,7 @@ final class TeiExchange extends InferenceExchange<TeiRequest, List<Embedding>> {
             throw refusal;
         }
         RequestBodies.checkContentType(context.request().getHeader(HttpHeaders.CONTENT_TYPE), false);
-        TeiRequest request = similarity ? tei.decodeSimilarity(body) : tei.decodeEmbed(body);
+        TeiRequest request = tei.decode(body, task);
         served.embeddings(); // refuses models of other kinds
         return request;
     }

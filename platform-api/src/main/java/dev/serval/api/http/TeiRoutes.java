@@ -2,6 +2,7 @@ package dev.serval.api.http;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.serval.api.config.ServalConfig;
 import dev.serval.api.serving.RepositoryModelSource;
@@ -70,13 +71,15 @@ public class TeiRoutes {
     }
 
     void install(@Observes Router router) {
-        router.post("/embed").handler(context -> embed(context, rootDeployment, false));
-        router.post("/similarity").handler(context -> embed(context, rootDeployment, true));
+        router.post("/embed").handler(context -> embed(context, rootDeployment, TeiExchange.Task.EMBED));
+        router.post("/similarity").handler(context -> embed(context, rootDeployment, TeiExchange.Task.SIMILARITY));
         router.get("/info").handler(context -> info(context, rootDeployment));
         router.get("/health").handler(context -> health(context, rootDeployment));
-        router.post("/tei/:name").handler(context -> embed(context, context.pathParam("name"), false));
-        router.post("/tei/:name/embed").handler(context -> embed(context, context.pathParam("name"), false));
-        router.post("/tei/:name/similarity").handler(context -> embed(context, context.pathParam("name"), true));
+        router.post("/tei/:name").handler(context -> embed(context, context.pathParam("name"), TeiExchange.Task.ANY));
+        router.post("/tei/:name/embed")
+                .handler(context -> embed(context, context.pathParam("name"), TeiExchange.Task.EMBED));
+        router.post("/tei/:name/similarity")
+                .handler(context -> embed(context, context.pathParam("name"), TeiExchange.Task.SIMILARITY));
         router.get("/tei/:name/info").handler(context -> info(context, context.pathParam("name")));
         router.get("/tei/:name/health").handler(context -> health(context, context.pathParam("name")));
         for (String path : List.of("/embed", "/similarity", "/tei/:name", "/tei/:name/embed", "/tei/:name/similarity")) {
@@ -88,16 +91,20 @@ public class TeiRoutes {
         return inference;
     }
 
-    private void embed(RoutingContext context, String name, boolean similarity) {
-        new TeiExchange(context, this, name, similarity).run();
+    private void embed(RoutingContext context, String name, TeiExchange.Task task) {
+        new TeiExchange(context, this, name, task).run();
     }
 
-    TeiRequest decodeEmbed(byte[] body) {
-        return TeiRequest.embed(json.readObject(body, 0, body.length), maxTexts);
-    }
-
-    TeiRequest decodeSimilarity(byte[] body) {
-        return TeiRequest.similarity(json.readObject(body, 0, body.length), maxTexts);
+    /**
+     * Decodes a request for {@code task}; {@link TeiExchange.Task#ANY} (the deployment's own URL, to which
+     * {@code InferenceClient} posts every task) is a similarity request when its {@code inputs} is an object, as
+     * {@code sentence_similarity} sends it, else an embed request.
+     */
+    TeiRequest decode(byte[] body, TeiExchange.Task task) {
+        JsonNode request = json.readObject(body, 0, body.length);
+        boolean similarity = task == TeiExchange.Task.SIMILARITY
+                || task == TeiExchange.Task.ANY && request.path("inputs").isObject();
+        return similarity ? TeiRequest.similarity(request, maxTexts) : TeiRequest.embed(request, maxTexts);
     }
 
     /** TEI's embed answer: one array of floats per input, in input order. */
