@@ -83,6 +83,26 @@ class EmbeddingsResourceTest {
     }
 
     @Test
+    void packsSignBitsAsSentenceTransformersQuantizeEmbeddingsDoes() {
+        String body = "{\"model\":\"" + MODEL + "\",\"input\":\"bits please\"";
+        List<Float> asFloats = embed(body + "}").jsonPath().getList("data[0].embedding", Float.class);
+        List<Integer> ubinary = embed(body + ",\"encoding_format\":\"ubinary\"}").then().statusCode(200)
+                .extract().jsonPath().getList("data[0].embedding", Integer.class);
+        List<Integer> binary = embed(body + ",\"encoding_format\":\"binary\"}").then().statusCode(200)
+                .extract().jsonPath().getList("data[0].embedding", Integer.class);
+
+        assertEquals(384 / 8, ubinary.size());
+        for (int b = 0; b < ubinary.size(); b++) {
+            int expected = 0;
+            for (int j = 0; j < 8; j++) {
+                expected = expected << 1 | (asFloats.get(b * 8 + j) > 0 ? 1 : 0); // numpy.packbits(v > 0)
+            }
+            assertEquals(expected, ubinary.get(b), "byte " + b);
+            assertEquals(expected - 128, binary.get(b), "byte " + b);
+        }
+    }
+
+    @Test
     void acceptsTheModelsOwnDimensionAndTheUserField() {
         embed("{\"model\":\"" + MODEL + "\",\"input\":\"x\",\"dimensions\":384,\"user\":\"u-1\"}").then().statusCode(200);
     }
@@ -105,7 +125,9 @@ class EmbeddingsResourceTest {
         expectError(embed("{\"model\":\"" + MODEL + "\",\"input\":[[101,2023]]}"), 400, "invalid_request_error", "input",
                 "token arrays are not supported");
         expectError(embed("{\"model\":\"" + MODEL + "\",\"input\":\"x\",\"encoding_format\":\"int8\"}"), 400,
-                "invalid_request_error", "encoding_format", "must be 'float' or 'base64'");
+                "invalid_request_error", "encoding_format", "needs quantisation ranges");
+        expectError(embed("{\"model\":\"" + MODEL + "\",\"input\":\"x\",\"encoding_format\":\"hex\"}"), 400,
+                "invalid_request_error", "encoding_format", "must be 'float', 'base64', 'binary' or 'ubinary'");
         expectError(embed("{\"model\":\"" + MODEL + "\",\"input\":\"x\",\"dimensions\":256}"), 400,
                 "invalid_request_error", "dimensions", "returns 384 dimensions");
         expectError(embed("{\"model\": "), 400, "invalid_request_error", null, "malformed JSON");

@@ -11,10 +11,20 @@ import java.util.Set;
  *
  * @param model      the deployment name
  * @param texts      the inputs, in order
- * @param base64     whether vectors are returned as base64 of little-endian float32 (else JSON floats)
+ * @param encoding   how each vector is written ({@code encoding_format})
  * @param dimensions the requested dimension, or 0 when not given
  */
-record EmbeddingsRequest(String model, List<String> texts, boolean base64, int dimensions) {
+record EmbeddingsRequest(String model, List<String> texts, Encoding encoding, int dimensions) {
+
+    /**
+     * The {@code encoding_format}s: JSON floats; base64 of little-endian float32 (what OpenAI clients ask for by
+     * default); and the packed sign bits vector databases take, as sentence-transformers' {@code quantize_embeddings}
+     * writes them: {@code ubinary}, bit {@code 7 - j % 8} of byte {@code j / 8} set when element {@code j} is positive
+     * (numpy's {@code packbits}), as JSON integers 0..255; {@code binary}, the same bytes minus 128 (-128..127).
+     */
+    enum Encoding {
+        FLOAT, BASE64, BINARY, UBINARY
+    }
 
     private static final Set<String> FIELDS = Set.of("input", "model", "encoding_format", "dimensions", "user");
 
@@ -33,11 +43,16 @@ record EmbeddingsRequest(String model, List<String> texts, boolean base64, int d
             throw new InvalidInput("model", "'model' must be a non-empty string, not " + model);
         }
         List<String> texts = texts(body.get("input"), maxTexts);
-        boolean base64 = switch (textOrDefault(body, "encoding_format", "float")) {
-            case "float" -> false;
-            case "base64" -> true;
-            default -> throw new InvalidInput("encoding_format", "'encoding_format' must be 'float' or 'base64', not "
-                    + body.get("encoding_format"));
+        Encoding encoding = switch (textOrDefault(body, "encoding_format", "float")) {
+            case "float" -> Encoding.FLOAT;
+            case "base64" -> Encoding.BASE64;
+            case "binary" -> Encoding.BINARY;
+            case "ubinary" -> Encoding.UBINARY;
+            case "int8", "uint8" -> throw new InvalidInput("encoding_format", "'encoding_format' "
+                    + body.get("encoding_format") + " needs quantisation ranges, which model '" + model.textValue()
+                    + "' does not declare; use 'binary', 'ubinary', 'float' or 'base64'");
+            default -> throw new InvalidInput("encoding_format", "'encoding_format' must be 'float', 'base64', "
+                    + "'binary' or 'ubinary', not " + body.get("encoding_format"));
         };
         int dimensions = 0;
         JsonNode requested = body.get("dimensions");
@@ -52,7 +67,7 @@ record EmbeddingsRequest(String model, List<String> texts, boolean base64, int d
         if (user != null && !user.isNull() && !user.isTextual()) {
             throw new InvalidInput("user", "'user' must be a string, not " + Json.describe(user));
         }
-        return new EmbeddingsRequest(model.textValue(), texts, base64, dimensions);
+        return new EmbeddingsRequest(model.textValue(), texts, encoding, dimensions);
     }
 
     private static List<String> texts(JsonNode input, int maxTexts) {

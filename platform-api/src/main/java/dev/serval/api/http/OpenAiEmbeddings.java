@@ -40,9 +40,10 @@ final class OpenAiEmbeddings {
     Answer encode(EmbeddingsRequest request, List<Embedding> embeddings) {
         int dimension = embeddings.getFirst().vector().length;
         Answer.Bytes out = new Answer.Bytes(256 + embeddings.size() * dimension * 14);
-        ByteBuffer floats = request.base64()
+        EmbeddingsRequest.Encoding encoding = request.encoding();
+        ByteBuffer floats = encoding == EmbeddingsRequest.Encoding.BASE64
                 ? ByteBuffer.allocate(dimension * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN) : null;
-        NumberArrays numbers = floats == null ? this.numbers.get() : null;
+        NumberArrays numbers = encoding == EmbeddingsRequest.Encoding.FLOAT ? this.numbers.get() : null;
         long tokens = 0;
         try (JsonGenerator gen = factory.createGenerator(out)) {
             gen.writeStartObject();
@@ -55,14 +56,17 @@ final class OpenAiEmbeddings {
                 gen.writeStringField("object", "embedding");
                 gen.writeNumberField("index", i);
                 gen.writeFieldName("embedding");
-                if (floats != null) {
-                    floats.clear();
-                    for (float value : embedding.vector()) {
-                        floats.putFloat(value);
+                switch (encoding) {
+                    case FLOAT -> numbers.write(gen, embedding.vector());
+                    case BASE64 -> {
+                        floats.clear();
+                        for (float value : embedding.vector()) {
+                            floats.putFloat(value);
+                        }
+                        gen.writeString(Base64.getEncoder().encodeToString(floats.array()));
                     }
-                    gen.writeString(Base64.getEncoder().encodeToString(floats.array()));
-                } else {
-                    numbers.write(gen, embedding.vector());
+                    case BINARY, UBINARY -> writeSignBits(gen, embedding.vector(),
+                            encoding == EmbeddingsRequest.Encoding.BINARY ? -128 : 0);
                 }
                 gen.writeEndObject();
             }
@@ -77,5 +81,21 @@ final class OpenAiEmbeddings {
             throw new UncheckedIOException(e);
         }
         return Answer.json(out);
+    }
+
+    /**
+     * Writes {@code vector}'s sign bits packed eight to a byte, most significant first (numpy's {@code packbits} of
+     * {@code vector > 0}; a last partial byte is padded with zeros), each byte plus {@code offset}.
+     */
+    static void writeSignBits(JsonGenerator gen, float[] vector, int offset) throws IOException {
+        gen.writeStartArray();
+        for (int start = 0; start < vector.length; start += 8) {
+            int bits = 0;
+            for (int j = 0; j < 8; j++) {
+                bits = bits << 1 | (start + j < vector.length && vector[start + j] > 0 ? 1 : 0);
+            }
+            gen.writeNumber(bits + offset);
+        }
+        gen.writeEndArray();
     }
 }
