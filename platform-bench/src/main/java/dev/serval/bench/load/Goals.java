@@ -27,6 +27,9 @@ import java.util.Optional;
  *       goal; p99 at 70 % of saturation
  *       &le; 3 &times; the single-request p50. Serval against the best raw figure at any batch size is reported
  *       without a goal.</li>
+ *   <li>Efficiency, every MiniLM workload: Serval's server process CPU per text at saturation over the raw DJL loop's
+ *       process CPU per text at Serval's batch size and split, measured around it; &le; 1.05 in the default
+ *       configuration, reported for the others.</li>
  *   <li>No errors in any open-loop run below saturation.</li>
  * </ul>
  * The mixed-text figures are reported the same way, without a goal.
@@ -101,6 +104,16 @@ final class Goals {
             }
             boolean defaultConfiguration = workload.equals(LoadBenchmark.MINILM_SHORT + "-default")
                     || (workload.equals(LoadBenchmark.MINILM_SHORT) && batch == 1);
+            if (interleaved != null && interleaved.get("cpuMicrosPerText") instanceof Number rawCpu) {
+                Optional<RunResult> saturated = saturated(runs, workload);
+                if (saturated.isPresent()) {
+                    double servalCpu = MachineUsage.microsPerRequest(saturated.get().cpu().server(),
+                            saturated.get().throughput());
+                    goals.add(efficiency(workload, servalCpu, "raw DJL loop " + interleaved.getOrDefault("split", "")
+                            + ", batch " + batch + ", its process CPU", rawCpu.doubleValue(),
+                            defaultConfiguration ? 1.05 : Double.NaN));
+                }
+            }
             // The default configuration's own run has its batch-1 limits measured just before and after it; without
             // them (or for another workload) the sweep's, from the start of the run.
             RawLimits around = workload.equals(LoadBenchmark.MINILM_SHORT + "-default")
@@ -185,6 +198,25 @@ final class Goals {
 
     private static String describe(RawLimits.Rate rate) {
         return rate.runtime() + " " + rate.split().label() + " batch " + rate.batch();
+    }
+
+    /**
+     * The efficiency row: Serval's server process CPU per text at saturation (the load generator's excluded) over the
+     * raw loop's process CPU per text at the same batch size and split, both in microseconds; lower is better, no goal
+     * when {@code atMost} is NaN.
+     */
+    private static Goal efficiency(String workload, double serval, String limitName, double limit, double atMost) {
+        double ratio = serval / limit;
+        boolean goal = !Double.isNaN(atMost);
+        return new Goal(workload, "server CPU µs per text at saturation", serval, limitName, limit, "ratio", ratio,
+                goal ? String.format(java.util.Locale.ROOT, "≤ %.2f", atMost) : "",
+                goal && !Double.isNaN(ratio) ? ratio <= atMost : null);
+    }
+
+    /** {@code workload}'s closed-loop run on Serval with the highest throughput: its saturation. */
+    private static Optional<RunResult> saturated(List<RunResult> runs, String workload) {
+        return runs.stream().filter(r -> r.target().equals(LoadBenchmark.SERVAL) && r.workload().equals(workload)
+                && r.mode().equals("closed")).max(Comparator.comparingDouble(RunResult::throughput));
     }
 
     /** A latency overhead row; no goal when {@code atMost} is NaN. */

@@ -67,12 +67,28 @@ public final class RawEmbeddingLoop {
     }
 
     /**
+     * What one throughput measurement found: texts/s, and the process's CPU time per text over the measurement
+     * (every thread of the process: the workers, ONNX Runtime's, the JIT's and the collector's, as Serval's process
+     * CPU counts them), in microseconds.
+     */
+    public record Throughput(double textsPerSecond, double cpuMicrosPerText) {
+    }
+
+    /** {@link #measure}'s texts/s. */
+    public static double textsPerSecond(Model<String, Embedding> model, List<String> texts, int threads, int batch,
+            Duration warmUp, Duration measure) throws InterruptedException {
+        return measure(model, texts, threads, batch, warmUp, measure).textsPerSecond();
+    }
+
+    /**
      * Texts/s of {@code threads} threads, each with its own predictor of {@code model}, running batches of
      * {@code batch} back to back over {@code texts} (thread t starts at text 997·t and cycles) for {@code warmUp}
      * and then {@code measure}; only inferences that end inside the measurement count, each thread's rate taken
-     * between its first and last ending there ({@link WindowCount}), the threads' rates summed.
+     * between its first and last ending there ({@link WindowCount}), the threads' rates summed. The calling thread
+     * reads the process's CPU time when the measurement starts and when it ends (it only waits meanwhile), so that
+     * the CPU per text is the measurement's CPU over the texts it counted.
      */
-    public static double textsPerSecond(Model<String, Embedding> model, List<String> texts, int threads, int batch,
+    public static Throughput measure(Model<String, Embedding> model, List<String> texts, int threads, int batch,
             Duration warmUp, Duration measure) throws InterruptedException {
         DoubleAdder rate = new DoubleAdder();
         long measureFrom = System.nanoTime() + warmUp.toNanos();
@@ -101,13 +117,19 @@ public final class RawEmbeddingLoop {
                 }
             }));
         }
+        // A benchmark's clock, not a wait for another thread's state: the CPU is read at the window's two edges.
+        Thread.sleep(Math.max(0, (measureFrom - System.nanoTime()) / 1_000_000));
+        long cpuFrom = MachineUsage.generatorCpu();
+        Thread.sleep(Math.max(0, (end - System.nanoTime()) / 1_000_000));
+        long cpu = MachineUsage.generatorCpu() - cpuFrom;
         for (Thread worker : workers) {
             worker.join();
         }
         if (!failures.isEmpty()) {
             throw new IllegalStateException("raw loop failed", failures.getFirst());
         }
-        return rate.sum();
+        double counted = rate.sum() * measure.toNanos() / 1e9;
+        return new Throughput(rate.sum(), counted > 0 ? cpu / 1e3 / counted : Double.NaN);
     }
 
     /** One thread embedding one text at a time: latency of each call after {@code warmUp} calls, in nanoseconds. */
@@ -164,9 +186,11 @@ public final class RawEmbeddingLoop {
                         result.put("batch", batch);
                         result.put("workers", workers);
                         result.put("intraOp", intraOp);
-                        result.put("textsPerSecond", textsPerSecond(model(models, batch == 1, intraOp),
-                                texts(command[1]), workers, batch, Duration.ofMillis(Long.parseLong(command[3])),
-                                Duration.ofMillis(Long.parseLong(command[4]))));
+                        Throughput measured = measure(model(models, batch == 1, intraOp), texts(command[1]),
+                                workers, batch, Duration.ofMillis(Long.parseLong(command[3])),
+                                Duration.ofMillis(Long.parseLong(command[4])));
+                        result.put("textsPerSecond", measured.textsPerSecond());
+                        result.put("cpuMicrosPerText", measured.cpuMicrosPerText());
                     }
                     case "single" -> {
                         int intraOp = Integer.parseInt(command[4]);

@@ -73,8 +73,16 @@ record RawLimits(List<Runtime> runtimes, List<Rate> rates, List<Single> singles)
         }
     }
 
-    /** Texts/s of {@code runtime} over text set {@code set} ({@code short}, {@code mixed}). */
-    record Rate(String runtime, String set, Split split, int batch, double textsPerSecond) {
+    /**
+     * Texts/s of {@code runtime} over text set {@code set} ({@code short}, {@code mixed}), and the runtime's process
+     * CPU per text over the measurement in microseconds (NaN where it is not measured: the Python loops, whose workers
+     * are processes of their own).
+     */
+    record Rate(String runtime, String set, Split split, int batch, double textsPerSecond, double cpuMicrosPerText) {
+
+        Rate(String runtime, String set, Split split, int batch, double textsPerSecond) {
+            this(runtime, set, split, batch, textsPerSecond, Double.NaN);
+        }
     }
 
     /** One worker's single-text latency in ms. */
@@ -91,8 +99,13 @@ record RawLimits(List<Runtime> runtimes, List<Rate> rates, List<Single> singles)
     }
 
     OptionalDouble rate(String runtime, String set, Split split, int batch) {
+        return measured(runtime, set, split, batch).stream().mapToDouble(Rate::textsPerSecond).findFirst();
+    }
+
+    /** The figure of {@code runtime} on {@code set} at {@code split} and {@code batch}, if measured. */
+    Optional<Rate> measured(String runtime, String set, Split split, int batch) {
         return rates.stream().filter(r -> r.runtime().equals(runtime) && r.set().equals(set) && r.split().equals(split)
-                && r.batch() == batch).mapToDouble(Rate::textsPerSecond).findFirst();
+                && r.batch() == batch).findFirst();
     }
 
     /** The highest texts/s on {@code set} at batch size {@code batch}, over every runtime and split. */

@@ -197,9 +197,9 @@ final class RawSweep implements AutoCloseable {
         }
     }
 
-    /** Texts/s of the DJL loop: the limit measured around Serval's runs. */
-    double djlRate(String set, Split split, int batch, Duration warmUp, Duration measure) throws Exception {
-        return measure(RawLimits.DJL, set, split, batch, warmUp, measure).textsPerSecond();
+    /** The DJL loop's texts/s and CPU per text: the limit measured around Serval's runs. */
+    RawLimits.Rate djlRate(String set, Split split, int batch, Duration warmUp, Duration measure) throws Exception {
+        return measure(RawLimits.DJL, set, split, batch, warmUp, measure);
     }
 
     /** One throughput measurement, or null if {@code runtime}'s loop is (or just went) out. */
@@ -211,9 +211,11 @@ final class RawSweep implements AutoCloseable {
             return null;
         }
         double rate = ((Number) result.get("textsPerSecond")).doubleValue();
-        System.out.printf(Locale.ROOT, "  raw %-14s %-5s %-4s batch %-3d %8.1f texts/s%n", runtime, set, split.label(),
-                batch, rate);
-        return new RawLimits.Rate(runtime, set, split, batch, rate);
+        double cpu = result.get("cpuMicrosPerText") instanceof Number micros ? micros.doubleValue() : Double.NaN;
+        System.out.printf(Locale.ROOT, "  raw %-14s %-5s %-4s batch %-3d %8.1f texts/s%s%n", runtime, set,
+                split.label(), batch, rate, Double.isNaN(cpu) ? "" : String.format(Locale.ROOT, ", %.0f µs CPU/text",
+                        cpu));
+        return new RawLimits.Rate(runtime, set, split, batch, rate, cpu);
     }
 
     private RawLimits.Single single(String runtime, Split split, int warmUp, int calls) throws Exception {
