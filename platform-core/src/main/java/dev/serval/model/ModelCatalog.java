@@ -69,6 +69,8 @@ public final class ModelCatalog {
                     resolved);
             case TEXT_CLASSIFICATION -> TextModels.classification(file, tokenizer, descriptor.labels(),
                     descriptor.output(), descriptor.engine(), resolved);
+            case TEXT_RERANK -> TextModels.rerank(file, tokenizer, descriptor.output(), descriptor.engine(), resolved,
+                    descriptor.maxDocumentsPerRequest());
             case TENSOR -> TensorModels.load(file, descriptor.engine(), options);
             case NOOP -> new NoopModel();
             case PIPELINE, JAVA -> composites.load(descriptor.composite(), file);

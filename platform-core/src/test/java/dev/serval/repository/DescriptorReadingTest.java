@@ -40,7 +40,8 @@ class DescriptorReadingTest extends RepositoryCase {
     void refusesAnUnknownDescriptorField() throws IOException {
         version("m", "1", "kind: noop\nmax-length: 12\n");
         assertEquals(WHERE + "unknown field 'max-length'; known fields: "
-                + "[class, description, engine, file, jar, kind, labels, max_length, output, steps, tokenizer]",
+                + "[class, config, description, engine, file, jar, kind, labels, max_documents_per_request, max_length,"
+                + " output, steps, tokenizer]",
                 refused("m", "1").getMessage());
     }
 
@@ -50,8 +51,8 @@ class DescriptorReadingTest extends RepositoryCase {
     void refusesABadKind(String descriptor) throws IOException {
         version("m", "1", descriptor);
         assertMessage(refused("m", "1"),
-                WHERE + "field 'kind' must be one of text-embedding, text-classification, tensor, noop, pipeline, "
-                        + "java, not ");
+                WHERE + "field 'kind' must be one of text-embedding, text-classification, text-rerank, tensor, noop, "
+                        + "pipeline, java, not ");
     }
 
     @ParameterizedTest

@@ -25,14 +25,14 @@ import java.util.List;
  *
  * <p>Thread-safe. Predictors from {@link #newPredictor()} are not (see {@link Predictor}).
  */
-final class TextClassificationModel extends TextModel<Classification> {
+final class TextClassificationModel extends TextModel<String, Classification> {
 
     private final List<String> labels;
     private final ModelSignature signature;
     private final ClassificationIO io;
 
     private TextClassificationModel(Parts<Classification> parts, List<String> labels) {
-        super(parts);
+        super(parts, TextInput.TEXT);
         this.labels = labels;
         this.io = new ClassificationIO(labels);
         this.signature = new ModelSignature(

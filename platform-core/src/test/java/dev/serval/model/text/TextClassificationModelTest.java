@@ -277,8 +277,8 @@ class TextClassificationModelTest {
         List<Encoding> windows = chunking.windows(LONG);
         assertTrue(windows.size() >= 3, "windows: " + windows.size());
         List<float[]> scores = new ArrayList<>();
-        try (TextModel<Classification>.TextPredictor predictor =
-                (TextModel<Classification>.TextPredictor) chunking.newPredictor()) {
+        try (TextModel<String, Classification>.TextPredictor predictor =
+                (TextModel<String, Classification>.TextPredictor) chunking.newPredictor()) {
             for (Encoding window : windows) {
                 assertTrue(window.getIds().length <= MAX_LENGTH);
                 scores.add(predictor.run(window).scores());
