@@ -50,9 +50,9 @@ final class DescriptorFields {
         int maxDocuments = maxDocumentsPerRequest(node.get("max_documents_per_request"), kind, where);
         String config = relativePath(node, "config", ModelDescriptor.DEFAULT_CONFIG, where);
         List<String> labels = labels(node.get("labels"), where);
-        if (kind == ModelKind.TEXT_CLASSIFICATION && labels.size() < 2) {
-            throw new IllegalArgumentException(where + ": a text-classification model needs 'labels', at least two "
-                    + "names in the order of its logits");
+        if (node.has("labels") && labels.isEmpty()) {
+            throw new IllegalArgumentException(where + ": field 'labels' must name the logits in order; leave it out to"
+                    + " take the names of the model's config.json (id2label)");
         }
         String output = "";
         JsonNode outputNode = node.get("output");

@@ -56,11 +56,19 @@ class DescriptorReadingTest extends RepositoryCase {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "labels: []\n", "labels: [positive]\n"})
-    void refusesATextClassifierWithFewerThanTwoLabels(String labels) throws IOException {
-        version("m", "1", "kind: text-classification\n" + labels, "model.onnx", "tokenizer.json");
-        assertEquals(WHERE + "a text-classification model needs 'labels', at least two names in the order of its "
-                + "logits", refused("m", "1").getMessage());
+    @ValueSource(strings = {"", "config: hf/config.json\n"})
+    void refusesATextClassifierWithoutLabelsOrAConfigNamingThem(String config) throws IOException {
+        version("m", "1", "kind: text-classification\n" + config, "model.onnx", "tokenizer.json");
+        assertEquals(WHERE + "a text-classification model needs 'labels', the names of its logits in order, or a "
+                + (config.isEmpty() ? "config.json" : "hf/config.json") + " whose id2label names them",
+                refused("m", "1").getMessage());
+    }
+
+    @Test
+    void refusesEmptyLabels() throws IOException {
+        version("m", "1", "kind: text-classification\nlabels: []\n", "model.onnx", "tokenizer.json");
+        assertEquals(WHERE + "field 'labels' must name the logits in order; leave it out to take the names of the "
+                + "model's config.json (id2label)", refused("m", "1").getMessage());
     }
 
     @Test

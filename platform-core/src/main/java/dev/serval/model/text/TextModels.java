@@ -58,6 +58,19 @@ public final class TextModels {
     }
 
     /**
+     * {@link #classification(Path, Path, List, String, OnnxOptions, LoadOptions)} reading the model's
+     * {@code config.json}: {@code problem_type: multi_label_classification} scores each label by its logit's sigmoid
+     * instead of a softmax over all; {@code id2label} names the labels when {@code labels} is empty.
+     *
+     * @param configFile the {@code config.json}; null, or a path that does not exist, for none
+     * @throws IOException also when the config is unreadable or its {@code id2label} has a gap
+     */
+    public static Model<String, Classification> classification(Path modelFile, Path tokenizerFile, Path configFile,
+            List<String> labels, String output, OnnxOptions engine, LoadOptions options) throws IOException {
+        return TextClassificationModel.load(modelFile, tokenizerFile, configFile, labels, output, engine, options);
+    }
+
+    /**
      * A cross-encoder (reranker): each input a (query, document) pair tokenised as a sequence pair and truncated
      * longest first; its result the model's one logit, its sigmoid and the pair's tokens. Long pairs are truncated,
      * never chunked.
