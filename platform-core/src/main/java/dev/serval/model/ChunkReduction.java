@@ -63,4 +63,21 @@ public enum ChunkReduction {
      * summing to 1.
      */
     public abstract float[] reduce(List<float[]> windows);
+
+    /**
+     * The windows' values combined label by label, without renormalising: their mean ({@link #MEAN}) or their
+     * largest ({@link #MAX}). For logits, and for a multi-label model's sigmoid scores, whose labels do not sum to 1.
+     */
+    public float[] reduceEach(List<float[]> windows) {
+        int labels = windows.getFirst().length;
+        float[] combined = new float[labels];
+        for (int l = 0; l < labels; l++) {
+            double value = this == MAX ? Double.NEGATIVE_INFINITY : 0;
+            for (float[] window : windows) {
+                value = this == MAX ? Math.max(value, window[l]) : value + window[l];
+            }
+            combined[l] = (float) (this == MAX ? value : value / windows.size());
+        }
+        return combined;
+    }
 }

@@ -1,6 +1,7 @@
 package dev.serval.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.serval.model.onnx.OnnxOptions;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -17,8 +18,8 @@ import java.util.function.Predicate;
 final class DescriptorFields {
 
     /** The fields a descriptor may have, sorted (as refusals list them). */
-    private static final List<String> FIELDS = List.of("class", "description", "engine", "file", "jar", "kind",
-            "labels", "max_length", "output", "steps", "tokenizer");
+    private static final List<String> FIELDS = List.of("class", "config", "description", "engine", "file", "jar",
+            "kind", "labels", "max_documents_per_request", "max_length", "output", "steps", "tokenizer");
 
     private DescriptorFields() {
     }
@@ -46,10 +47,12 @@ final class DescriptorFields {
             }
             maxLength = maxLengthNode.intValue();
         }
+        int maxDocuments = maxDocumentsPerRequest(node.get("max_documents_per_request"), kind, where);
+        String config = relativePath(node, "config", ModelDescriptor.DEFAULT_CONFIG, where);
         List<String> labels = labels(node.get("labels"), where);
-        if (kind == ModelKind.TEXT_CLASSIFICATION && labels.size() < 2) {
-            throw new IllegalArgumentException(where + ": a text-classification model needs 'labels', at least two "
-                    + "names in the order of its logits");
+        if (node.has("labels") && labels.isEmpty()) {
+            throw new IllegalArgumentException(where + ": field 'labels' must name the logits in order; leave it out to"
+                    + " take the names of the model's config.json (id2label)");
         }
         String output = "";
         JsonNode outputNode = node.get("output");
@@ -68,13 +71,37 @@ final class DescriptorFields {
         Map<String, String> engine = engine(node.get("engine"), kind, where);
         Composite composite = CompositeFields.composite(node, kind, where, deploymentNames);
         JsonNode description = node.get("description");
+        OnnxOptions options;
         try {
-            return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, output, engine,
-                    description == null ? "" : description.asText(), composite);
+            options = OnnxOptions.of(engine);
         } catch (IllegalArgumentException e) {
             // every other field was checked above with its own message: what the descriptor refuses is an engine option
             throw new IllegalArgumentException(where + ": field 'engine': " + e.getMessage(), e);
         }
+        try {
+            return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, output, options,
+                    description == null ? "" : description.asText(), composite, maxDocuments, config);
+        } catch (IllegalArgumentException e) {
+            // what the record refuses beyond the fields checked above: engine options on a kind that runs no graph
+            throw new IllegalArgumentException(where + ": field 'engine': " + e.getMessage(), e);
+        }
+    }
+
+    /** The descriptor's {@code max_documents_per_request}: a cross-encoder's, 1 to the limit; the default if absent. */
+    private static int maxDocumentsPerRequest(JsonNode value, ModelKind kind, String where) {
+        if (value == null) {
+            return ModelDescriptor.DEFAULT_MAX_DOCUMENTS_PER_REQUEST;
+        }
+        if (kind != ModelKind.TEXT_RERANK) {
+            throw new IllegalArgumentException(where + ": field 'max_documents_per_request' bounds the documents of a "
+                    + "rerank request; a " + kind.id() + " model takes none");
+        }
+        if (!value.isIntegralNumber() || !value.canConvertToInt() || value.intValue() < 1
+                || value.intValue() > ModelDescriptor.MAX_DOCUMENTS_PER_REQUEST_LIMIT) {
+            throw new IllegalArgumentException(where + ": field 'max_documents_per_request' must be a whole number "
+                    + "from 1 to " + ModelDescriptor.MAX_DOCUMENTS_PER_REQUEST_LIMIT + ", not " + value);
+        }
+        return value.intValue();
     }
 
     /** Refuses a field of the mapping {@code node} that is not one of {@code known}, listing them as given. */

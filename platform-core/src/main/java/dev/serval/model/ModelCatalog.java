@@ -59,6 +59,18 @@ public final class ModelCatalog {
      */
     public static Model<?, ?> load(ModelDescriptor descriptor, Path file, Path tokenizer, LoadOptions options,
             CompositeLoader composites) throws IOException {
+        return load(descriptor, file, tokenizer, null, options, composites);
+    }
+
+    /**
+     * {@link #load(ModelDescriptor, Path, Path, LoadOptions, CompositeLoader)} with the descriptor's {@code config}
+     * resolved by the caller: a text classifier's Hugging Face {@code config.json} (its {@code problem_type} and
+     * {@code id2label}); null, or a file that does not exist, for none.
+     *
+     * @throws IOException also when the config exists but is unreadable or not a model config
+     */
+    public static Model<?, ?> load(ModelDescriptor descriptor, Path file, Path tokenizer, Path config,
+            LoadOptions options, CompositeLoader composites) throws IOException {
         if (descriptor.kind().composite() && composites == null) {
             throw new IllegalArgumentException("a " + descriptor.kind().id() + " model calls deployments: it is "
                     + "loaded by a deployment of the server");
@@ -67,8 +79,10 @@ public final class ModelCatalog {
         return switch (descriptor.kind()) {
             case TEXT_EMBEDDING -> TextModels.embedding(file, tokenizer, descriptor.output(), descriptor.engine(),
                     resolved);
-            case TEXT_CLASSIFICATION -> TextModels.classification(file, tokenizer, descriptor.labels(),
+            case TEXT_CLASSIFICATION -> TextModels.classification(file, tokenizer, config, descriptor.labels(),
                     descriptor.output(), descriptor.engine(), resolved);
+            case TEXT_RERANK -> TextModels.rerank(file, tokenizer, descriptor.output(), descriptor.engine(), resolved,
+                    descriptor.maxDocumentsPerRequest());
             case TENSOR -> TensorModels.load(file, descriptor.engine(), options);
             case NOOP -> new NoopModel();
             case PIPELINE, JAVA -> composites.load(descriptor.composite(), file);

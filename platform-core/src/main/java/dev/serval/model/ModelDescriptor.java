@@ -23,9 +23,23 @@ import java.util.function.Predicate;
  * @param engine      ONNX Runtime session options passed through DJL, checked ({@link OnnxOptions}); none for noop
  * @param description free text for people
  * @param composite   a pipeline's steps or a custom handler's jar and class; null for every other kind
+ * @param maxDocumentsPerRequest the most documents one request to a cross-encoder may hold, 1 to
+ *                    {@value #MAX_DOCUMENTS_PER_REQUEST_LIMIT} ({@value #DEFAULT_MAX_DOCUMENTS_PER_REQUEST} unless the
+ *                    descriptor says; text-rerank); a request with more is refused before any pair is made
+ * @param config      the Hugging Face {@code config.json}, relative to the version folder ({@code config.json} by
+ *                    default): a classifier's {@code problem_type} and {@code id2label} (text-classification); read
+ *                    only when present
  */
 public record ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
-        String output, OnnxOptions engine, String description, Composite composite) {
+        String output, OnnxOptions engine, String description, Composite composite, int maxDocumentsPerRequest,
+        String config) {
+
+    /** Documents per rerank request unless the descriptor says otherwise. */
+    public static final int DEFAULT_MAX_DOCUMENTS_PER_REQUEST = 1000;
+    /** The most a descriptor may allow: each document is one pair, one tokenisation and one inference row. */
+    public static final int MAX_DOCUMENTS_PER_REQUEST_LIMIT = 100_000;
+    /** The {@code config} of a descriptor that names none. */
+    public static final String DEFAULT_CONFIG = "config.json";
 
     /**
      * @throws IllegalArgumentException when a kind without a graph has engine options, or a kind that reads no single
@@ -49,12 +63,28 @@ public record ModelDescriptor(ModelKind kind, String file, String tokenizer, int
                     : kind == ModelKind.JAVA ? "a java model needs its jar and class"
                     : "a " + kind.id() + " model has no steps, jar or class");
         }
+        if (maxDocumentsPerRequest < 1 || maxDocumentsPerRequest > MAX_DOCUMENTS_PER_REQUEST_LIMIT) {
+            throw new IllegalArgumentException("max_documents_per_request must be between 1 and "
+                    + MAX_DOCUMENTS_PER_REQUEST_LIMIT + ", was " + maxDocumentsPerRequest);
+        }
+        Objects.requireNonNull(config, "config");
         if (output == null || output.isEmpty()) {
             output = kind.defaultOutput();
         } else if (!kind.text()) {
             throw new IllegalArgumentException("a " + kind.id() + " model reads no single output; 'output' is for "
                     + "text kinds");
         }
+    }
+
+    /**
+     * A descriptor of any kind with the default {@code max_documents_per_request} and {@code config}.
+     *
+     * @throws IllegalArgumentException as the canonical constructor
+     */
+    public ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
+            String output, OnnxOptions engine, String description, Composite composite) {
+        this(kind, file, tokenizer, maxLength, labels, output, engine, description, composite,
+                DEFAULT_MAX_DOCUMENTS_PER_REQUEST, DEFAULT_CONFIG);
     }
 
     /** A descriptor of a kind that is not composite (no steps, no handler). */

@@ -1,5 +1,6 @@
 package dev.serval.model;
 
+import dev.serval.model.text.RerankIO;
 import dev.serval.request.InvocationIO;
 import dev.serval.request.TensorIO;
 import dev.serval.request.TextIO;
@@ -15,6 +16,12 @@ public enum ModelKind {
     TEXT_EMBEDDING("text-embedding", "last_hidden_state"),
     /** Tokenizer + ONNX sequence classifier + softmax: OIP {@code text} to {@code scores} and {@code label}. */
     TEXT_CLASSIFICATION("text-classification", "logits"),
+    /**
+     * Tokenizer + ONNX cross-encoder (a sequence classifier of one label) + sigmoid: (query, document) pairs scored
+     * for relevance; OIP {@code query} and {@code documents} to {@code scores}, {@code logits} and {@code tokens}
+     * ({@code RerankIO}).
+     */
+    TEXT_RERANK("text-rerank", "logits"),
     /** Any ONNX model: OIP input tensors map by name to the model's inputs, outputs back. */
     TENSOR("tensor", ""),
     /** Returns its input tensors unchanged: the platform's own overhead, for benchmarks. */
@@ -33,7 +40,8 @@ public enum ModelKind {
     }
 
     /**
-     * The name descriptors use: {@code text-embedding}, {@code text-classification}, {@code tensor}, {@code noop},
+     * The name descriptors use: {@code text-embedding}, {@code text-classification}, {@code text-rerank},
+     * {@code tensor}, {@code noop},
      * {@code pipeline}, {@code java}.
      */
     public String id() {
@@ -43,7 +51,7 @@ public enum ModelKind {
     /**
      * The graph output the kind reads unless a descriptor names another: the token embeddings
      * {@code last_hidden_state} [batch, seq, dim] of a text embedding model, the logits {@code logits} [batch, labels]
-     * of a text classifier; empty for the kinds that read no single output.
+     * of a text classifier or a cross-encoder; empty for the kinds that read no single output.
      */
     public String defaultOutput() {
         return defaultOutput;
@@ -57,20 +65,28 @@ public enum ModelKind {
         return this == PIPELINE || this == JAVA;
     }
 
-    /** Whether the kind is a text model: a tokenizer in front of an ONNX graph, one result per text. */
+    /**
+     * Whether the kind is a text model: a tokenizer in front of an ONNX graph, one result per text (per (query,
+     * document) pair for a cross-encoder).
+     */
     public boolean text() {
-        return this == TEXT_EMBEDDING || this == TEXT_CLASSIFICATION;
+        return this == TEXT_EMBEDDING || this == TEXT_CLASSIFICATION || this == TEXT_RERANK;
     }
 
     /**
      * How a request's tensors become inputs of a model of this kind, known before any such model loaded: a text
-     * model's {@code text} tensor (its strings), any other kind's whole request. The output side is the loaded
+     * model's {@code text} tensor (its strings), a cross-encoder's {@code query} and {@code documents} (bounded by
+     * the default {@code max_documents_per_request}: the loaded model's own bound applies once it serves), any
+     * other kind's whole request. The output side is the loaded
      * model's ({@link Model#io()}): this mapping's {@code outputs} refuses.
      */
     @SuppressWarnings("unchecked")
     public <I, O> TensorIO<I, O> inputsBeforeLoad() {
         if (composite()) {
             return (TensorIO<I, O>) InvocationIO.instance();
+        }
+        if (this == TEXT_RERANK) {
+            return (TensorIO<I, O>) new RerankIO(ModelDescriptor.DEFAULT_MAX_DOCUMENTS_PER_REQUEST);
         }
         boolean text = text();
         return (TensorIO<I, O>) new TensorIO<Object, Object>() {

@@ -103,6 +103,12 @@ public final class ModelRepository {
         if (descriptor.kind().text()) {
             requireFile(versionDir, descriptor.tokenizer(), where, "tokenizer");
         }
+        if (descriptor.kind() == ModelKind.TEXT_CLASSIFICATION && descriptor.labels().isEmpty()) {
+            if (!Files.isRegularFile(versionDir.resolve(descriptor.config()))) {
+                throw new IllegalArgumentException(where + ": a text-classification model needs 'labels', the names "
+                        + "of its logits in order, or a " + descriptor.config() + " whose id2label names them");
+            }
+        }
         return new ModelVersion(name, version, versionDir, descriptor);
     }
 

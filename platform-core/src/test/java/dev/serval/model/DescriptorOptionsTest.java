@@ -138,6 +138,23 @@ class DescriptorOptionsTest {
     @Test
     void outputIsAKnownFieldNamedInTheUnknownFieldMessage() {
         assertTrue(refused("kind: text-embedding\noutputs: x\n").endsWith("unknown field 'outputs'; known fields:"
-                + " [class, description, engine, file, jar, kind, labels, max_length, output, steps, tokenizer]"));
+                + " [class, config, description, engine, file, jar, kind, labels, max_documents_per_request,"
+                + " max_length, output, steps, tokenizer]"));
+    }
+
+    @Test
+    void aRerankDescriptorBoundsItsDocumentsPerRequest() throws IOException {
+        assertEquals(ModelDescriptor.DEFAULT_MAX_DOCUMENTS_PER_REQUEST,
+                parse("kind: text-rerank\n").maxDocumentsPerRequest());
+        assertEquals(50, parse("kind: text-rerank\nmax_documents_per_request: 50\n").maxDocumentsPerRequest());
+        assertEquals("logits", parse("kind: text-rerank\n").output());
+        assertEquals(WHERE + ": field 'max_documents_per_request' must be a whole number from 1 to 100000, not 0",
+                refused("kind: text-rerank\nmax_documents_per_request: 0\n"));
+        assertEquals(WHERE + ": field 'max_documents_per_request' must be a whole number from 1 to 100000, not 100001",
+                refused("kind: text-rerank\nmax_documents_per_request: 100001\n"));
+        assertEquals(WHERE + ": field 'max_documents_per_request' must be a whole number from 1 to 100000, not \"9\"",
+                refused("kind: text-rerank\nmax_documents_per_request: '9'\n"));
+        assertEquals(WHERE + ": field 'max_documents_per_request' bounds the documents of a rerank request; a "
+                + "text-embedding model takes none", refused("kind: text-embedding\nmax_documents_per_request: 5\n"));
     }
 }

@@ -78,4 +78,25 @@ class ModelCatalogTest {
                 assertThrows(IllegalArgumentException.class,
                         () -> ModelCatalog.load(descriptor, file, tokenizer, chunking.withMaxLength(16))).getMessage());
     }
+
+    @Test
+    void aRerankDescriptorLoadsACrossEncoderBoundedByItsDescriptor() throws Exception {
+        ModelDescriptor descriptor = new ModelDescriptor(ModelKind.TEXT_RERANK, "model.onnx", "tokenizer.json", 24,
+                List.of(), "", dev.serval.model.onnx.OnnxOptions.none(), "", null, 2, "config.json");
+        try (Model<?, ?> loaded = ModelCatalog.load(descriptor, TinyModels.file("tiny-cross-encoder", "model.onnx"),
+                TinyModels.file("tiny-cross-encoder", "tokenizer.json"), LoadOptions.defaults())) {
+            @SuppressWarnings("unchecked")
+            Model<TextPair, Relevance> model = (Model<TextPair, Relevance>) loaded;
+            Tensors three = new Tensors(List.of(dev.serval.tensor.Tensor.of("query", new String[] {"fox"}, 1),
+                    dev.serval.tensor.Tensor.of("documents", new String[] {"a", "b", "c"}, 3)));
+            assertEquals("'documents' holds 3 documents; this model takes at most 2 per request "
+                    + "(max_documents_per_request)", assertThrows(dev.serval.error.InvalidInput.class,
+                    () -> model.io().inputs(three)).getMessage());
+            assertInstanceOf(TextPair.class, model.probeInput());
+            try (Predictor<TextPair, Relevance> predictor = model.newPredictor()) {
+                Relevance relevance = predictor.predict(new TextPair("a quick fox", "fox"));
+                assertEquals(relevance.score(), 1 / (1 + Math.exp(-relevance.logit())), 1e-6);
+            }
+        }
+    }
 }

@@ -42,10 +42,10 @@ class ModelDescriptorTest {
     @Test
     void kindsAreKnownByTheIdsDescriptorsUse() {
         assertEquals(ModelKind.TEXT_CLASSIFICATION, ModelKind.of("text-classification").orElseThrow());
-        assertEquals("text-embedding, text-classification, tensor, noop, pipeline, java", ModelKind.ids());
-        assertEquals(List.of(true, true, false, false, false, false),
+        assertEquals("text-embedding, text-classification, text-rerank, tensor, noop, pipeline, java", ModelKind.ids());
+        assertEquals(List.of(true, true, true, false, false, false, false),
                 List.of(ModelKind.values()).stream().map(ModelKind::text).toList());
-        assertEquals(List.of(false, false, false, false, true, true),
+        assertEquals(List.of(false, false, false, false, false, true, true),
                 List.of(ModelKind.values()).stream().map(ModelKind::composite).toList());
     }
 }

@@ -40,7 +40,8 @@ class DescriptorReadingTest extends RepositoryCase {
     void refusesAnUnknownDescriptorField() throws IOException {
         version("m", "1", "kind: noop\nmax-length: 12\n");
         assertEquals(WHERE + "unknown field 'max-length'; known fields: "
-                + "[class, description, engine, file, jar, kind, labels, max_length, output, steps, tokenizer]",
+                + "[class, config, description, engine, file, jar, kind, labels, max_documents_per_request, max_length,"
+                + " output, steps, tokenizer]",
                 refused("m", "1").getMessage());
     }
 
@@ -50,16 +51,24 @@ class DescriptorReadingTest extends RepositoryCase {
     void refusesABadKind(String descriptor) throws IOException {
         version("m", "1", descriptor);
         assertMessage(refused("m", "1"),
-                WHERE + "field 'kind' must be one of text-embedding, text-classification, tensor, noop, pipeline, "
-                        + "java, not ");
+                WHERE + "field 'kind' must be one of text-embedding, text-classification, text-rerank, tensor, noop, "
+                        + "pipeline, java, not ");
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "labels: []\n", "labels: [positive]\n"})
-    void refusesATextClassifierWithFewerThanTwoLabels(String labels) throws IOException {
-        version("m", "1", "kind: text-classification\n" + labels, "model.onnx", "tokenizer.json");
-        assertEquals(WHERE + "a text-classification model needs 'labels', at least two names in the order of its "
-                + "logits", refused("m", "1").getMessage());
+    @ValueSource(strings = {"", "config: hf/config.json\n"})
+    void refusesATextClassifierWithoutLabelsOrAConfigNamingThem(String config) throws IOException {
+        version("m", "1", "kind: text-classification\n" + config, "model.onnx", "tokenizer.json");
+        assertEquals(WHERE + "a text-classification model needs 'labels', the names of its logits in order, or a "
+                + (config.isEmpty() ? "config.json" : "hf/config.json") + " whose id2label names them",
+                refused("m", "1").getMessage());
+    }
+
+    @Test
+    void refusesEmptyLabels() throws IOException {
+        version("m", "1", "kind: text-classification\nlabels: []\n", "model.onnx", "tokenizer.json");
+        assertEquals(WHERE + "field 'labels' must name the logits in order; leave it out to take the names of the "
+                + "model's config.json (id2label)", refused("m", "1").getMessage());
     }
 
     @Test

@@ -3,12 +3,17 @@ package dev.serval.model.text;
 import ai.djl.huggingface.tokenizers.Encoding;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
 import dev.serval.model.BatchingDecision;
+import dev.serval.model.onnx.OnnxGraph;
 import dev.serval.model.onnx.OnnxModel;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.LongSupplier;
 
 /**
@@ -48,6 +53,11 @@ final class BatchProbe {
     /** The most time the probe takes, warm-up included (a step that would not fit is not started). */
     static final Duration BUDGET = Duration.ofMillis(1500);
 
+    /** Operators whose result for one batch row depends on the other rows. */
+    static final Set<String> ROW_COUPLING = Set.of("DynamicQuantizeLinear", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM");
+    /** Largest per-element difference between a text alone and in a batch that still counts as the same. */
+    static final double INVARIANCE_TOLERANCE = 1e-5;
+
     private static final String[] WORDS = ("how do I reset my password when the order arrived late and support has not "
             + "answered the email about a refund for the broken package yet please help me find my account settings "
             + "today").split(" ");
@@ -65,6 +75,27 @@ final class BatchProbe {
      * @param evidence  the measured texts/s per size, why the probe stopped, and what it chose
      */
     record Result(int preferred, String evidence) {
+    }
+
+    /**
+     * Whether rows may share an inference: no row-coupling operator in the graph ({@link #ROW_COUPLING}) and the probe
+     * text alone and padded in a batch differing by at most {@link #INVARIANCE_TOLERANCE}; when either fails, rows run
+     * alone unless batch invariance is off ({@code invariance} false), which batches them anyway and says so.
+     */
+    static BatchingDecision decide(Path modelFile, boolean invariance, double probeDifference) throws IOException {
+        Set<String> coupling = new TreeSet<>(OnnxGraph.operatorTypes(modelFile));
+        coupling.retainAll(ROW_COUPLING);
+        String probe = String.format("the probe text alone and padded in a batch differ by up to %.2e", probeDifference);
+        String evidence;
+        if (!coupling.isEmpty()) {
+            evidence = "the graph couples batch rows (" + String.join(", ", coupling) + "); " + probe;
+        } else if (probeDifference > INVARIANCE_TOLERANCE) {
+            evidence = "no row-coupling operator, but " + probe;
+        } else {
+            return new BatchingDecision(true, true, "no row-coupling operator; " + probe);
+        }
+        return invariance ? BatchingDecision.single(evidence + ": every text runs alone")
+                : new BatchingDecision(true, false, evidence + "; batch invariance is off, so texts are batched anyway");
     }
 
     private BatchProbe() {

@@ -66,6 +66,52 @@ public final class LeanEncoding extends Encoding {
     }
 
     /**
+     * The pair ({@code query}, {@code document}) as {@code tokenizer} encodes it, with special tokens ({@code [CLS] query
+     * [SEP] document [SEP]}, type ids 0 then 1 for a BERT template) and the tokenizer's truncation at {@code maxTokens}
+     * (longest first), reading a bounded part of a long side when that cannot change the result. A side longer than
+     * twice {@code maxTokens} x {@value #PREFIX_CHARS_PER_TOKEN} characters is cut to the prefix {@link #truncated}
+     * would keep (its first {@code maxTokens} tokens are the whole side's) when the other side is short: within the
+     * maximum alone and at most half of it. Longest-first truncation then keeps all of the short side and the long
+     * side's first tokens up to the maximum, however long that side is. Otherwise (both sides long, or a side of very
+     * few tokens per character) the whole texts are tokenised.
+     */
+    public static Encoding pair(HuggingFaceTokenizer tokenizer, String query, String document, int maxTokens) {
+        int prefix = maxTokens * PREFIX_CHARS_PER_TOKEN;
+        boolean longQuery = query.length() > 2 * prefix;
+        boolean longDocument = document.length() > 2 * prefix;
+        if (longQuery != longDocument && 2 * of(tokenizer, longQuery ? document : query).getIds().length <= maxTokens) {
+            return longQuery ? of(tokenizer, bounded(tokenizer, query, maxTokens), document)
+                    : of(tokenizer, query, bounded(tokenizer, document, maxTokens));
+        }
+        return of(tokenizer, query, document);
+    }
+
+    /** {@code text}, or the prefix of it {@link #truncated} would encode when that keeps the text's first tokens. */
+    private static String bounded(HuggingFaceTokenizer tokenizer, String text, int maxTokens) {
+        int prefix = maxTokens * PREFIX_CHARS_PER_TOKEN;
+        String first = prefix(text, prefix);
+        Encoding firstTokens = of(tokenizer, first);
+        return firstTokens.getIds().length >= maxTokens
+                && Arrays.equals(firstTokens.getIds(), of(tokenizer, prefix(text, 2 * prefix)).getIds()) ? first : text;
+    }
+
+    /**
+     * {@code query} and {@code document} as {@code tokenizer} encodes the pair, with special tokens and its truncation.
+     *
+     * @throws IllegalStateException when the tokenizer is closed
+     */
+    static Encoding of(HuggingFaceTokenizer tokenizer, String query, String document) {
+        TokenizersLibrary library = TokenizersLibrary.LIB;
+        long encoding = library.encodeDual(tokenizer.getHandle(), query, document, true);
+        try {
+            return new LeanEncoding(library.getTokenIds(encoding), library.getTypeIds(encoding),
+                    library.getAttentionMask(encoding));
+        } finally {
+            library.deleteEncoding(encoding);
+        }
+    }
+
+    /**
      * {@code text} as {@code tokenizer} encodes it, with special tokens.
      *
      * @throws IllegalStateException when the tokenizer is closed

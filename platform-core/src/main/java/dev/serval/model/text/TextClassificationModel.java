@@ -15,31 +15,36 @@ import java.util.List;
 
 /**
  * A text classifier: a Hugging Face tokenizer and an ONNX sequence classifier (output {@code logits} [batch, labels],
- * unless the model names another) run by ONNX Runtime through DJL; each text gets the softmax of its logits ({@link SoftmaxHead}) and the name of its
+ * unless the model names another) run by ONNX Runtime through DJL; each text gets the softmax of its logits ({@link ClassifierHead}) and the name of its
  * best label. How texts are batched, and why, and what happens to long texts, is common to every text model: see
  * {@link TextModel}. A long text split into windows gets its windows' probabilities combined by the model's
  * {@link ChunkReduction}.
  *
+ * <p>The model's {@code config.json}, when it has one ({@link ClassifierConfig}), names the labels ({@code id2label},
+ * unless the descriptor names them) and says whether they exclude each other: {@code problem_type:
+ * multi_label_classification} scores each label by the sigmoid of its logit instead of a softmax over all.
+ *
  * <p>In OIP terms ({@link ClassificationIO}): input {@code text} BYTES {@code [n]}, outputs {@code scores} FP32
- * {@code [n, labels]} and {@code label} BYTES {@code [n]}.
+ * {@code [n, labels]}, {@code label} BYTES {@code [n]} and {@code logits} FP32 {@code [n, labels]}.
  *
  * <p>Thread-safe. Predictors from {@link #newPredictor()} are not (see {@link Predictor}).
  */
-final class TextClassificationModel extends TextModel<Classification> {
+final class TextClassificationModel extends TextModel<String, Classification> {
 
     private final List<String> labels;
     private final ModelSignature signature;
     private final ClassificationIO io;
 
     private TextClassificationModel(Parts<Classification> parts, List<String> labels) {
-        super(parts);
+        super(parts, TextInput.TEXT);
         this.labels = labels;
         this.io = new ClassificationIO(labels);
         this.signature = new ModelSignature(
                 "onnxruntime_onnx",
                 List.of(new TensorSignature(TextIO.INPUT, "BYTES", List.of(-1L))),
                 List.of(new TensorSignature(ClassificationIO.SCORES, "FP32", List.of(-1L, (long) labels.size())),
-                        new TensorSignature(ClassificationIO.LABEL, "BYTES", List.of(-1L))));
+                        new TensorSignature(ClassificationIO.LABEL, "BYTES", List.of(-1L)),
+                        new TensorSignature(ClassificationIO.LOGITS, "FP32", List.of(-1L, (long) labels.size()))));
     }
 
     /**
@@ -61,9 +66,23 @@ final class TextClassificationModel extends TextModel<Classification> {
      */
     static TextClassificationModel load(Path modelFile, Path tokenizerFile, List<String> labels, String output,
             OnnxOptions engine, LoadOptions options) throws IOException {
-        List<String> names = List.copyOf(labels);
+        return load(modelFile, tokenizerFile, null, labels, output, engine, options);
+    }
+
+    /**
+     * {@link #load(Path, Path, List, String, OnnxOptions, LoadOptions)} with the model's {@code config.json}.
+     *
+     * @param configFile the model's {@code config.json}; null or absent for none (descriptor labels, softmax)
+     * @param labels     the descriptor's label names; empty to take {@code id2label}'s
+     * @throws IOException also when the config is unreadable or its {@code id2label} has a gap
+     */
+    static TextClassificationModel load(Path modelFile, Path tokenizerFile, Path configFile, List<String> labels,
+            String output, OnnxOptions engine, LoadOptions options) throws IOException {
+        ClassifierConfig config = ClassifierConfig.read(configFile);
+        List<String> names = List.copyOf(labels.isEmpty() ? config.labels() : labels);
         if (names.isEmpty()) {
-            throw new IllegalArgumentException("a text classifier needs labels, one per logit; none were given");
+            throw new IllegalArgumentException("a text classifier needs labels, one per logit; none were given"
+                    + (configFile == null ? "" : " and " + configFile + " has no id2label"));
         }
         for (int i = 0; i < names.size(); i++) {
             if (names.get(i).isBlank()) {
@@ -74,7 +93,7 @@ final class TextClassificationModel extends TextModel<Classification> {
             }
         }
         Parts<Classification> parts = TextModel.load(modelFile, tokenizerFile, engine, options,
-                new SoftmaxHead(options.chunkReduction(), TextHead.outputName(output)));
+                new ClassifierHead(options.chunkReduction(), TextHead.outputName(output), config.multiLabel()));
         TextClassificationModel model = new TextClassificationModel(parts, names);
         int logits = parts.probeResult().scores().length;
         if (logits != names.size()) {

@@ -20,12 +20,12 @@ import java.util.List;
  *
  * <p>Thread-safe. Predictors from {@link #newPredictor()} are not (see {@link Predictor}).
  */
-final class TextEmbeddingModel extends TextModel<Embedding> {
+final class TextEmbeddingModel extends TextModel<String, Embedding> {
 
     private final ModelSignature signature;
 
     private TextEmbeddingModel(Parts<Embedding> parts) {
-        super(parts);
+        super(parts, TextInput.TEXT);
         this.signature = new ModelSignature(
                 "onnxruntime_onnx",
                 List.of(new TensorSignature("text", "BYTES", List.of(-1L))),

@@ -21,8 +21,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
+import java.util.function.BooleanSupplier;
 
 /**
  * What every text model kind shares: a Hugging Face tokenizer, an ONNX graph taking {@code input_ids},
@@ -49,12 +48,16 @@ import java.util.TreeSet;
  *
  * <p>Thread-safe. Predictors from {@link #newPredictor()} are not (see {@link Predictor}).
  *
- * @param <O> the result of one text
+ * <p>What an input is (a text, or a query and document read as one sequence pair) is the kind's {@link TextInput};
+ * everything above is the same for both.
+ *
+ * @param <I> one input: a text, or a (query, document) pair
+ * @param <O> the result of one input
  */
-abstract class TextModel<O> implements Model<String, O> {
+abstract class TextModel<I, O> implements Model<I, O> {
 
     private static final String PROBE = "Serval warm-up probe.";
-    private static final java.util.function.BooleanSupplier NEVER_ABANDONED = () -> false;
+    private static final BooleanSupplier NEVER_ABANDONED = () -> false;
     /**
      * Windows of one text run in one inference when rows are independent. Windows are all {@code max_length} tokens but
      * the last, so grouping them changes no result of a model whose rows are independent; smaller groups bound the memory of one inference and let an
@@ -63,10 +66,6 @@ abstract class TextModel<O> implements Model<String, O> {
     static final int WINDOWS_PER_INFERENCE = 16;
     private static final String PROBE_PARTNER =
             "A longer companion text for the batch-invariance probe, so that the probe is padded inside its batch.";
-    /** Operators whose result for one batch row depends on the other rows. */
-    static final Set<String> ROW_COUPLING = Set.of("DynamicQuantizeLinear", "DynamicQuantizeMatMul", "DynamicQuantizeLSTM");
-    /** Largest per-element difference between a text alone and in a batch that still counts as the same. */
-    static final double INVARIANCE_TOLERANCE = 1e-5;
 
     /**
      * A loaded text model's parts, handed from {@link #load} to the kind's constructor.
@@ -83,6 +82,7 @@ abstract class TextModel<O> implements Model<String, O> {
     }
 
     private final OnnxModel model;
+    private final TextInput<I> inputs;
     private final HuggingFaceTokenizer tokenizer;
     /** Splits long texts into overlapping windows; null when long texts are truncated. */
     private final HuggingFaceTokenizer chunker;
@@ -96,8 +96,9 @@ abstract class TextModel<O> implements Model<String, O> {
     private final long maxChars;
     private final int maxLength;
 
-    TextModel(Parts<O> parts) {
+    TextModel(Parts<O> parts, TextInput<I> inputs) {
         this.model = parts.model();
+        this.inputs = inputs;
         this.tokenizer = parts.tokenizer();
         this.chunker = parts.chunker();
         this.translator = parts.translator();
@@ -166,7 +167,8 @@ abstract class TextModel<O> implements Model<String, O> {
             O together = predictor.predict(new Encoding[] {LeanEncoding.of(tokenizer, PROBE),
                     LeanEncoding.of(tokenizer, PROBE_PARTNER)})
                     .getFirst();
-            BatchingDecision rows = decide(modelFile, options.batchInvariance(), head.difference(alone, together));
+            BatchingDecision rows = BatchProbe.decide(modelFile, options.batchInvariance(),
+                    head.difference(alone, together));
             BatchingDecision batching = longInputs.chunk() ? rows : BatchProbe.sized(rows, predictor, tokenizer);
             System.getLogger(TextModel.class.getName()).log(System.Logger.Level.INFO,
                     "model {0}: {1} batching, batch invariant: {2} ({3}); output {4}, ONNX Runtime options {5}, "
@@ -198,22 +200,6 @@ abstract class TextModel<O> implements Model<String, O> {
         return builder.build();
     }
 
-    private static BatchingDecision decide(Path modelFile, boolean invariance, double probeDifference) throws IOException {
-        Set<String> coupling = new TreeSet<>(OnnxGraph.operatorTypes(modelFile));
-        coupling.retainAll(ROW_COUPLING);
-        String probe = String.format("the probe text alone and padded in a batch differ by up to %.2e", probeDifference);
-        String evidence;
-        if (!coupling.isEmpty()) {
-            evidence = "the graph couples batch rows (" + String.join(", ", coupling) + "); " + probe;
-        } else if (probeDifference > INVARIANCE_TOLERANCE) {
-            evidence = "no row-coupling operator, but " + probe;
-        } else {
-            return new BatchingDecision(true, true, "no row-coupling operator; " + probe);
-        }
-        return invariance ? BatchingDecision.single(evidence + ": every text runs alone")
-                : new BatchingDecision(true, false, evidence + "; batch invariance is off, so texts are batched anyway");
-    }
-
     /** The windows a long text is split into (tests and diagnostics); one window for a text within the maximum. */
     List<Encoding> windows(String text) {
         Encoding whole = chunker.encode(text);
@@ -230,10 +216,10 @@ abstract class TextModel<O> implements Model<String, O> {
         return model.widens();
     }
 
-    /** {@inheritDoc} Here the text's length in characters: a proxy for its tokens that costs nothing to read. */
+    /** {@inheritDoc} Here the input's length in characters: a proxy for its tokens that costs nothing to read. */
     @Override
-    public long inputSize(String input) {
-        return input.length();
+    public long inputSize(I input) {
+        return inputs.length(input);
     }
 
     @Override
@@ -242,12 +228,12 @@ abstract class TextModel<O> implements Model<String, O> {
     }
 
     @Override
-    public Predictor<String, O> newPredictor() {
+    public Predictor<I, O> newPredictor() {
         return newPredictor(BatchObserver.NONE);
     }
 
     @Override
-    public Predictor<String, O> newPredictor(BatchObserver observer) {
+    public Predictor<I, O> newPredictor(BatchObserver observer) {
         return new TextPredictor(observer);
     }
 
@@ -258,7 +244,7 @@ abstract class TextModel<O> implements Model<String, O> {
      * of up to {@link #WINDOWS_PER_INFERENCE}) when the model batches rows, or one by one when it does not; between
      * two inferences the predictor checks whether the text's request was abandoned, and stops if it was.
      */
-    final class TextPredictor implements Predictor<String, O> {
+    final class TextPredictor implements Predictor<I, O> {
         private final OnnxModel.Runner<Encoding[], List<O>> predictor = model.newRunner(translator);
         private final BatchObserver observer;
 
@@ -267,7 +253,7 @@ abstract class TextModel<O> implements Model<String, O> {
         }
 
         @Override
-        public O predict(String input) throws Exception {
+        public O predict(I input) throws Exception {
             return predict(input, NEVER_ABANDONED);
         }
 
@@ -278,17 +264,18 @@ abstract class TextModel<O> implements Model<String, O> {
          *                      after tokenising, before any window runs)
          */
         @Override
-        public O predict(String input, java.util.function.BooleanSupplier abandoned) throws Exception {
+        public O predict(I input, BooleanSupplier abandoned) throws Exception {
             if (chunker == null) {
-                return run(LeanEncoding.truncated(tokenizer, input, maxLength));
+                return run(inputs.truncated(tokenizer, input, maxLength));
             }
-            Encoding whole = chunker.encode(input);
+            String text = inputs.text(input);
+            Encoding whole = chunker.encode(text);
             Encoding[] rest = whole.getOverflowing();
             if (rest == null || rest.length == 0) {
                 return run(whole); // within the maximum: no chunking work beyond this one tokenisation
             }
             if (rest.length + 1 > maxChunks) {
-                throw new InvalidInput("a text of " + input.length() + " characters splits into " + (rest.length + 1)
+                throw new InvalidInput("a text of " + text.length() + " characters splits into " + (rest.length + 1)
                         + " windows of " + maxLength + " tokens; this model runs at most " + maxChunks
                         + " windows per text (max_chunks_per_input)");
             }
@@ -317,15 +304,15 @@ abstract class TextModel<O> implements Model<String, O> {
         }
 
         @Override
-        public List<O> predictBatch(List<String> inputs) throws Exception {
-            if (chunker != null || !rows.batched() || inputs.size() == 1) {
-                return Predictor.super.predictBatch(inputs);
+        public List<O> predictBatch(List<I> batch) throws Exception {
+            if (chunker != null || !rows.batched() || batch.size() == 1) {
+                return Predictor.super.predictBatch(batch);
             }
-            int n = inputs.size();
+            int n = batch.size();
             Encoding[] encodings = new Encoding[n];
             Integer[] order = new Integer[n];
             for (int i = 0; i < n; i++) {
-                encodings[i] = LeanEncoding.truncated(tokenizer, inputs.get(i), maxLength);
+                encodings[i] = inputs.truncated(tokenizer, batch.get(i), maxLength);
                 order[i] = i;
             }
             Arrays.sort(order, Comparator.comparingInt(i -> encodings[i].getIds().length));
@@ -369,8 +356,8 @@ abstract class TextModel<O> implements Model<String, O> {
     }
 
     @Override
-    public String probeInput() {
-        return PROBE;
+    public I probeInput() {
+        return inputs.probe(PROBE);
     }
 
     /**
@@ -378,15 +365,10 @@ abstract class TextModel<O> implements Model<String, O> {
      * is tokenised: O(1), whatever its length.
      */
     @Override
-    public void validate(String input, int index) {
-        if (input == null) {
-            throw new InvalidInput("text " + index + " is null");
-        }
-        if (input.isEmpty()) {
-            throw new InvalidInput("text " + index + " is an empty string");
-        }
-        if (chunker != null && input.length() > maxChars) {
-            throw new InvalidInput("text " + index + " is " + input.length() + " characters long; with long_inputs: "
+    public void validate(I input, int index) {
+        inputs.validate(input, index);
+        if (chunker != null && inputs.length(input) > maxChars) {
+            throw new InvalidInput("text " + index + " is " + inputs.length(input) + " characters long; with long_inputs: "
                     + "chunk this model takes at most " + maxChars + " characters per text (max_chunks_per_input "
                     + maxChunks + " windows of " + maxLength + " tokens, at most " + LongInputs.CHARS_PER_TOKEN
                     + " characters per token)");

@@ -4,6 +4,8 @@ import dev.serval.model.Classification;
 import dev.serval.model.Embedding;
 import dev.serval.model.LoadOptions;
 import dev.serval.model.Model;
+import dev.serval.model.Relevance;
+import dev.serval.model.TextPair;
 import dev.serval.model.onnx.OnnxOptions;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -53,5 +55,34 @@ public final class TextModels {
     public static Model<String, Classification> classification(Path modelFile, Path tokenizerFile,
             List<String> labels, String output, OnnxOptions engine, LoadOptions options) throws IOException {
         return TextClassificationModel.load(modelFile, tokenizerFile, labels, output, engine, options);
+    }
+
+    /**
+     * {@link #classification(Path, Path, List, String, OnnxOptions, LoadOptions)} reading the model's
+     * {@code config.json}: {@code problem_type: multi_label_classification} scores each label by its logit's sigmoid
+     * instead of a softmax over all; {@code id2label} names the labels when {@code labels} is empty.
+     *
+     * @param configFile the {@code config.json}; null, or a path that does not exist, for none
+     * @throws IOException also when the config is unreadable or its {@code id2label} has a gap
+     */
+    public static Model<String, Classification> classification(Path modelFile, Path tokenizerFile, Path configFile,
+            List<String> labels, String output, OnnxOptions engine, LoadOptions options) throws IOException {
+        return TextClassificationModel.load(modelFile, tokenizerFile, configFile, labels, output, engine, options);
+    }
+
+    /**
+     * A cross-encoder (reranker): each input a (query, document) pair tokenised as a sequence pair and truncated
+     * longest first; its result the model's one logit, its sigmoid and the pair's tokens. Long pairs are truncated,
+     * never chunked.
+     *
+     * @param output       the graph output holding the logits [batch, 1]
+     * @param maxDocuments the most documents one request may hold ({@code max_documents_per_request}), at least 1
+     * @throws IllegalArgumentException when the options ask for chunking, or as {@link #embedding}
+     * @throws IOException              as {@link #embedding}, and when the model gives more than one logit per pair
+     * @see #embedding the other parameters
+     */
+    public static Model<TextPair, Relevance> rerank(Path modelFile, Path tokenizerFile, String output,
+            OnnxOptions engine, LoadOptions options, int maxDocuments) throws IOException {
+        return TextRerankModel.load(modelFile, tokenizerFile, output, engine, options, maxDocuments);
     }
 }

@@ -19,7 +19,7 @@ class ChunkReductionTest {
 
     @Test
     void meanAveragesTheWindowsProbabilities() {
-        Classification combined = new SoftmaxHead(ChunkReduction.MEAN).combine(WINDOWS);
+        Classification combined = new ClassifierHead(ChunkReduction.MEAN).combine(WINDOWS);
         assertArrayEquals(new float[] {1.1f / 3, 1.25f / 3, 0.65f / 3}, combined.scores(), 1e-6f);
         assertEquals(1, combined.labelIndex());
         assertEquals(41, combined.tokens());
@@ -27,7 +27,7 @@ class ChunkReductionTest {
 
     @Test
     void maxTakesEachLabelsLargestProbabilityAndRenormalises() {
-        Classification combined = new SoftmaxHead(ChunkReduction.MAX).combine(WINDOWS);
+        Classification combined = new ClassifierHead(ChunkReduction.MAX).combine(WINDOWS);
         assertArrayEquals(new float[] {0.5f, 1 / 3f, 1 / 6f}, combined.scores(), 1e-6f);
         assertEquals(0, combined.labelIndex());
         assertEquals(41, combined.tokens());
@@ -35,7 +35,7 @@ class ChunkReductionTest {
 
     @Test
     void softmaxIsStableForLargeLogits() {
-        float[] scores = SoftmaxHead.softmax(new float[] {7, 1000, 1000, -5}, 1, 3);
+        float[] scores = ClassifierHead.softmax(new float[] {7, 1000, 1000, -5}, 1, 3);
         assertArrayEquals(new float[] {0.5f, 0.5f, 0f}, scores, 1e-6f);
     }
 }

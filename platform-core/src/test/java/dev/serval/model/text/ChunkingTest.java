@@ -52,7 +52,7 @@ class ChunkingTest {
     @Test
     void aLongTextsEmbeddingIsTheRenormalisedMeanOfItsWindows() throws Exception {
         try (TextEmbeddingModel model = load(LongInputs.chunk(4));
-                TextModel<Embedding>.TextPredictor predictor = (TextModel<Embedding>.TextPredictor) model.newPredictor()) {
+                TextModel<String, Embedding>.TextPredictor predictor = (TextModel<String, Embedding>.TextPredictor) model.newPredictor()) {
             List<Encoding> windows = model.windows(LONG);
             Embedding[] parts = new Embedding[windows.size()];
             double[] mean = new double[16];

@@ -23,6 +23,7 @@ import dev.serval.tensor.DataType;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,6 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The text-classification kind on the toy classifier of {@code scripts/make_tiny_models.py} (its own WordPiece
@@ -139,7 +141,8 @@ class TextClassificationModelTest {
         assertEquals(new ModelSignature("onnxruntime_onnx",
                         List.of(new TensorSignature("text", "BYTES", List.of(-1L))),
                         List.of(new TensorSignature("scores", "FP32", List.of(-1L, 3L)),
-                                new TensorSignature("label", "BYTES", List.of(-1L)))),
+                                new TensorSignature("label", "BYTES", List.of(-1L)),
+                                new TensorSignature("logits", "FP32", List.of(-1L, 3L)))),
                 model.signature());
         Tensors request = new Tensors(List.of(Tensor.of("text", new String[] {"i love it", "ok"}, 2)));
         List<String> texts = model.io().inputs(request);
@@ -277,8 +280,8 @@ class TextClassificationModelTest {
         List<Encoding> windows = chunking.windows(LONG);
         assertTrue(windows.size() >= 3, "windows: " + windows.size());
         List<float[]> scores = new ArrayList<>();
-        try (TextModel<Classification>.TextPredictor predictor =
-                (TextModel<Classification>.TextPredictor) chunking.newPredictor()) {
+        try (TextModel<String, Classification>.TextPredictor predictor =
+                (TextModel<String, Classification>.TextPredictor) chunking.newPredictor()) {
             for (Encoding window : windows) {
                 assertTrue(window.getIds().length <= MAX_LENGTH);
                 scores.add(predictor.run(window).scores());
@@ -311,5 +314,60 @@ class TextClassificationModelTest {
             }
         }
         return best;
+    }
+
+    @Test
+    void keepsEachTextsLogitsBesideItsSoftmax() throws Exception {
+        try (Predictor<String, Classification> predictor = model.newPredictor()) {
+            for (JsonNode expected : EXPECTED.get("cases")) {
+                String text = expected.get("text").asText();
+                assertArrayEquals(TinyModels.floats(expected.get("logits")), predictor.predict(text).logits(), 1e-5f,
+                        text);
+            }
+        }
+    }
+
+    @Test
+    void aMultiLabelConfigScoresEachLabelByItsSigmoidAndNamesTheLabels(@TempDir Path folder) throws Exception {
+        Path config = folder.resolve("config.json");
+        Files.writeString(config, """
+                {"problem_type": "multi_label_classification", "id2label": {"0": "neg", "1": "neu", "2": "pos"}}
+                """);
+        try (TextClassificationModel multi = TextClassificationModel.load(MODEL, TOKENIZER, config, List.of(),
+                        "logits", OnnxOptions.none(), LoadOptions.defaults().withMaxLength(MAX_LENGTH));
+                Predictor<String, Classification> predictor = multi.newPredictor()) {
+            assertEquals(List.of("neg", "neu", "pos"), multi.labels());
+            for (JsonNode expected : EXPECTED.get("cases")) {
+                String text = expected.get("text").asText();
+                float[] logits = TinyModels.floats(expected.get("logits"));
+                float[] sigmoid = new float[logits.length];
+                for (int l = 0; l < logits.length; l++) {
+                    sigmoid[l] = (float) (1 / (1 + Math.exp(-logits[l])));
+                }
+                Classification classification = predictor.predict(text);
+                assertArrayEquals(sigmoid, classification.scores(), 1e-5f, text);
+                assertArrayEquals(logits, classification.logits(), 1e-5f, text);
+                assertEquals(expected.get("label").asText().substring(0, 3),
+                        multi.labels().get(classification.labelIndex()), text);
+            }
+        }
+    }
+
+    @Test
+    void aSingleLabelConfigKeepsTheSoftmaxAndTheDescriptorsLabelsWin(@TempDir Path folder) throws Exception {
+        Path config = folder.resolve("config.json");
+        Files.writeString(config, "{\"id2label\": {\"0\": \"LABEL_0\", \"1\": \"LABEL_1\", \"2\": \"LABEL_2\"}}");
+        try (TextClassificationModel single = TextClassificationModel.load(MODEL, TOKENIZER, config, labels(),
+                        "logits", OnnxOptions.none(), LoadOptions.defaults().withMaxLength(MAX_LENGTH));
+                Predictor<String, Classification> predictor = single.newPredictor()) {
+            assertEquals(labels(), single.labels());
+            JsonNode first = EXPECTED.get("cases").get(0);
+            assertArrayEquals(TinyModels.floats(first.get("scores")), predictor.predict(first.get("text").asText())
+                    .scores(), 1e-5f);
+        }
+        Files.writeString(config, "{\"id2label\": {\"0\": \"a\", \"2\": \"c\"}}");
+        assertTrue(assertThrows(IOException.class, () -> TextClassificationModel.load(MODEL, TOKENIZER, config,
+                List.of(), "logits", OnnxOptions.none(), LoadOptions.defaults().withMaxLength(MAX_LENGTH)))
+                .getMessage().endsWith("id2label must name every id from 0 to 1; id 1 has null"));
     }
 }

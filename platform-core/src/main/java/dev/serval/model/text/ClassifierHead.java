@@ -7,29 +7,37 @@ import dev.serval.model.ChunkReduction;
 import dev.serval.model.Classification;
 import dev.serval.model.ModelKind;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
  * Classifications from a sequence classifier: the softmax of each row of the logits [batch, labels] (the graph output
- * {@code logits}, unless the model names it otherwise), computed in
- * double precision and shifted by the row's maximum so that large logits do not overflow; a long text's windows are
- * combined by a {@link ChunkReduction}. Stateless.
+ * {@code logits}, unless the model names it otherwise), computed in double precision and shifted by the row's maximum
+ * so that large logits do not overflow; or, for a multi-label model ({@link ClassifierConfig#multiLabel}), each logit's
+ * sigmoid. The logits are kept beside the scores (raw scores). A long text's windows are combined by a
+ * {@link ChunkReduction}: softmax probabilities by {@link ChunkReduction#reduce}, sigmoid scores and logits label by
+ * label ({@link ChunkReduction#reduceEach}). Stateless.
  */
-final class SoftmaxHead implements TextHead<Classification> {
+final class ClassifierHead implements TextHead<Classification> {
 
     private final ChunkReduction reduction;
 
     private final String output;
+    private final boolean multiLabel;
 
-    /** @param output the graph output holding the logits */
-    SoftmaxHead(ChunkReduction reduction, String output) {
+    /**
+     * @param output     the graph output holding the logits
+     * @param multiLabel sigmoid per label instead of a softmax over the labels
+     */
+    ClassifierHead(ChunkReduction reduction, String output, boolean multiLabel) {
         this.reduction = reduction;
         this.output = output;
+        this.multiLabel = multiLabel;
     }
 
-    /** Reads {@code logits}. */
-    SoftmaxHead(ChunkReduction reduction) {
-        this(reduction, ModelKind.TEXT_CLASSIFICATION.defaultOutput());
+    /** Reads {@code logits}, softmax. */
+    ClassifierHead(ChunkReduction reduction) {
+        this(reduction, ModelKind.TEXT_CLASSIFICATION.defaultOutput(), false);
     }
 
     @Override
@@ -50,7 +58,9 @@ final class SoftmaxHead implements TextHead<Classification> {
         float[] all = logits.toFloatArray();
         List<Classification> classifications = new ArrayList<>(rows);
         for (int r = 0; r < rows; r++) {
-            classifications.add(Classification.of(softmax(all, r * labels, labels), TextHead.tokens(masks[r])));
+            float[] row = Arrays.copyOfRange(all, r * labels, (r + 1) * labels);
+            classifications.add(Classification.of(multiLabel ? sigmoid(row) : softmax(all, r * labels, labels),
+                    TextHead.tokens(masks[r]), row));
         }
         return classifications;
     }
@@ -59,17 +69,29 @@ final class SoftmaxHead implements TextHead<Classification> {
     @Override
     public Classification combine(List<Classification> windows) {
         List<float[]> scores = new ArrayList<>(windows.size());
+        List<float[]> logits = new ArrayList<>(windows.size());
         int tokens = 0;
         for (Classification window : windows) {
             scores.add(window.scores());
+            logits.add(window.logits());
             tokens += window.tokens();
         }
-        return Classification.of(reduction.reduce(scores), tokens);
+        return Classification.of(multiLabel ? reduction.reduceEach(scores) : reduction.reduce(scores), tokens,
+                reduction.reduceEach(logits));
     }
 
     @Override
     public double difference(Classification a, Classification b) {
         return TextHead.maxDifference(a.scores(), b.scores());
+    }
+
+    /** Each logit's sigmoid, in double precision. */
+    static float[] sigmoid(float[] logits) {
+        float[] scores = new float[logits.length];
+        for (int l = 0; l < logits.length; l++) {
+            scores[l] = (float) (1 / (1 + Math.exp(-(double) logits[l])));
+        }
+        return scores;
     }
 
     /** The softmax of {@code logits[offset, offset + length)}. */
