@@ -5,21 +5,24 @@ import java.util.Map;
 
 /**
  * Serval with one deployment of each model kind from the test repository: {@code mlp} and {@code dtypes} (tensor),
- * {@code classifier} (text-classification), {@code echo} (noop), beside the default MiniLM.
+ * {@code classifier} (text-classification), {@code reranker}
+ * (text-rerank), {@code echo} (noop), beside the default MiniLM.
  */
 public class ModelKindsProfile implements QuarkusTestProfile {
 
     @Override
     public Map<String, String> getConfigOverrides() {
         TestRepository.install();
-        return Map.of(
-                "serval.deployments.mlp.model", "tiny-mlp",
-                "serval.deployments.mlp.predictor-threads", "1",
-                "serval.deployments.dtypes.model", "tiny-dtypes",
-                "serval.deployments.dtypes.predictor-threads", "1",
-                "serval.deployments.classifier.model", "tiny-classifier",
-                "serval.deployments.classifier.predictor-threads", "1",
-                "serval.deployments.echo.model", "noop",
-                "serval.deployments.echo.predictor-threads", "1");
+        return Map.ofEntries(
+                Map.entry("serval.deployments.mlp.model", "tiny-mlp"),
+                Map.entry("serval.deployments.mlp.predictor-threads", "1"),
+                Map.entry("serval.deployments.dtypes.model", "tiny-dtypes"),
+                Map.entry("serval.deployments.dtypes.predictor-threads", "1"),
+                Map.entry("serval.deployments.classifier.model", "tiny-classifier"),
+                Map.entry("serval.deployments.classifier.predictor-threads", "1"),
+                Map.entry("serval.deployments.reranker.model", "tiny-reranker"),
+                Map.entry("serval.deployments.reranker.predictor-threads", "1"),
+                Map.entry("serval.deployments.echo.model", "noop"),
+                Map.entry("serval.deployments.echo.predictor-threads", "1"));
     }
 }

@@ -26,13 +26,14 @@ final class TestRepository {
      * Installs, idempotently: {@code tiny-encoder/1} (a tiny FP32 text-embedding model whose batch rows are
      * independent, with the MiniLM tokenizer); {@code tiny-mlp/1} and {@code tiny-mlp/2} (a 2-layer MLP, tensor kind,
      * input FP32 [n, 4], output FP32 [n, 2]; version 2 is the same file under a new version); {@code tiny-dtypes/1}
-     * (tensor kind, one input per datatype); {@code tiny-classifier/1} (text-classification, three labels).
+     * (tensor kind, one input per datatype); {@code tiny-classifier/1} (text-classification, three labels); {@code tiny-reranker/1} (text-rerank, at most 8 documents).
      */
     static synchronized Path install() {
         tensorModel("tiny-mlp", "1");
         tensorModel("tiny-mlp", "2");
         tensorModel("tiny-dtypes", "1");
         installClassifier();
+        installReranker();
         return installEncoder();
     }
 
@@ -79,6 +80,25 @@ final class TestRepository {
                     kind: text-classification
                     max_length: 16
                     labels: [negative, neutral, positive]
+                    """);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** {@code tiny-reranker/1}: the tiny cross-encoder (text-rerank) of scripts/make_tiny_cross_encoder.py. */
+    private static void installReranker() {
+        Path dir = PATH.resolve("tiny-reranker").resolve("1");
+        try {
+            Files.createDirectories(dir);
+            for (String file : new String[] {"model.onnx", "tokenizer.json", "config.json"}) {
+                Files.copy(CORE_MODELS.resolve("tiny-cross-encoder").resolve(file), dir.resolve(file),
+                        StandardCopyOption.REPLACE_EXISTING);
+            }
+            Files.writeString(dir.resolve("model.yaml"), """
+                    kind: text-rerank
+                    max_length: 24
+                    max_documents_per_request: 8
                     """);
         } catch (IOException e) {
             throw new UncheckedIOException(e);

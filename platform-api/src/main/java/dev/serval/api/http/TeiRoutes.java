@@ -41,9 +41,10 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 public class TeiRoutes {
 
     static final String PREFIX = "/tei/";
-    private static final Set<String> ROOT_PATHS = Set.of("/embed", "/similarity", "/info", "/health");
+    private static final Set<String> ROOT_PATHS = Set.of("/embed", "/similarity", "/rerank", "/info", "/health");
 
     private final InferenceRoutes inference;
+    private final RerankRoutes rerank;
     private final RepositoryModelSource repository;
     private final ObjectMapper mapper;
     private final JsonFactory factory;
@@ -53,9 +54,11 @@ public class TeiRoutes {
     private final int maxTexts;
     private final String version;
 
-    TeiRoutes(InferenceRoutes inference, RepositoryModelSource repository, ServalConfig config, ObjectMapper mapper,
+    TeiRoutes(InferenceRoutes inference, RerankRoutes rerank, RepositoryModelSource repository, ServalConfig config,
+            ObjectMapper mapper,
             @ConfigProperty(name = "quarkus.application.version", defaultValue = "unknown") String version) {
         this.inference = inference;
+        this.rerank = rerank;
         this.repository = repository;
         this.mapper = mapper;
         this.factory = mapper.getFactory();
@@ -73,22 +76,39 @@ public class TeiRoutes {
     void install(@Observes Router router) {
         router.post("/embed").handler(context -> embed(context, rootDeployment, TeiExchange.Task.EMBED));
         router.post("/similarity").handler(context -> embed(context, rootDeployment, TeiExchange.Task.SIMILARITY));
+        router.post("/rerank").handler(context -> rerank.run(context, Dialect.TEI, rootDeployment, false));
         router.get("/info").handler(context -> info(context, rootDeployment));
         router.get("/health").handler(context -> health(context, rootDeployment));
-        router.post("/tei/:name").handler(context -> embed(context, context.pathParam("name"), TeiExchange.Task.ANY));
+        router.post("/tei/:name").handler(context -> any(context, context.pathParam("name")));
+        router.post("/tei/:name/rerank")
+                .handler(context -> rerank.run(context, Dialect.TEI, context.pathParam("name"), false));
         router.post("/tei/:name/embed")
                 .handler(context -> embed(context, context.pathParam("name"), TeiExchange.Task.EMBED));
         router.post("/tei/:name/similarity")
                 .handler(context -> embed(context, context.pathParam("name"), TeiExchange.Task.SIMILARITY));
         router.get("/tei/:name/info").handler(context -> info(context, context.pathParam("name")));
         router.get("/tei/:name/health").handler(context -> health(context, context.pathParam("name")));
-        for (String path : List.of("/embed", "/similarity", "/tei/:name", "/tei/:name/embed", "/tei/:name/similarity")) {
+        for (String path : List.of("/embed", "/similarity", "/rerank", "/tei/:name", "/tei/:name/embed",
+                "/tei/:name/similarity", "/tei/:name/rerank")) {
             router.route(path).handler(context -> InferenceRoutes.methodNotAllowed(context, inference, Dialect.TEI));
         }
     }
 
     InferenceRoutes inference() {
         return inference;
+    }
+
+    /**
+     * {@code POST /tei/<deployment>}, the URL {@code InferenceClient} posts every task to: answered as TEI answers its
+     * own root route, by the model's kind: a text-rerank model reranks, any other embeds (or refuses, naming why).
+     */
+    private void any(RoutingContext context, String name) {
+        ServedDeployment served = inference.deployments().plain(name);
+        if (served != null && served.kind() == ModelKind.TEXT_RERANK) {
+            rerank.run(context, Dialect.TEI, name, false);
+        } else {
+            embed(context, name, TeiExchange.Task.ANY);
+        }
     }
 
     private void embed(RoutingContext context, String name, TeiExchange.Task task) {
@@ -185,7 +205,7 @@ public class TeiRoutes {
         DeploymentSpec spec = served.config();
         int maxLength = spec.model().maxLength() > 0 ? spec.model().maxLength() : repository.maxLength(spec);
         Map<String, Object> type = new LinkedHashMap<>();
-        if (served.kind() == ModelKind.TEXT_CLASSIFICATION) {
+        if (served.kind() == ModelKind.TEXT_CLASSIFICATION || served.kind() == ModelKind.TEXT_RERANK) {
             Map<String, String> id2label = new LinkedHashMap<>();
             Map<String, Integer> label2id = new LinkedHashMap<>();
             List<String> labels = repository.labels(spec);
@@ -193,7 +213,8 @@ public class TeiRoutes {
                 id2label.put(Integer.toString(i), labels.get(i));
                 label2id.put(labels.get(i), i);
             }
-            type.put("classifier", Map.of("id2label", id2label, "label2id", label2id));
+            type.put(served.kind() == ModelKind.TEXT_RERANK ? "reranker" : "classifier",
+                    Map.of("id2label", id2label, "label2id", label2id));
         } else {
             type.put("embedding", Map.of("pooling", "mean"));
         }
