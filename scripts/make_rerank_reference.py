@@ -17,7 +17,7 @@ import onnxruntime as ort
 from tokenizers import Tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
-MODEL = ROOT / "platform-core" / "src" / "test" / "resources" / "models" / "tiny-cross-encoder"
+MODEL = ROOT / "platform-core" / "src" / "main" / "resources" / "serval" / "models" / "tiny-reranker"
 OUT = ROOT / "platform-core" / "src" / "test" / "resources" / "reference" / "tiny-cross-encoder-reference.json"
 MAX_LENGTH = 24  # what the Java test loads the model with
 

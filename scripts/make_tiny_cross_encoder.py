@@ -6,7 +6,7 @@ export with one label: inputs input_ids, attention_mask, token_type_ids (int64 [
 Tiny (committed, a few KB; the tests' model):
 
     python3 scripts/make_tiny_cross_encoder.py
-        writes platform-core/src/test/resources/models/tiny-cross-encoder/{model.onnx,tokenizer.json,config.json}
+        writes platform-core/src/main/resources/serval/models/tiny-reranker/{model.onnx,tokenizer.json,config.json}
 
   The tokenizer is tiny-classifier's (scripts/make_tiny_models.py: a BERT-style WordPiece of 125 entries, with the
   pair template [CLS] A [SEP] B [SEP], type ids 0 then 1). Per token h = tanh((E[id] + T[type]) @ W1 + b1); q and d
@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_tiny_models  # noqa: E402  (the tiny classifier's tokenizer)
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = ROOT / "platform-core" / "src" / "test" / "resources" / "models" / "tiny-cross-encoder"
+TINY = ROOT / "platform-core" / "src" / "main" / "resources" / "serval" / "models" / "tiny-reranker"
 DIMS = ["batch_size", "sequence_length"]
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 

@@ -20,6 +20,9 @@ final class TestRepository {
     }
 
     /** The tiny models' files, committed by scripts/make_tiny_models.py. */
+    /** The tiny cross-encoder Serval bundles as {@code tiny-reranker}. */
+    private static final Path BUNDLED_RERANKER = Path.of("..", "platform-core", "src", "main", "resources", "serval",
+            "models", "tiny-reranker");
     private static final Path API_MODELS = Path.of("src", "test", "resources", "models");
 
     /**
@@ -86,13 +89,16 @@ final class TestRepository {
         }
     }
 
-    /** {@code tiny-reranker/1}: the tiny cross-encoder (text-rerank) of scripts/make_tiny_cross_encoder.py. */
+    /**
+     * {@code tiny-reranker/1} bounded to 8 documents a request: the tiny cross-encoder (text-rerank) of
+     * scripts/make_tiny_cross_encoder.py, which Serval also bundles with its default bound.
+     */
     private static void installReranker() {
         Path dir = PATH.resolve("tiny-reranker").resolve("1");
         try {
             Files.createDirectories(dir);
             for (String file : new String[] {"model.onnx", "tokenizer.json", "config.json"}) {
-                Files.copy(CORE_MODELS.resolve("tiny-cross-encoder").resolve(file), dir.resolve(file),
+                Files.copy(BUNDLED_RERANKER.resolve(file), dir.resolve(file),
                         StandardCopyOption.REPLACE_EXISTING);
             }
             Files.writeString(dir.resolve("model.yaml"), """

@@ -5,14 +5,18 @@ import java.util.Map;
 
 /**
  * The models Serval ships, written into a repository unless they are there already: {@code all-minilm-l6-v2/1}
- * (quantised all-MiniLM-L6-v2, a text-embedding model, from the langchain4j artifact on the server's class path) and
- * {@code noop/1}. Stateless.
+ * (quantised all-MiniLM-L6-v2, a text-embedding model, from the langchain4j artifact on the server's class path),
+ * {@code noop/1}, and {@code tiny-reranker/1}: a cross-encoder of a few kilobytes with random weights
+ * (scripts/make_tiny_cross_encoder.py), so that the rerank APIs can be tried, and are tested, without a download.
+ * Stateless.
  */
 public final class BundledModels {
 
     /** The bundled MiniLM's class-path resources (from the langchain4j artifact). */
     private static final String MODEL = "all-minilm-l6-v2-q.onnx";
     private static final String TOKENIZER = "all-minilm-l6-v2-q-tokenizer.json";
+    /** The tiny reranker's class-path folder (this module's resources). */
+    private static final String RERANKER = "serval/models/tiny-reranker/";
 
     private BundledModels() {
     }
@@ -38,5 +42,15 @@ public final class BundledModels {
                 kind: noop
                 description: answers every request with its own input tensors (measures the platform's overhead)
                 """, Map.of());
+        repository.install("tiny-reranker", "1", """
+                        kind: text-rerank
+                        max_length: 24
+                        description: a tiny cross-encoder with random weights, for trying the rerank APIs (its scores mean nothing)
+                        """,
+                Map.of("model.onnx", (dir, name) -> ModelFiles.extract(classLoader, RERANKER + "model.onnx", dir, name),
+                        "tokenizer.json", (dir, name) -> ModelFiles.extract(classLoader, RERANKER + "tokenizer.json",
+                                dir, name),
+                        "config.json", (dir, name) -> ModelFiles.extract(classLoader, RERANKER + "config.json", dir,
+                                name)));
     }
 }

@@ -83,8 +83,8 @@ class ModelCatalogTest {
     void aRerankDescriptorLoadsACrossEncoderBoundedByItsDescriptor() throws Exception {
         ModelDescriptor descriptor = new ModelDescriptor(ModelKind.TEXT_RERANK, "model.onnx", "tokenizer.json", 24,
                 List.of(), "", dev.serval.model.onnx.OnnxOptions.none(), "", null, 2, "config.json");
-        try (Model<?, ?> loaded = ModelCatalog.load(descriptor, TinyModels.file("tiny-cross-encoder", "model.onnx"),
-                TinyModels.file("tiny-cross-encoder", "tokenizer.json"), LoadOptions.defaults())) {
+        try (Model<?, ?> loaded = ModelCatalog.load(descriptor, TinyModels.reranker("model.onnx"),
+                TinyModels.reranker("tokenizer.json"), LoadOptions.defaults())) {
             @SuppressWarnings("unchecked")
             Model<TextPair, Relevance> model = (Model<TextPair, Relevance>) loaded;
             Tensors three = new Tensors(List.of(dev.serval.tensor.Tensor.of("query", new String[] {"fox"}, 1),

@@ -23,6 +23,11 @@ public final class TinyModels {
         return Path.of("src", "test", "resources", "models", name, file);
     }
 
+    /** {@code file} of the tiny cross-encoder Serval bundles as {@code tiny-reranker} (main resources). */
+    public static Path reranker(String file) {
+        return Path.of("src", "main", "resources", "serval", "models", "tiny-reranker", file);
+    }
+
     /** What the script computed for model {@code name}. */
     public static JsonNode expected(String name) {
         return EXPECTED.get(name);

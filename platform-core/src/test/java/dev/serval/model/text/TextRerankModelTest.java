@@ -42,8 +42,8 @@ import org.junit.jupiter.api.Test;
  */
 class TextRerankModelTest {
 
-    private static final Path MODEL = TinyModels.file("tiny-cross-encoder", "model.onnx");
-    private static final Path TOKENIZER = TinyModels.file("tiny-cross-encoder", "tokenizer.json");
+    private static final Path MODEL = TinyModels.reranker("model.onnx");
+    private static final Path TOKENIZER = TinyModels.reranker("tokenizer.json");
     private static final JsonNode REFERENCE = reference();
     private static final int MAX_LENGTH = REFERENCE.get("max_length").asInt();
 
