@@ -69,12 +69,18 @@ public class Deployments {
                 () -> repository().repository().models().keySet(), this::stepsOf);
     }
 
+    /** A refused configuration stops the start with its one-line message, no stack trace (InvalidConfig#stopsStart). */
     void start(@Observes StartupEvent event) {
-        selectOnnxRuntime();
-        List<DeploymentSpec> initial = StartupConfigs.of(config, applied).load();
-        initial.forEach(this::check);
-        rules.limits(initial, "the initial deployments");
-        rules.addresses(initial, "the initial deployments");
+        List<DeploymentSpec> initial;
+        try {
+            selectOnnxRuntime();
+            initial = StartupConfigs.of(config, applied).load();
+            initial.forEach(this::check);
+            rules.limits(initial, "the initial deployments");
+            rules.addresses(initial, "the initial deployments");
+        } catch (InvalidConfig e) {
+            throw e.stopsStart();
+        }
         if (initial.isEmpty()) {
             LOG.warn("no deployments configured: Serval serves nothing until the management API adds some");
         }

@@ -72,7 +72,9 @@ class StartupConfigsTest {
                 () -> new StartupConfigs(state, Optional.of(configFile()), properties).load());
 
         String message = refused.getMessage();
-        assertTrue(message.contains(stateDir.resolve(AppliedConfigStore.FILE).toString()), message);
+        assertTrue(message.startsWith(stateDir.resolve(AppliedConfigStore.FILE) + ":1: "), "which file: " + message);
+        assertTrue(message.contains("not valid YAML or JSON"), "why: " + message);
+        assertTrue(message.contains("the last applied config"), "what it is: " + message);
         assertTrue(message.contains("delete it to start from the config file " + dir.resolve("serval.yaml")), message);
     }
 
