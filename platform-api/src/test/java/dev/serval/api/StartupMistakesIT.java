@@ -92,6 +92,21 @@ class StartupMistakesIT {
     }
 
     @Test
+    void aModelTheRepositoryLacksIsNamedWithTheFileItCameFrom() throws IOException {
+        Files.writeString(cwd.resolve("serval.yaml"), """
+                deployments:
+                  - name: minilm
+                    model: all-minilm-l6-v3
+                """);
+
+        Run run = failedStart("-Dserval.config-file=serval.yaml");
+
+        run.assertCauseFirst(cwd.resolve("serval.yaml") + ": deployment 'minilm': field 'model': model "
+                + "'all-minilm-l6-v3' is not in the repository " + home.resolve("repository") + "; it holds "
+                + "all-minilm-l6-v2");
+    }
+
+    @Test
     void aMissingConfigFileIsNamedByTheAbsolutePathTried() {
         Run run = failedStart("-Dserval.config-file=missing.yaml");
 

@@ -74,8 +74,9 @@ public class Deployments {
         List<DeploymentSpec> initial;
         try {
             selectOnnxRuntime();
-            initial = StartupConfigs.of(config, applied).load();
-            initial.forEach(this::check);
+            StartupConfigs startup = StartupConfigs.of(config, applied);
+            initial = startup.load();
+            initial.forEach(spec -> checkWith(spec, startup.source(spec.name())));
             rules.limits(initial, "the initial deployments");
             rules.addresses(initial, "the initial deployments");
         } catch (InvalidConfig e) {
@@ -214,10 +215,6 @@ public class Deployments {
         } else {
             served.deployment().close();
         }
-    }
-
-    private void check(DeploymentSpec next) {
-        checkWith(next, "serval.deployments." + next.name());
     }
 
     /** Whether {@code spec} is a pipeline one of whose steps calls deployment {@code step}. */

@@ -36,6 +36,15 @@ final class StartupConfigs {
     }
 
     /**
+     * How a refusal of the initial deployment {@code deployment} names its source: the absolute path of the file
+     * {@link #load} read it from, or its properties' prefix.
+     */
+    String source(String deployment) {
+        return state.file().or(() -> configFile).map(file -> file.toAbsolutePath().normalize().toString())
+                .orElse("serval.deployments." + deployment);
+    }
+
+    /**
      * The initial deployments, from the first source that exists.
      *
      * @throws InvalidConfig naming the file (absolute path and line) when a file does not parse (for the last applied

@@ -84,4 +84,19 @@ class StartupConfigsTest {
 
         assertEquals(List.of(config("from-properties", 1)), new StartupConfigs(none, Optional.empty(), properties).load());
     }
+
+    @Test
+    void theSourceNamedForAnInitialDeploymentIsWhereItCameFrom() throws IOException {
+        AppliedConfigStore none = new AppliedConfigStore(Optional.empty());
+        assertEquals("serval.deployments.bert", new StartupConfigs(none, Optional.empty(), properties).source("bert"));
+        Path file = configFile();
+        assertEquals(file.toString(), new StartupConfigs(none, Optional.of(file), properties).source("bert"));
+        assertEquals(Path.of("").toAbsolutePath().resolve("serval.yaml").toString(),
+                new StartupConfigs(none, Optional.of(Path.of("serval.yaml")), properties).source("bert"),
+                "a relative file is the working directory's");
+        AppliedConfigStore state = new AppliedConfigStore(Optional.of(dir.resolve("state")));
+        state.write(List.of(config("restored", 2)));
+        assertEquals(dir.resolve("state").resolve(AppliedConfigStore.FILE).toAbsolutePath().toString(),
+                new StartupConfigs(state, Optional.of(file), properties).source("restored"));
+    }
 }
