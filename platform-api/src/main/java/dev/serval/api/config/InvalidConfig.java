@@ -22,11 +22,13 @@ public final class InvalidConfig extends RuntimeException {
 
     public InvalidConfig(String source, String deployment, String field, String problem) {
         this(source, (deployment == null ? "" : "deployment '" + deployment + "': ")
-                + (field == null ? "" : "field '" + field + "': "), field, problem, null);
+                + (field == null ? "" : "field '" + field + "': "), field, problem, null, null);
     }
 
-    private InvalidConfig(String source, String where, String field, String problem, String pointer) {
-        super(source + ": " + where + problem);
+    /** @param cause the refusal this one restates (located, or with advice), for the DEBUG stack trace */
+    private InvalidConfig(String source, String where, String field, String problem, String pointer,
+            InvalidConfig cause) {
+        super(source + ": " + where + problem, cause);
         this.source = source;
         this.field = field;
         this.pointer = pointer;
@@ -39,22 +41,22 @@ public final class InvalidConfig extends RuntimeException {
      * is not set): {@code serval.deployments.bert.num-replicas=65: must be between 0 and 64, not 65}.
      */
     static InvalidConfig property(String property, String value, String field, String problem) {
-        return new InvalidConfig(property + (value == null ? "" : "=" + value), "", field, problem, null);
+        return new InvalidConfig(property + (value == null ? "" : "=" + value), "", field, problem, null, null);
     }
 
     /** This refusal, located at {@code pointer} (a JSON Pointer into the document it was read from). */
     InvalidConfig at(String pointer) {
-        return new InvalidConfig(source, where, field, problem, pointer);
+        return new InvalidConfig(source, where, field, problem, pointer, this);
     }
 
     /** This refusal with {@code source} in place of its source (a file's path and line). */
     InvalidConfig from(String source) {
-        return new InvalidConfig(source, where, field, problem, pointer);
+        return new InvalidConfig(source, where, field, problem, pointer, this);
     }
 
     /** This refusal with {@code advice} (what to do about it) after its problem. */
     public InvalidConfig advising(String advice) {
-        return new InvalidConfig(source, where, field, problem + "; " + advice, pointer);
+        return new InvalidConfig(source, where, field, problem + "; " + advice, pointer, this);
     }
 
     /** The offending field, or null when the problem is not one field's. */
