@@ -89,8 +89,8 @@ public final class DeploymentConfig {
             Field<?> field = DeploymentFields.named(key.replace('-', '_'));
             if (key.startsWith(autoscaling)) {
                 if (field == null) {
-                    throw new InvalidSpec(key, "unknown property; known properties: " + DeploymentFields
-                            .in(Section.AUTOSCALING).stream().map(f -> f.path().replace('_', '-')).toList());
+                    throw new InvalidSpec(key, Spelling.unknown("property", "properties", key, DeploymentFields
+                            .in(Section.AUTOSCALING).stream().map(f -> f.path().replace('_', '-')).toList()));
                 }
                 JsonNode settings = fields.get(Section.AUTOSCALING.key);
                 ObjectNode section = settings instanceof ObjectNode object ? object
@@ -99,10 +99,10 @@ public final class DeploymentConfig {
                 return;
             }
             if (field == null) {
-                throw new InvalidSpec(key, "unknown property; known properties: " + KEYS.stream()
+                throw new InvalidSpec(key, Spelling.unknown("property", "properties", key, KEYS.stream()
                         .filter(k -> !k.equals(NAME))
                         .map(k -> k.equals(Section.AUTOSCALING.key) ? k + ".*" : k.replace('_', '-')).sorted()
-                        .toList());
+                        .toList()));
             }
             fields.set(field.key(), field.kind().fromText(text));
         });
@@ -144,9 +144,7 @@ public final class DeploymentConfig {
         for (Iterator<String> names = settings.fieldNames(); names.hasNext(); ) {
             String name = names.next();
             if (!known.contains(name)) {
-                String snake = name.replace('-', '_');
-                throw new InvalidSpec(key + "." + name, "unknown field" + (known.contains(snake)
-                        ? " (did you mean '" + snake + "'?)" : "; known fields: " + known));
+                throw new InvalidSpec(key + "." + name, Spelling.unknown("field", "fields", name, known));
             }
         }
         Values values = new Values();
@@ -173,9 +171,7 @@ public final class DeploymentConfig {
         for (Iterator<String> names = node.fieldNames(); names.hasNext(); ) {
             String field = names.next();
             if (!KEYS.contains(field)) {
-                String snake = field.replace('-', '_');
-                throw new InvalidSpec(field, "unknown field" + (KEYS.contains(snake) ? " (did you mean '" + snake
-                        + "'?)" : "; known fields: " + KEYS));
+                throw new InvalidSpec(field, Spelling.unknown("field", "fields", field, KEYS));
             }
         }
     }

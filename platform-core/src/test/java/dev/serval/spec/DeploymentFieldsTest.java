@@ -6,7 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.IntNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.serval.spec.DeploymentFields.Field;
 import dev.serval.spec.DeploymentFields.Presence;
 import dev.serval.spec.DeploymentFields.Section;
@@ -17,6 +20,8 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -31,6 +36,8 @@ class DeploymentFieldsTest {
 
     private static final Path DOCS = Path.of("../docs/configuration.md");
     /** A row of a fields table: | `key` | default | meaning |. */
+    /** The commented sample config at the repository's root. */
+    private static final Path EXAMPLE = Path.of("../serval.example.yaml");
     private static final Pattern ROW = Pattern.compile("^\\| `([a-z_]+)` \\| ([^|]+) \\|");
 
     @Test
@@ -117,5 +124,26 @@ class DeploymentFieldsTest {
             }
         }
         return rows;
+    }
+
+    @Test
+    void theExampleConfigSetsEveryField() throws IOException {
+        JsonNode example = new ObjectMapper(new YAMLFactory()).readTree(Files.readString(EXAMPLE));
+        Set<String> set = new TreeSet<>();
+        for (JsonNode deployment : example.get("deployments")) {
+            deployment.fieldNames().forEachRemaining(key -> {
+                JsonNode value = deployment.get(key);
+                if (value.isObject()) {
+                    value.fieldNames().forEachRemaining(nested -> set.add(key + "." + nested));
+                } else {
+                    set.add(key);
+                }
+            });
+        }
+        Set<String> every = new TreeSet<>();
+        every.add("name");
+        DeploymentFields.ALL.forEach(field -> every.add(field.path()));
+
+        assertEquals(every, set, "the fields serval.example.yaml sets (a field added to the table goes into it)");
     }
 }

@@ -128,7 +128,7 @@ final class ServalImage {
     }
 
     /** Where the image's Serval writes the management token it generates when SERVAL_API_TOKEN is not set. */
-    static final String GENERATED_TOKEN_FILE = "/var/lib/serval/.cache/serval/api-token";
+    static final String GENERATED_TOKEN_FILE = "/var/lib/serval/.cache/serval/api-token-" + HTTP_PORT;
 
     /**
      * The management token a started container generated for itself (no SERVAL_API_TOKEN), read from its file as an

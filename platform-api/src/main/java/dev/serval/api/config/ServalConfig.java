@@ -51,9 +51,13 @@ public interface ServalConfig {
          */
         java.util.Optional<String> token();
 
-        /** Where a generated token is written, readable by Serval's user only. */
+        /**
+         * Where a generated token is written once the start succeeds, readable by Serval's user only; by default one
+         * file per HTTP port under {@code $HOME} (Java's {@code user.home} when {@code HOME} is not set), so that
+         * several servers on one machine each keep their own.
+         */
         @WithName("token-file")
-        @WithDefault("${user.home}/.cache/serval/api-token")
+        @WithDefault("${HOME:${user.home}}/.cache/serval/api-token-${quarkus.http.port}")
         Path tokenFile();
 
         /** {@code false} turns the token check off: anyone who reaches the port may change the deployments. */

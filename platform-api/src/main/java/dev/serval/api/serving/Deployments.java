@@ -69,12 +69,19 @@ public class Deployments {
                 () -> repository().repository().models().keySet(), this::stepsOf);
     }
 
+    /** A refused configuration stops the start with its one-line message, no stack trace (InvalidConfig#stopsStart). */
     void start(@Observes StartupEvent event) {
-        selectOnnxRuntime();
-        List<DeploymentSpec> initial = StartupConfigs.of(config, applied).load();
-        initial.forEach(this::check);
-        rules.limits(initial, "the initial deployments");
-        rules.addresses(initial, "the initial deployments");
+        List<DeploymentSpec> initial;
+        try {
+            selectOnnxRuntime();
+            StartupConfigs startup = StartupConfigs.of(config, applied);
+            initial = startup.load();
+            initial.forEach(spec -> checkWith(spec, startup.source(spec.name())));
+            rules.limits(initial, "the initial deployments");
+            rules.addresses(initial, "the initial deployments");
+        } catch (InvalidConfig e) {
+            throw e.stopsStart();
+        }
         if (initial.isEmpty()) {
             LOG.warn("no deployments configured: Serval serves nothing until the management API adds some");
         }
@@ -208,10 +215,6 @@ public class Deployments {
         } else {
             served.deployment().close();
         }
-    }
-
-    private void check(DeploymentSpec next) {
-        checkWith(next, "serval.deployments." + next.name());
     }
 
     /** Whether {@code spec} is a pipeline one of whose steps calls deployment {@code step}. */

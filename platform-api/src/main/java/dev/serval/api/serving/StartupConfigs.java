@@ -36,9 +36,19 @@ final class StartupConfigs {
     }
 
     /**
+     * How a refusal of the initial deployment {@code deployment} names its source: the absolute path of the file
+     * {@link #load} read it from, or its properties' prefix.
+     */
+    String source(String deployment) {
+        return state.file().or(() -> configFile).map(file -> file.toAbsolutePath().normalize().toString())
+                .orElse("serval.deployments." + deployment);
+    }
+
+    /**
      * The initial deployments, from the first source that exists.
      *
-     * @throws InvalidConfig naming the file when a file does not parse (for the last applied config, also what to do)
+     * @throws InvalidConfig naming the file (absolute path and line) when a file does not parse (for the last applied
+     *     config, also what to do)
      */
     List<DeploymentSpec> load() {
         int leftovers = state.removeLeftovers();
@@ -47,18 +57,18 @@ final class StartupConfigs {
         }
         Optional<Path> applied = state.file();
         if (applied.isPresent()) {
-            LOG.infof("deployments from the last applied config %s", applied.get());
+            LOG.infof("deployments from the last applied config %s", applied.get().toAbsolutePath());
             try {
                 return ConfigParser.readFile(applied.get());
             } catch (InvalidConfig e) {
-                throw new InvalidConfig("the last applied config", null, null, e.getMessage() + "; the management "
-                        + "API wrote it (serval.state-dir): correct it, or delete it to start from "
-                        + configFile.map(file -> "the config file " + file)
+                throw e.advising("this is the last applied config, which the management API wrote "
+                        + "(serval.state-dir): correct it, or delete it to start from "
+                        + configFile.map(file -> "the config file " + file.toAbsolutePath())
                                 .orElse("the serval.deployments properties"));
             }
         }
         if (configFile.isPresent()) {
-            LOG.infof("deployments from the config file %s", configFile.get());
+            LOG.infof("deployments from the config file %s", configFile.get().toAbsolutePath());
             return ConfigParser.readFile(configFile.get());
         }
         return properties.get();

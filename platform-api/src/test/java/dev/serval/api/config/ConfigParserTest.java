@@ -276,7 +276,7 @@ class ConfigParserTest {
 
     @Test
     void refusesAnUnknownTopLevelKey() {
-        assertRefused("deployment:\n  - name: a\n    model: b\n", "deployment", SOURCE + ": field 'deployment': ",
+        assertRefused("services:\n  - name: a\n    model: b\n", "services", SOURCE + ": field 'services': ",
                 "unknown field; known fields: [deployments]");
     }
 
@@ -547,7 +547,7 @@ class ConfigParserTest {
         InvalidConfig e = assertThrows(InvalidConfig.class,
                 () -> ConfigParser.fromProperties(Map.of("bert", Map.of("model", "bert-base", "replicas", "2"))));
 
-        assertMessage(e, "replicas", "serval.deployments.bert: deployment 'bert': field 'replicas': ",
+        assertMessage(e, "replicas", "serval.deployments.bert.replicas=2: ",
                 "unknown property; known properties: [autoscaling.*, batch-invariance, batch-wait-timeout, ");
         assertTrue(e.getMessage().contains("num-replicas"), e.getMessage());
     }
@@ -578,7 +578,7 @@ class ConfigParserTest {
         InvalidConfig e = assertThrows(InvalidConfig.class,
                 () -> ConfigParser.fromProperties(Map.of("bert", properties)));
 
-        assertMessage(e, field, "serval.deployments.bert: deployment 'bert': field '" + field + "': ", problem);
+        assertMessage(e, field, "serval.deployments.bert." + key + "=" + value + ": ", problem);
     }
 
     @Test
@@ -586,7 +586,7 @@ class ConfigParserTest {
         InvalidConfig e = assertThrows(InvalidConfig.class,
                 () -> ConfigParser.fromProperties(Map.of("bert", Map.of("num-replicas", "2"))));
 
-        assertMessage(e, "model", "serval.deployments.bert: deployment 'bert': field 'model': ", "is required");
+        assertMessage(e, "model", "serval.deployments.bert.model: ", "is required");
     }
 
     @Test
@@ -659,7 +659,7 @@ class ConfigParserTest {
 
         Files.writeString(file, bert("max_batch_size: 0"));
         InvalidConfig e = assertThrows(InvalidConfig.class, () -> ConfigParser.readFile(file));
-        assertMessage(e, "max_batch_size", file + ": deployment 'bert': field 'max_batch_size': ",
+        assertMessage(e, "max_batch_size", file + ":4: deployment 'bert': field 'max_batch_size': ",
                 "must be between 1 and 1024, not 0");
     }
 
@@ -667,11 +667,81 @@ class ConfigParserTest {
     void readFileRefusesAFileThatIsNotYaml(@TempDir Path dir) throws IOException {
         Path file = Files.writeString(dir.resolve("serval.yaml"), "deployments: [\n");
         InvalidConfig e = assertThrows(InvalidConfig.class, () -> ConfigParser.readFile(file));
-        assertMessage(e, null, file + ": ", "not valid YAML or JSON");
+        assertMessage(e, null, file + ":1: ", "not valid YAML or JSON");
     }
 
     @Test
     void toYamlOfNothingReadsBackAsNothing() {
         assertEquals(List.of(), parse(ConfigParser.toYaml(List.of())));
+    }
+
+    // --- where a mistake is: the nearest known name, the file's line, the property
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', textBlock = """
+        num_replica: 2                   | num_replica              | num_replicas
+        predictor_thread: 4              | predictor_thread         | predictor_threads
+        modle: bert-base                 | modle                    | model
+        'autoscaling: {min_replica: 0}'  | autoscaling.min_replica  | min_replicas
+        """)
+    void aMisspeltFieldIsAnsweredWithTheNearestKnownName(String line, String field, String nearest) {
+        InvalidConfig e = assertRefused(bert(line), field, bertField(field),
+                "unknown field (did you mean '" + nearest + "'?); known fields: [");
+        assertEquals(1, e.getMessage().lines().count(), e.getMessage());
+    }
+
+    @Test
+    void aMisspeltTopLevelKeyIsAnsweredWithDeployments() {
+        assertRefused("deployment:\n  - name: a\n    model: b\n", "deployment", SOURCE + ": field 'deployment': ",
+                "unknown field (did you mean 'deployments'?)");
+    }
+
+    @Test
+    void aMisspeltPropertyIsNamedInFullWithItsValueAndTheNearestKnownProperty() {
+        InvalidConfig e = assertThrows(InvalidConfig.class, () -> ConfigParser.fromProperties(
+                Map.of("all-minilm-l6-v2", Map.of("model", "all-minilm-l6-v2", "predictor-thread", "4"))));
+
+        assertMessage(e, "predictor-thread", "serval.deployments.all-minilm-l6-v2.predictor-thread=4: ",
+                "unknown property (did you mean 'predictor-threads'?); known properties: [");
+        InvalidConfig autoscaling = assertThrows(InvalidConfig.class, () -> ConfigParser.fromProperties(
+                Map.of("bert", Map.of("model", "bert-base", "autoscaling.max-replica", "4"))));
+        assertMessage(autoscaling, "autoscaling.max-replica", "serval.deployments.bert.autoscaling.max-replica=4: ",
+                "unknown property (did you mean 'autoscaling.max-replicas'?)");
+    }
+
+    @Test
+    void aMistakeInAFileNamesItsAbsolutePathAndLine(@TempDir Path dir) throws IOException {
+        String head = "# a comment, then the deployments\ndeployments:\n  - name: bert\n    model: bert-base\n";
+        assertFileRefused(dir, head + "    num_replica: 2\n", 5, "deployment 'bert': field 'num_replica': unknown "
+                + "field (did you mean 'num_replicas'?)");
+        assertFileRefused(dir, head + "    max_batch_size: 32\n    num_replicas: 100\n", 6,
+                "deployment 'bert': field 'num_replicas': must be between 0 and 64, not 100");
+        assertFileRefused(dir, head + "    autoscaling:\n      min_replicas: 0\n      max_replicas: 100\n", 7,
+                "deployment 'bert': field 'autoscaling.max_replicas': must be between");
+        assertFileRefused(dir, head + "  - name: noop\n    num_replicas: 2\n", 5,
+                "deployment 'noop': field 'model': is required");
+        assertFileRefused(dir, head + "  - noop\n", 5, "field 'deployments[1]': must be a mapping");
+        assertFileRefused(dir, head + "    version: [1\n", 5, "not valid YAML or JSON: ");
+    }
+
+    @Test
+    void aRelativeFileIsReadFromTheWorkingDirectoryAndNamedByItsAbsolutePath() {
+        Path relative = Path.of("target", "no-such-directory", "serval.yaml");
+
+        InvalidConfig e = assertThrows(InvalidConfig.class, () -> ConfigParser.readFile(relative));
+
+        assertEquals(Path.of("").toAbsolutePath().resolve(relative) + ": the file does not exist", e.getMessage());
+    }
+
+    /** Asserts that a file of {@code yaml} is refused naming its absolute path and {@code line}, then {@code problem}. */
+    private static void assertFileRefused(Path dir, String yaml, int line, String problem) throws IOException {
+        Path file = Files.writeString(dir.resolve("serval.yaml"), yaml);
+
+        InvalidConfig e = assertThrows(InvalidConfig.class, () -> ConfigParser.readFile(file));
+
+        String where = file.toAbsolutePath() + ":" + line + ": ";
+        assertTrue(e.getMessage().startsWith(where + problem),
+                () -> "expected <" + where + problem + "...>: " + e.getMessage());
+        assertEquals(1, e.getMessage().lines().count(), e.getMessage());
     }
 }

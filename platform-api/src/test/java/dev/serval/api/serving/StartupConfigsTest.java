@@ -72,7 +72,9 @@ class StartupConfigsTest {
                 () -> new StartupConfigs(state, Optional.of(configFile()), properties).load());
 
         String message = refused.getMessage();
-        assertTrue(message.contains(stateDir.resolve(AppliedConfigStore.FILE).toString()), message);
+        assertTrue(message.startsWith(stateDir.resolve(AppliedConfigStore.FILE) + ":1: "), "which file: " + message);
+        assertTrue(message.contains("not valid YAML or JSON"), "why: " + message);
+        assertTrue(message.contains("the last applied config"), "what it is: " + message);
         assertTrue(message.contains("delete it to start from the config file " + dir.resolve("serval.yaml")), message);
     }
 
@@ -81,5 +83,20 @@ class StartupConfigsTest {
         AppliedConfigStore none = new AppliedConfigStore(Optional.empty());
 
         assertEquals(List.of(config("from-properties", 1)), new StartupConfigs(none, Optional.empty(), properties).load());
+    }
+
+    @Test
+    void theSourceNamedForAnInitialDeploymentIsWhereItCameFrom() throws IOException {
+        AppliedConfigStore none = new AppliedConfigStore(Optional.empty());
+        assertEquals("serval.deployments.bert", new StartupConfigs(none, Optional.empty(), properties).source("bert"));
+        Path file = configFile();
+        assertEquals(file.toString(), new StartupConfigs(none, Optional.of(file), properties).source("bert"));
+        assertEquals(Path.of("").toAbsolutePath().resolve("serval.yaml").toString(),
+                new StartupConfigs(none, Optional.of(Path.of("serval.yaml")), properties).source("bert"),
+                "a relative file is the working directory's");
+        AppliedConfigStore state = new AppliedConfigStore(Optional.of(dir.resolve("state")));
+        state.write(List.of(config("restored", 2)));
+        assertEquals(dir.resolve("state").resolve(AppliedConfigStore.FILE).toAbsolutePath().toString(),
+                new StartupConfigs(state, Optional.of(file), properties).source("restored"));
     }
 }
