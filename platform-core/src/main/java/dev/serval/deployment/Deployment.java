@@ -215,6 +215,12 @@ public final class Deployment<I, O> implements AutoCloseable {
                 : Optional.ofNullable(atZero.lastServed()).map(AtZero.Served::signature);
     }
 
+    /** The label names of the newest serving version's model (a classifier's), in score order; empty otherwise. */
+    public List<String> labels() {
+        RoutableReplica<I, O> newest = router.snapshot().newest();
+        return newest != null ? newest.model().labels() : List.of();
+    }
+
     /**
      * What the model takes and returns when every serving replica runs the same model; empty while none serves, or
      * while a rolling update has two versions serving.

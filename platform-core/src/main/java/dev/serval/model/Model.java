@@ -2,6 +2,7 @@ package dev.serval.model;
 
 import dev.serval.error.InvalidInput;
 import dev.serval.request.TensorIO;
+import java.util.List;
 
 /**
  * A loaded model: weights loaded once and shared by every predictor made from it. Thread-safe: any thread
@@ -14,6 +15,14 @@ public interface Model<I, O> extends AutoCloseable {
 
     /** What the model takes and returns, for metadata endpoints. */
     ModelSignature signature();
+
+    /**
+     * The names of the model's labels, in the order of its score outputs (a classifier's); empty for a model without
+     * labels.
+     */
+    default List<String> labels() {
+        return List.of();
+    }
 
     /** How Open Inference Protocol tensors map to this model's inputs, and its outputs back. */
     TensorIO<I, O> io();

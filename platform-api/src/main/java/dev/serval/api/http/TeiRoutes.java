@@ -41,7 +41,8 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 public class TeiRoutes {
 
     static final String PREFIX = "/tei/";
-    private static final Set<String> ROOT_PATHS = Set.of("/embed", "/similarity", "/rerank", "/info", "/health");
+    private static final Set<String> ROOT_PATHS = Set.of("/embed", "/similarity", "/rerank", "/predict", "/info",
+            "/health");
 
     private final InferenceRoutes inference;
     private final RerankRoutes rerank;
@@ -77,9 +78,12 @@ public class TeiRoutes {
         router.post("/embed").handler(context -> embed(context, rootDeployment, TeiExchange.Task.EMBED));
         router.post("/similarity").handler(context -> embed(context, rootDeployment, TeiExchange.Task.SIMILARITY));
         router.post("/rerank").handler(context -> rerank.run(context, Dialect.TEI, rootDeployment, false));
+        router.post("/predict").handler(context -> new PredictExchange(context, this, rootDeployment, false).run());
         router.get("/info").handler(context -> info(context, rootDeployment));
         router.get("/health").handler(context -> health(context, rootDeployment));
         router.post("/tei/:name").handler(context -> any(context, context.pathParam("name")));
+        router.post("/tei/:name/predict")
+                .handler(context -> new PredictExchange(context, this, context.pathParam("name"), false).run());
         router.post("/tei/:name/rerank")
                 .handler(context -> rerank.run(context, Dialect.TEI, context.pathParam("name"), false));
         router.post("/tei/:name/embed")
@@ -88,8 +92,8 @@ public class TeiRoutes {
                 .handler(context -> embed(context, context.pathParam("name"), TeiExchange.Task.SIMILARITY));
         router.get("/tei/:name/info").handler(context -> info(context, context.pathParam("name")));
         router.get("/tei/:name/health").handler(context -> health(context, context.pathParam("name")));
-        for (String path : List.of("/embed", "/similarity", "/rerank", "/tei/:name", "/tei/:name/embed",
-                "/tei/:name/similarity", "/tei/:name/rerank")) {
+        for (String path : List.of("/embed", "/similarity", "/rerank", "/predict", "/tei/:name", "/tei/:name/embed",
+                "/tei/:name/similarity", "/tei/:name/rerank", "/tei/:name/predict")) {
             router.route(path).handler(context -> InferenceRoutes.methodNotAllowed(context, inference, Dialect.TEI));
         }
     }
@@ -100,12 +104,15 @@ public class TeiRoutes {
 
     /**
      * {@code POST /tei/<deployment>}, the URL {@code InferenceClient} posts every task to: answered as TEI answers its
-     * own root route, by the model's kind: a text-rerank model reranks, any other embeds (or refuses, naming why).
+     * own root route, by the model's kind: a text-rerank model reranks, a text-classification model classifies (the
+     * body {@code text_classification} sends), any other embeds (or refuses, naming why).
      */
     private void any(RoutingContext context, String name) {
         ServedDeployment served = inference.deployments().plain(name);
         if (served != null && served.kind() == ModelKind.TEXT_RERANK) {
             rerank.run(context, Dialect.TEI, name, false);
+        } else if (served != null && served.kind() == ModelKind.TEXT_CLASSIFICATION) {
+            new PredictExchange(context, this, name, true).run();
         } else {
             embed(context, name, TeiExchange.Task.ANY);
         }
@@ -125,6 +132,16 @@ public class TeiRoutes {
         boolean similarity = task == TeiExchange.Task.SIMILARITY
                 || task == TeiExchange.Task.ANY && request.path("inputs").isObject();
         return similarity ? TeiRequest.similarity(request, maxTexts) : TeiRequest.embed(request, maxTexts);
+    }
+
+    /** A predict request: TEI's {@code /predict} body, or {@code InferenceClient}'s ({@code hub}). */
+    PredictRequest decodePredict(byte[] body, boolean hub) {
+        JsonNode request = json.readObject(body, 0, body.length);
+        return hub ? PredictRequest.hub(request) : PredictRequest.tei(request, maxTexts);
+    }
+
+    JsonFactory factory() {
+        return factory;
     }
 
     /** TEI's embed answer: one array of floats per input, in input order. */
@@ -208,7 +225,8 @@ public class TeiRoutes {
         if (served.kind() == ModelKind.TEXT_CLASSIFICATION || served.kind() == ModelKind.TEXT_RERANK) {
             Map<String, String> id2label = new LinkedHashMap<>();
             Map<String, Integer> label2id = new LinkedHashMap<>();
-            List<String> labels = repository.labels(spec);
+            List<String> loaded = served.deployment().labels();
+            List<String> labels = loaded.isEmpty() ? repository.labels(spec) : loaded;
             for (int i = 0; i < labels.size(); i++) {
                 id2label.put(Integer.toString(i), labels.get(i));
                 label2id.put(labels.get(i), i);

@@ -18,9 +18,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Rerank clients, unmodified, against the tiny cross-encoder ({@code reranker}): Cohere's Python SDK
- * ({@code ClientV2.rerank} with a {@code base_url}) and LangChain4j's Jina scoring model (its base URL Serval's
- * {@code /v1/}); each answers the Python reference's scores (onnxruntime + tokenizers pair encoding).
+ * Rerank and classification clients, unmodified, against the tiny cross-encoder ({@code reranker}) and the tiny
+ * classifier ({@code classifier}): Cohere's Python SDK ({@code ClientV2.rerank} with a {@code base_url}), LangChain4j's
+ * Jina scoring model (its base URL Serval's {@code /v1/}) and huggingface_hub's {@code text_classification} on the
+ * classifier's TEI URL; each answers the Python reference's scores.
  */
 @QuarkusTest
 @TestProfile(ModelKindsProfile.class)
@@ -65,6 +66,16 @@ class RerankClientsTest {
             assertEquals(true, score <= previous, "best first");
             previous = score;
         }
+    }
+
+    @Test
+    void huggingFaceHubsTextClassificationAnswersEveryLabelBestFirst() throws Exception {
+        JsonNode answered = new ObjectMapper().readTree(PythonClients.run("classify_clients.py",
+                List.of("http://127.0.0.1:" + RestAssured.port, "classifier", "i love it")));
+
+        assertEquals(3, answered.size());
+        assertEquals("positive", answered.get(0).get("label").asText());
+        assertEquals(0.8819518089294434, answered.get(0).get("score").asDouble(), 1e-5);
     }
 
     @Test

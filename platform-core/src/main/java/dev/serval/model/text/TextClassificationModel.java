@@ -105,7 +105,8 @@ final class TextClassificationModel extends TextModel<String, Classification> {
     }
 
     /** The label names, in logit order. */
-    List<String> labels() {
+    @Override
+    public List<String> labels() {
         return labels;
     }
 
