@@ -1,6 +1,7 @@
 package dev.serval.deployment;
 
 import dev.serval.autoscaling.ScalingTarget;
+import dev.serval.cache.DeploymentCache;
 import dev.serval.controller.Controller;
 import dev.serval.controller.ControllerLoop;
 import dev.serval.error.DeadlineExceeded;
@@ -20,6 +21,7 @@ import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
 import dev.serval.routing.RoutingSnapshot;
 import dev.serval.spec.AutoscalingStatus;
+import dev.serval.spec.CacheStatus;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.DeploymentState;
 import dev.serval.spec.DeploymentStatus;
@@ -45,7 +47,8 @@ import java.util.function.LongSupplier;
  * <p>Sub-machines, each in its own type: the way of a request in and of its answer out ({@link Intake}: which model
  * judges a request, and the deadline it carries to the router); the deployment while no replica serves it
  * ({@link AtZero}: whether requests wait, how they are mapped, the wake-up); whether it serves, as a future
- * ({@link ServingSignal}); the autoscaler's view of it ({@link DeploymentScaling}). Metadata ({@link #signature()},
+ * ({@link ServingSignal}); the autoscaler's view of it ({@link DeploymentScaling}); its result cache
+ * ({@code cache.DeploymentCache}, looked up per input by {@link CachedRequest}). Metadata ({@link #signature()},
  * {@link #batching()}) describes the newest version that serves, or the last one that did.
  */
 public final class Deployment<I, O> implements AutoCloseable {
@@ -73,7 +76,7 @@ public final class Deployment<I, O> implements AutoCloseable {
     Deployment(DeploymentSpec spec, ModelLoader<I, O> loader, ServingEngine.Threads threads, ControllerLoop loop,
             Controller controller, LongSupplier nanoTime, InstantSource wallClock, DeploymentMetrics metrics,
             FailureMonitor.Window failures, Consumer<Deployment<?, ?>> onClosed, TensorIO<I, O> beforeLoad,
-            boolean onDemand) {
+            boolean onDemand, DeploymentCache<O> cache) {
         this.spec = spec;
         this.failures = failures;
         this.metrics = metrics;
@@ -87,7 +90,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         this.gauges = new DeploymentGauges(metrics, router, this::status);
         this.scaling = new DeploymentScaling<>(this, router, loop, controller, metrics, this::status);
         this.atZero = new AtZero<>(spec.name(), router, launcher, this::status, scaling::scale, beforeLoad, onDemand);
-        this.intake = new Intake<>(this, router, atZero);
+        this.intake = new Intake<>(this, router, atZero, cache);
         atZero.published(spec);
     }
 
@@ -175,10 +178,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         return router.routableReplicas();
     }
 
-    /**
-     * The replicas routable now, as the router sees them (benchmarks and diagnostics that drive a replica directly).
-     * An immutable list, one snapshot's.
-     */
+    /** The replicas routable now, one snapshot's immutable list (benchmarks, diagnostics that drive a replica). */
     public List<RoutableReplica<I, O>> replicas() {
         return router.snapshot().replicas();
     }
@@ -221,10 +221,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         return newest != null ? newest.model().labels() : List.of();
     }
 
-    /**
-     * What the model takes and returns when every serving replica runs the same model; empty while none serves, or
-     * while a rolling update has two versions serving.
-     */
+    /** What the model takes and returns while every serving replica runs one model (none serving: empty). */
     Optional<ModelSignature> uniformSignature() {
         return Optional.ofNullable(Intake.uniformSignature(router.snapshot()));
     }
@@ -234,6 +231,11 @@ public final class Deployment<I, O> implements AutoCloseable {
         RoutableReplica<I, O> newest = router.snapshot().newest();
         return newest != null ? Optional.of(newest.model().batching())
                 : Optional.ofNullable(atZero.lastServed()).map(AtZero.Served::batching);
+    }
+
+    /** The result cache now (whether it is active, its bound, its size). */
+    public CacheStatus cache() {
+        return intake.cache().status();
     }
 
     /** The failure monitor's view of this deployment. */
@@ -246,11 +248,7 @@ public final class Deployment<I, O> implements AutoCloseable {
         return everRouted;
     }
 
-    /**
-     * Whether the deployment has reached the state it was asked for (startup probes): a replica has been routable, or
-     * none is wanted (created at zero with {@code initial_replicas: 0} or {@code num_replicas: 0}), so that nothing
-     * is still to load. A deployment whose starts fail has not started. Reads two volatile fields.
-     */
+    /** Reached the state asked for (startup probes): a replica was routable, or none is wanted; two volatile reads. */
     public boolean started() {
         return everRouted || status.desired() == 0;
     }
@@ -261,9 +259,7 @@ public final class Deployment<I, O> implements AutoCloseable {
 
     /** This deployment's phase histograms, to read (the dashboard); the engine records into them. */
     public PhaseMeters phaseMeters() {
-        return new PhaseMeters(metrics.queueWaitHistogram(), metrics.predictorWaitHistogram(),
-                metrics.batchWaitHistogram(), metrics.inferenceHistogram(), metrics.batchSizeHistogram(),
-                metrics.requestInputsHistogram());
+        return PhaseMeters.of(metrics);
     }
 
     /** The router (tests of this package). */
@@ -279,13 +275,7 @@ public final class Deployment<I, O> implements AutoCloseable {
      * client could otherwise restart the pod with bad input. Reads the routing snapshot once, on failures only.
      */
     public void recordOutcome(boolean serverFailure) {
-        if (serverFailure) {
-            RoutableReplica<I, O> newest = router.snapshot().newest();
-            if (newest != null && !newest.model().requestFailuresMarkUnhealthy()) {
-                return;
-            }
-        }
-        failures.record(serverFailure);
+        intake.recordOutcome(serverFailure, failures);
     }
 
     /**
@@ -305,7 +295,7 @@ public final class Deployment<I, O> implements AutoCloseable {
      * {@link #submit} does, and maps the outputs back with the model of the replica that answered. The request's
      * {@link CallContext} goes with it: a model that calls other deployments passes it on to them
      * ({@code compose.Handle}), and a request whose deadline passes while it waits (in the deployment's queue or a
-     * replica's) is dropped before it reaches the model.
+     * replica's) is dropped before it reaches the model. A text model's texts go through its result cache, if on.
      *
      * @return as {@link #submit}'s, but completed with every output tensor and the version that answered, or
      *     exceptionally with {@link DeadlineExceeded} when its deadline passed before a predictor took it
@@ -319,8 +309,8 @@ public final class Deployment<I, O> implements AutoCloseable {
     }
 
     /**
-     * Embeds {@code texts} as {@link #submit} does, for a deployment of a text-embedding model (inputs texts, outputs
-     * {@link Embedding}s: the caller checks the kind).
+     * Embeds {@code texts} as {@link #infer} does (through the result cache, per text), for a deployment of a
+     * text-embedding model (inputs texts, outputs {@link Embedding}s: the caller checks the kind).
      *
      * @param dimensions the dimension the caller expects, or 0 for the model's own: another is refused before routing
      *                   while one model serves, otherwise on the answer
@@ -366,6 +356,7 @@ public final class Deployment<I, O> implements AutoCloseable {
             throw new IllegalStateException("deployment '" + next.name() + "' is closed");
         }
         spec = next;
+        intake.cache().configure(next.cache()); // in place: a cache never rolls the replicas
         return loop.submit(() -> {
             controller.apply(next, launcher, router, statusSink);
             atZero.published(next);
@@ -399,6 +390,7 @@ public final class Deployment<I, O> implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         gauges.remove();
+        intake.cache().close();
         metrics.removeAll(); // before onClosed frees the name: a namesake's meters are never the ones removed
         serving.closed(new NotReady("model '" + spec.name() + "' was unloaded"));
         onClosed.accept(this);

@@ -1,7 +1,9 @@
 package dev.serval.deployment;
 
+import dev.serval.cache.CacheBudget;
 import dev.serval.health.FailureMonitor;
 import dev.serval.multiplex.Multiplexer;
+import dev.serval.spec.CacheSpec;
 import dev.serval.spec.InvalidSpec;
 import java.time.Duration;
 import java.util.Objects;
@@ -26,10 +28,16 @@ import java.util.Objects;
  *                                the repository; 100ms to 1h
  * @param multiplexMinResidency   {@code serval.multiplex.min-residency}: 0s to 1m
  * @param multiplexResidencyFactor {@code serval.multiplex.residency-factor}: 0 to 1000
+ * @param cacheMaxBytes           {@code serval.cache.max-bytes}: bytes every deployment's result cache may hold
+ *                                together (shared out by {@link CacheBudget}); 0 (no caching) to 1Ti
  */
 public record EngineSettings(Duration autoscalingPeriod, int cpuBudget, boolean failureMonitorEnabled,
         Duration failureWindow, double failureThreshold, int failureMinRequests, int maxReplacements,
-        Duration multiplexRefreshPeriod, Duration multiplexMinResidency, int multiplexResidencyFactor) {
+        Duration multiplexRefreshPeriod, Duration multiplexMinResidency, int multiplexResidencyFactor,
+        long cacheMaxBytes) {
+
+    /** The default of {@code serval.cache.max-bytes}: four deployments' default caches. */
+    public static final long DEFAULT_CACHE_MAX_BYTES = 256L << 20;
 
     public EngineSettings {
         within("serval.autoscaling.period", autoscalingPeriod, Duration.ofMillis(10), Duration.ofSeconds(10),
@@ -45,8 +53,21 @@ public record EngineSettings(Duration autoscalingPeriod, int cpuBudget, boolean 
             throw new InvalidSpec("serval.multiplex.residency-factor", "must be between 0 and 1000, not "
                     + multiplexResidencyFactor);
         }
+        if (cacheMaxBytes < 0 || cacheMaxBytes > CacheSpec.MAX_BYTES) {
+            throw new InvalidSpec("serval.cache.max-bytes", "must be between 0 (no result cache) and "
+                    + CacheSpec.MAX_BYTES + " bytes (1Ti), not " + cacheMaxBytes);
+        }
         new FailureMonitor.Settings(failureMonitorEnabled, failureWindow, failureThreshold, failureMinRequests,
                 maxReplacements); // checks its own bounds
+    }
+
+    /** The settings with the default result cache ceiling. */
+    public EngineSettings(Duration autoscalingPeriod, int cpuBudget, boolean failureMonitorEnabled,
+            Duration failureWindow, double failureThreshold, int failureMinRequests, int maxReplacements,
+            Duration multiplexRefreshPeriod, Duration multiplexMinResidency, int multiplexResidencyFactor) {
+        this(autoscalingPeriod, cpuBudget, failureMonitorEnabled, failureWindow, failureThreshold, failureMinRequests,
+                maxReplacements, multiplexRefreshPeriod, multiplexMinResidency, multiplexResidencyFactor,
+                DEFAULT_CACHE_MAX_BYTES);
     }
 
     /**

@@ -1,7 +1,10 @@
 package dev.serval.deployment;
 
+import dev.serval.cache.DeploymentCache;
+import dev.serval.cache.ResultCache;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
+import dev.serval.health.FailureMonitor;
 import dev.serval.model.Embedding;
 import dev.serval.model.ModelSignature;
 import dev.serval.request.CallContext;
@@ -31,6 +34,9 @@ import java.util.concurrent.Future;
  * {@link AtZero#mapping} says). Checks made before routing against the model's signature (requested outputs, embedding
  * dimensions) are made only while every serving replica runs one model, and otherwise on the answer.
  *
+ * <p>Results of text models go through the deployment's result cache while it has one ({@link CachedRequest}): per
+ * input, hits answered from it, identical inputs coalesced, misses routed together.
+ *
  * <p>Threads: any request thread; no state of its own. A request reads the routing snapshot once for all of this, and
  * the deployment's spec and status (volatile) as they are: no lock, no allocation beyond its own.
  */
@@ -39,11 +45,13 @@ final class Intake<I, O> {
     private final Deployment<I, O> deployment;
     private final Router<I, O> router;
     private final AtZero<I, O> atZero;
+    private final DeploymentCache<O> cache;
 
-    Intake(Deployment<I, O> deployment, Router<I, O> router, AtZero<I, O> atZero) {
+    Intake(Deployment<I, O> deployment, Router<I, O> router, AtZero<I, O> atZero, DeploymentCache<O> cache) {
         this.deployment = deployment;
         this.router = router;
         this.atZero = atZero;
+        this.cache = cache;
     }
 
     /** {@link Deployment#infer}. */
@@ -66,19 +74,26 @@ final class Intake<I, O> {
         List<I> inputs = io.inputs(request);
         CompletableFuture<List<O>> routed;
         try {
-            routed = route(snapshot, inputs, request.context().deadlineNanos());
+            routed = answer(snapshot, inputs, request.context().deadlineNanos());
         } catch (RuntimeException refused) {
             io.watch(inputs, CompletableFuture.failedFuture(refused));
             throw refused;
         }
         int count = inputs.size();
         CompletableFuture<Inference> answering = Answering.of(routed, answer -> {
-            RoutableReplica<I, O> answered = Router.servedBy(routed);
+            RoutableReplica<I, O> answered = answeredBy(routed);
             return answered == null ? new Inference(io.outputs(answer), deployment.spec().version(), count)
                     : new Inference(answered.model().io().outputs(answer), answered.version(), count);
         });
         io.watch(inputs, answering);
         return answering;
+    }
+
+    /** The replica whose model answered {@code routed} (as {@link Router#servedBy}, or a cached request's). */
+    @SuppressWarnings("unchecked")
+    private static <I, O> RoutableReplica<I, O> answeredBy(CompletableFuture<List<O>> routed) {
+        return routed instanceof CachedRequest<?, ?> cached ? (RoutableReplica<I, O>) cached.answeredBy()
+                : Router.servedBy(routed);
     }
 
     /** {@link Deployment#embed}. */
@@ -89,7 +104,7 @@ final class Intake<I, O> {
         if (uniform != null) {
             checkDimensions(dimensions, uniform.outputs().getFirst().shape().get(1));
         }
-        CompletableFuture<?> submitted = route(snapshot, (List<I>) texts, context.deadlineNanos());
+        CompletableFuture<?> submitted = answer(snapshot, (List<I>) texts, context.deadlineNanos());
         CompletableFuture<List<Embedding>> routed = (CompletableFuture<List<Embedding>>) submitted;
         if (dimensions == 0) {
             return routed;
@@ -108,10 +123,51 @@ final class Intake<I, O> {
     }
 
     /**
+     * The outputs of {@code inputs}: through the deployment's result cache while it has one ({@link CachedRequest};
+     * one volatile read and one branch while it has none), else routed as {@link #route} does.
+     */
+    private CompletableFuture<List<O>> answer(RoutingSnapshot<I, O> snapshot, List<I> inputs, long deadlineNanos) {
+        ResultCache<O> results = cache.current();
+        if (results == null) {
+            return route(snapshot, inputs, deadlineNanos);
+        }
+        admit(snapshot, inputs);
+        CachedRequest<I, O> cached = CachedRequest.start(this, snapshot, cache, results, inputs, deadlineNanos);
+        if (cached != null) {
+            return cached;
+        }
+        // No lookup (nothing serves yet, or two models do): the plain way, its results stored for the next requests.
+        CompletableFuture<List<O>> routed = route(snapshot, inputs, deadlineNanos);
+        cache.counted(0, inputs.size(), 0);
+        routed.whenComplete((outputs, failure) -> {
+            RoutableReplica<I, O> ran = Router.servedBy(routed);
+            if (failure == null && ran != null) {
+                for (int i = 0; i < inputs.size(); i++) {
+                    results.put(ran.served(), (String) inputs.get(i), outputs.get(i));
+                }
+            }
+        });
+        return routed;
+    }
+
+    /**
      * {@link Deployment#submit} until {@code deadlineNanos} ({@link CallContext#deadlineNanos}), judging readiness by
      * {@code snapshot}, the one its caller read.
      */
     CompletableFuture<List<O>> route(RoutingSnapshot<I, O> snapshot, List<I> inputs, long deadlineNanos) {
+        admit(snapshot, inputs);
+        CompletableFuture<List<O>> result = router.submit(inputs, deadlineNanos);
+        if (result.state() == Future.State.FAILED && Router.servedBy(result) == null
+                && result.exceptionNow() instanceof InvalidInput refused) {
+            // Refused by the validation of the replica it was routed to, before it ran (a replica records itself as
+            // the one serving only once its run began): as synchronous as a size check.
+            throw refused;
+        }
+        return result;
+    }
+
+    /** Refuses {@code inputs} when the deployment takes no request in the state {@code snapshot} shows, or by size. */
+    private void admit(RoutingSnapshot<I, O> snapshot, List<I> inputs) {
         DeploymentState state = deployment.state(snapshot);
         if (!accepts(state)) {
             throw notReady(state);
@@ -124,14 +180,22 @@ final class Intake<I, O> {
             throw new InvalidInput("the request holds " + inputs.size() + " inputs; model '" + current.name()
                     + "' takes at most " + current.admission().maxInputsPerRequest() + " per request");
         }
-        CompletableFuture<List<O>> result = router.submit(inputs, deadlineNanos);
-        if (result.state() == Future.State.FAILED && Router.servedBy(result) == null
-                && result.exceptionNow() instanceof InvalidInput refused) {
-            // Refused by the validation of the replica it was routed to, before it ran (a replica records itself as
-            // the one serving only once its run began): as synchronous as a size check.
-            throw refused;
+    }
+
+    /** The deployment's result cache. */
+    DeploymentCache<O> cache() {
+        return cache;
+    }
+
+    /** {@link Deployment#recordOutcome}: reads the routing snapshot once, on failures only. */
+    void recordOutcome(boolean serverFailure, FailureMonitor.Window failures) {
+        if (serverFailure) {
+            RoutableReplica<I, O> newest = router.snapshot().newest();
+            if (newest != null && !newest.model().requestFailuresMarkUnhealthy()) {
+                return;
+            }
         }
-        return result;
+        failures.record(serverFailure);
     }
 
     /** {@link Deployment#checkAccepting}. */

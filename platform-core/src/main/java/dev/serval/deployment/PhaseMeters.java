@@ -1,5 +1,6 @@
 package dev.serval.deployment;
 
+import dev.serval.metrics.DeploymentMetrics;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Timer;
 
@@ -10,4 +11,11 @@ import io.micrometer.core.instrument.Timer;
  */
 public record PhaseMeters(Timer queueWait, Timer predictorWait, Timer batchWait, Timer inference,
         DistributionSummary batchSize, DistributionSummary requestInputs) {
+
+    /** The histograms of {@code metrics}. */
+    static PhaseMeters of(DeploymentMetrics metrics) {
+        return new PhaseMeters(metrics.queueWaitHistogram(), metrics.predictorWaitHistogram(),
+                metrics.batchWaitHistogram(), metrics.inferenceHistogram(), metrics.batchSizeHistogram(),
+                metrics.requestInputsHistogram());
+    }
 }

@@ -1,11 +1,14 @@
 package dev.serval.deployment;
 
 import dev.serval.autoscaling.Autoscaler;
+import dev.serval.cache.CacheBudget;
+import dev.serval.cache.DeploymentCache;
 import dev.serval.controller.Controller;
 import dev.serval.controller.ControllerLoop;
 import dev.serval.health.FailureMonitor;
 import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.model.ModelCatalog;
+import dev.serval.model.ModelKind;
 import dev.serval.model.NativeRuntime;
 import dev.serval.request.TensorIO;
 import dev.serval.spec.DeploymentSpec;
@@ -40,6 +43,7 @@ public final class ServingEngine implements AutoCloseable {
     private final Autoscaler autoscaler;
     private final ScheduledExecutorService autoscaling;
     private final EngineSettings settings;
+    private final CacheBudget cacheBudget;
 
     /** The threads deployments share. */
     record Threads(ExecutorService launchers, ScheduledExecutorService health) {
@@ -89,6 +93,7 @@ public final class ServingEngine implements AutoCloseable {
     private ServingEngine(Duration tickPeriod, LongSupplier nanoTime, java.time.InstantSource wallClock,
             MeterRegistry registry, EngineSettings settings) {
         this.settings = settings;
+        this.cacheBudget = new CacheBudget(settings.cacheMaxBytes());
         FailureMonitor.Settings failureMonitor = settings.failureMonitor();
         Duration autoscalingPeriod = settings.autoscalingPeriod();
         int cpuBudget = settings.cpuBudget();
@@ -195,7 +200,30 @@ public final class ServingEngine implements AutoCloseable {
 
     /** Creates a deployment and starts its replicas in the background; returns at once. */
     public <I, O> Deployment<I, O> deploy(DeploymentSpec spec, ModelLoader<I, O> loader) {
-        return deploy(spec, loader, null, false);
+        return deploy(spec, loader, null, false, false);
+    }
+
+    /**
+     * {@link #deploy(DeploymentSpec, ModelLoader, TensorIO)} of a model of {@code kind}, whose requests' tensors map
+     * as the kind's ({@link ModelKind#inputsBeforeLoad}); the results of a kind that caches ({@link #caches}) go
+     * through a result cache as the spec's {@code cache} says.
+     */
+    public <I, O> Deployment<I, O> deploy(DeploymentSpec spec, ModelLoader<I, O> loader, ModelKind kind) {
+        return deploy(spec, loader, kind.inputsBeforeLoad(), false, caches(kind));
+    }
+
+    /** {@link #deployOnDemand(DeploymentSpec, ModelLoader, TensorIO)} of a model of {@code kind}, as the above. */
+    public <I, O> Deployment<I, O> deployOnDemand(DeploymentSpec spec, ModelLoader<I, O> loader, ModelKind kind) {
+        return deploy(spec, loader, kind.inputsBeforeLoad(), true, caches(kind));
+    }
+
+    /**
+     * Whether deployments of {@code kind} cache results: the kinds whose inputs are texts with one result each
+     * (text-embedding, text-classification), for which a result is a pure function of the text and the served model
+     * (docs/design-decisions.md, "The result cache"). Tensor, no-op and composite kinds do not.
+     */
+    public static boolean caches(ModelKind kind) {
+        return kind == ModelKind.TEXT_EMBEDDING || kind == ModelKind.TEXT_CLASSIFICATION;
     }
 
     /**
@@ -204,7 +232,7 @@ public final class ServingEngine implements AutoCloseable {
      * first request while the autoscaler starts a replica, instead of refusing it.
      */
     public <I, O> Deployment<I, O> deploy(DeploymentSpec spec, ModelLoader<I, O> loader, TensorIO<I, O> inputs) {
-        return deploy(spec, loader, java.util.Objects.requireNonNull(inputs, "inputs"), false);
+        return deploy(spec, loader, java.util.Objects.requireNonNull(inputs, "inputs"), false, false);
     }
 
     /**
@@ -214,19 +242,20 @@ public final class ServingEngine implements AutoCloseable {
      * of a multiplexed deployment, created with no replica and given one when their turn to load comes.
      */
     public <I, O> Deployment<I, O> deployOnDemand(DeploymentSpec spec, ModelLoader<I, O> loader, TensorIO<I, O> inputs) {
-        return deploy(spec, loader, java.util.Objects.requireNonNull(inputs, "inputs"), true);
+        return deploy(spec, loader, java.util.Objects.requireNonNull(inputs, "inputs"), true, false);
     }
 
     private synchronized <I, O> Deployment<I, O> deploy(DeploymentSpec spec, ModelLoader<I, O> loader,
-            TensorIO<I, O> beforeLoad, boolean onDemand) {
+            TensorIO<I, O> beforeLoad, boolean onDemand, boolean caches) {
         for (Deployment<?, ?> existing : deployments) {
             if (existing.name().equals(spec.name())) {
                 throw new IllegalArgumentException("deployment '" + spec.name() + "' exists already");
             }
         }
+        DeploymentMetrics metrics = DeploymentMetrics.create(registry, spec.name());
         Deployment<I, O> deployment = new Deployment<>(spec, loader, new Threads(launchers, health), loop, controller,
-                nanoTime, wallClock, DeploymentMetrics.create(registry, spec.name()), monitor.window(spec.name()),
-                this::forget, beforeLoad, onDemand);
+                nanoTime, wallClock, metrics, monitor.window(spec.name()), this::forget, beforeLoad, onDemand,
+                new DeploymentCache<>(caches, spec.cache(), cacheBudget, metrics));
         deployments.add(deployment);
         deployment.start();
         autoscaler.register(deployment.scalingTarget());

@@ -225,6 +225,12 @@ public final class DeploymentMetrics implements BatchObserver {
                 .register(registry);
     }
 
+    /** Registers a counter of this deployment. */
+    public Counter counter(String name, String description, String... tags) {
+        return Counter.builder(name).description(description).tags("deployment", deployment).tags(tags)
+                .register(registry);
+    }
+
     public void remove(Meter meter) {
         registry.remove(meter);
     }

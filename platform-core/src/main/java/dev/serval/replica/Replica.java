@@ -6,6 +6,7 @@ import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.model.Model;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.ServedModel;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -45,6 +46,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     private final String deployment;
     private final long id;
     private final String version;
+    private final ServedModel served;
     private final BoundedCount slots;
     private final int failureThreshold;
     private final Duration exitGrace;
@@ -66,6 +68,7 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
         this.deployment = deployment;
         this.id = id;
         this.version = spec.version();
+        this.served = ServedModel.of(spec);
         this.slots = new BoundedCount(spec.admission().maxOngoingRequests());
         this.failureThreshold = spec.health().healthCheckFailureThreshold();
         this.exitGrace = exitGrace(spec);
@@ -137,6 +140,11 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
     @Override
     public String version() {
         return version;
+    }
+
+    @Override
+    public ServedModel served() {
+        return served;
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.serval.routing;
 import dev.serval.model.Model;
 import dev.serval.request.CallContext;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.ServedModel;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -39,6 +40,15 @@ public interface RoutableReplica<I, O> {
      * this default, null.
      */
     default Model<I, O> model() {
+        return null;
+    }
+
+    /**
+     * What this replica's answer to an input depends on besides the input (its model, loader options, version and
+     * session settings): the model part of a result cache's key. Null for stand-ins that run no model: their answers
+     * are never cached.
+     */
+    default ServedModel served() {
         return null;
     }
 

@@ -9,6 +9,7 @@ import dev.serval.spec.DeploymentFields.Values;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedSet;
@@ -63,7 +64,8 @@ public final class DeploymentConfig {
                     + "newest version (a new version folder rolls that model); remove 'version'");
         }
         AutoscalingSpec autoscaling = autoscaling(node, base);
-        DeploymentSpec spec = DeploymentFields.spec(name, values).withAutoscaling(autoscaling);
+        DeploymentSpec spec = DeploymentFields.spec(name, values).withAutoscaling(autoscaling)
+                .withCache(cache(node.get(Section.CACHE.key), base));
         if (spec.health().minReadyReplicas() > spec.maxReplicas()) {
             throw new InvalidSpec(DeploymentFields.MIN_READY_REPLICAS.key(), "is " + spec.health().minReadyReplicas()
                     + " but " + (spec.isAutoscaled() ? "autoscaling.max_replicas" : "num_replicas") + " is "
@@ -84,30 +86,45 @@ public final class DeploymentConfig {
      */
     public static DeploymentSpec fromProperties(String name, Map<String, String> properties) {
         ObjectNode fields = JsonNodeFactory.instance.objectNode();
-        String autoscaling = Section.AUTOSCALING.key + ".";
+        String[] scalar = new String[1];
         properties.forEach((key, text) -> {
             Field<?> field = DeploymentFields.named(key.replace('-', '_'));
-            if (key.startsWith(autoscaling)) {
-                if (field == null) {
-                    throw new InvalidSpec(key, Spelling.unknown("property", "properties", key, DeploymentFields
-                            .in(Section.AUTOSCALING).stream().map(f -> f.path().replace('_', '-')).toList()));
+            for (Section nested : List.of(Section.AUTOSCALING, Section.CACHE)) {
+                if (key.startsWith(nested.key + ".")) {
+                    if (field == null) {
+                        throw new InvalidSpec(key, Spelling.unknown("property", "properties", key, DeploymentFields
+                                .in(nested).stream().map(f -> f.path().replace('_', '-')).toList()));
+                    }
+                    JsonNode settings = fields.get(nested.key);
+                    ObjectNode section = settings instanceof ObjectNode object ? object : fields.putObject(nested.key);
+                    section.set(field.key(), field.kind().fromText(text));
+                    return;
                 }
-                JsonNode settings = fields.get(Section.AUTOSCALING.key);
-                ObjectNode section = settings instanceof ObjectNode object ? object
-                        : fields.putObject(Section.AUTOSCALING.key);
-                section.set(field.key(), field.kind().fromText(text));
+            }
+            if (key.equals(Section.CACHE.key)) { // cache=off (or on): merged with any cache.* below
+                scalar[0] = text.trim();
                 return;
             }
             if (field == null) {
                 throw new InvalidSpec(key, Spelling.unknown("property", "properties", key, KEYS.stream()
                         .filter(k -> !k.equals(NAME))
-                        .map(k -> k.equals(Section.AUTOSCALING.key) ? k + ".*" : k.replace('_', '-')).sorted()
+                        .map(k -> k.equals(Section.AUTOSCALING.key) || k.equals(Section.CACHE.key) ? k + ".*"
+                                : k.replace('_', '-')).sorted()
                         .toList()));
             }
             fields.set(field.key(), field.kind().fromText(text));
         });
         if (fields.has(Section.AUTOSCALING.key)) {
             fields.remove(DeploymentFields.NUM_REPLICAS.key());
+        }
+        if (scalar[0] != null) {
+            if (fields.get(Section.CACHE.key) instanceof ObjectNode cache) {
+                cache.set(DeploymentFields.CACHE_ENABLED.key(), DeploymentFields.CACHE_ENABLED.kind().fromText(
+                        scalar[0].equalsIgnoreCase("on") ? "true" : scalar[0].equalsIgnoreCase("off") ? "false"
+                                : scalar[0]));
+            } else {
+                fields.put(Section.CACHE.key, scalar[0]);
+            }
         }
         return read(name, fields, null);
     }
@@ -156,6 +173,43 @@ public final class DeploymentConfig {
         }
     }
 
+    /**
+     * The result cache settings of {@code settings} (the {@code cache} key) over {@code base}'s: absent, {@code base}'s
+     * (or the defaults); {@code off} or {@code false}, those turned off; {@code on} or {@code true}, those turned on; a
+     * mapping, its fields over them.
+     */
+    private static CacheSpec cache(JsonNode settings, DeploymentSpec base) {
+        String key = Section.CACHE.key;
+        CacheSpec current = base != null ? base.cache() : CacheSpec.DEFAULTS;
+        if (settings == null || settings.isNull()) {
+            return current;
+        }
+        String word = settings.isBoolean() ? String.valueOf(settings.booleanValue())
+                : settings.isTextual() ? settings.textValue().trim().toLowerCase(Locale.ROOT) : null;
+        if ("off".equals(word) || "false".equals(word)) {
+            return current.off();
+        }
+        if ("on".equals(word) || "true".equals(word)) {
+            return new CacheSpec(true, current.maxBytes());
+        }
+        if (!settings.isObject()) {
+            throw new InvalidSpec(key, "must be off, on, or a mapping of cache settings such as {max_bytes: 64Mi}, "
+                    + "not " + settings);
+        }
+        List<String> known = DeploymentFields.in(Section.CACHE).stream().map(Field::key).toList();
+        for (Iterator<String> names = settings.fieldNames(); names.hasNext(); ) {
+            String name = names.next();
+            if (!known.contains(name)) {
+                String snake = name.replace('-', '_');
+                throw new InvalidSpec(key + "." + name, "unknown field" + (known.contains(snake)
+                        ? " (did you mean '" + snake + "'?)" : "; known fields: " + known));
+            }
+        }
+        Values values = new Values();
+        readSection(Section.CACHE, settings, base, values);
+        return DeploymentFields.cache(values); // CacheSpec names cache.max_bytes itself
+    }
+
     /** The values of {@code section}'s fields that {@code node} gives, over {@code base}'s. */
     private static void readSection(Section section, JsonNode node, DeploymentSpec base, Values values) {
         for (Field<?> field : DeploymentFields.in(section)) {
@@ -180,8 +234,9 @@ public final class DeploymentConfig {
         SortedSet<String> keys = new TreeSet<>();
         keys.add(NAME);
         keys.add(Section.AUTOSCALING.key);
+        keys.add(Section.CACHE.key);
         for (Field<?> field : DeploymentFields.ALL) {
-            if (field.section() != Section.AUTOSCALING) {
+            if (field.section() != Section.AUTOSCALING && field.section() != Section.CACHE) {
                 keys.add(field.key());
             }
         }

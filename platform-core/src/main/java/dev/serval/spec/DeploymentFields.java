@@ -35,7 +35,7 @@ final class DeploymentFields {
      * are dotted in properties and errors ({@code autoscaling.min_replicas}).
      */
     enum Section {
-        DEPLOYMENT(""), MULTIPLEX(""), AUTOSCALING("autoscaling");
+        DEPLOYMENT(""), MULTIPLEX(""), AUTOSCALING("autoscaling"), CACHE("cache");
 
         /** The key of the nested mapping, or "" for keys at the top. */
         final String key;
@@ -123,6 +123,11 @@ final class DeploymentFields {
     static final Field<Double> DOWNSCALING_FACTOR = autoscaling("downscaling_factor", SettingKind.positive(1),
             AutoscalingSpec::downscalingFactor, Presence.DEFAULT);
 
+    static final Field<Boolean> CACHE_ENABLED = new Field<>(Section.CACHE, "enabled", SettingKind.BOOLEAN,
+            s -> s.cache().enabled(), Presence.DEFAULT);
+    static final Field<Long> CACHE_MAX_BYTES = new Field<>(Section.CACHE, "max_bytes", SettingKind.SIZE,
+            s -> s.cache().maxBytes(), Presence.DEFAULT);
+
     /** Every field, by section, in the order the API shows them and the state file writes them. */
     static final List<Field<?>> ALL = List.of(MODEL, VERSION, MAX_LENGTH, LONG_INPUTS, CHUNK_OVERLAP, CHUNK_REDUCTION,
             MAX_CHUNKS_PER_INPUT, NUM_REPLICAS, MIN_READY_REPLICAS, MAX_ONGOING_REQUESTS, MAX_QUEUED_REQUESTS,
@@ -131,7 +136,8 @@ final class DeploymentFields {
             BATCH_INVARIANCE, MAX_BATCH_SIZE, BATCH_WAIT_TIMEOUT, ROLLING_UPDATE_FRACTION,
             MAX_MODELS_PER_REPLICA, MAX_MODEL_MEMORY,
             MIN_REPLICAS, MAX_REPLICAS_FIELD, INITIAL_REPLICAS, TARGET_ONGOING_REQUESTS, UPSCALE_DELAY, DOWNSCALE_DELAY,
-            DOWNSCALE_TO_ZERO_DELAY, LOOK_BACK_PERIOD, UPSCALING_FACTOR, DOWNSCALING_FACTOR);
+            DOWNSCALE_TO_ZERO_DELAY, LOOK_BACK_PERIOD, UPSCALING_FACTOR, DOWNSCALING_FACTOR,
+            CACHE_ENABLED, CACHE_MAX_BYTES);
 
     private static final Map<String, Field<?>> BY_PATH = byPath();
 
@@ -177,6 +183,11 @@ final class DeploymentFields {
                 values.get(UPSCALING_FACTOR), values.get(DOWNSCALING_FACTOR));
     }
 
+    /** The result cache settings {@code values} describe. */
+    static CacheSpec cache(Values values) {
+        return new CacheSpec(values.get(CACHE_ENABLED), values.get(CACHE_MAX_BYTES));
+    }
+
     /**
      * The default of every field of {@code section} that has one, as the config file writes it (docs/configuration.md's
      * tables; an optional field's default is unset and left out).
@@ -207,6 +218,7 @@ final class DeploymentFields {
             map.remove(VERSION.key()); // each model's newest version
             map.putAll(written(Section.MULTIPLEX, spec));
         }
+        map.put(Section.CACHE.key, written(Section.CACHE, spec));
         return map;
     }
 

@@ -26,6 +26,7 @@ import java.util.regex.Pattern;
  *                    and the autoscaler moves it within {@code [min_replicas, max_replicas]}
  * @param multiplex   for a deployment whose {@code model} is a glob over the repository's model names, how many of
  *                    the matching models it holds loaded ({@link MultiplexSpec}); null for a deployment of one model
+ * @param cache       the result cache of a text model's deployment ({@link CacheSpec}); never rolls the replicas
  */
 public record DeploymentSpec(
         String name,
@@ -38,7 +39,8 @@ public record DeploymentSpec(
         HealthSpec health,
         RolloutSpec rollout,
         AutoscalingSpec autoscaling,
-        MultiplexSpec multiplex) {
+        MultiplexSpec multiplex,
+        CacheSpec cache) {
 
     /**
      * Replicas one deployment may keep. Wider than what the config accepts ({@code serval.limits.*} and the edge's
@@ -59,6 +61,7 @@ public record DeploymentSpec(
         Objects.requireNonNull(predictors, "predictors");
         Objects.requireNonNull(health, "health");
         Objects.requireNonNull(rollout, "rollout");
+        Objects.requireNonNull(cache, "cache");
         if (!isName(name)) {
             throw new InvalidSpec("name", "must be 1-63 lower-case letters, digits, '.', '_' or '-', "
                     + "starting and ending with a letter or digit");
@@ -83,6 +86,14 @@ public record DeploymentSpec(
     /** Whether {@code name} may name a deployment: 1-63 lower-case letters, digits, '.', '_' or '-'. */
     public static boolean isName(String name) {
         return NAME.matcher(name).matches();
+    }
+
+    /** A deployment with the default result cache. */
+    public DeploymentSpec(String name, ModelReference model, String version, int numReplicas, AdmissionSpec admission,
+            BatchingSpec batching, PredictorSpec predictors, HealthSpec health, RolloutSpec rollout,
+            AutoscalingSpec autoscaling, MultiplexSpec multiplex) {
+        this(name, model, version, numReplicas, admission, batching, predictors, health, rollout, autoscaling,
+                multiplex, CacheSpec.DEFAULTS);
     }
 
     /** A deployment with the default multiplexing settings when {@code model} is a glob. */
@@ -165,6 +176,10 @@ public record DeploymentSpec(
         return Objects.equals(next, multiplex) ? this : with(c -> c.multiplex = next);
     }
 
+    public DeploymentSpec withCache(CacheSpec next) {
+        return next.equals(cache) ? this : with(c -> c.cache = next);
+    }
+
     /**
      * A copy of this spec with the components {@code change} sets, checked by the canonical constructor: the one place
      * that lists every component, so a wither names only what it changes (JEP 468's derived record creation,
@@ -174,7 +189,7 @@ public record DeploymentSpec(
         Components c = new Components(this);
         change.accept(c);
         return new DeploymentSpec(name, c.model, c.version, c.numReplicas, c.admission, c.batching, c.predictors,
-                c.health, c.rollout, c.autoscaling, c.multiplex);
+                c.health, c.rollout, c.autoscaling, c.multiplex, c.cache);
     }
 
     /** The components a derivation may change, starting as the spec's own; local to one {@link #with} call. */
@@ -189,6 +204,7 @@ public record DeploymentSpec(
         RolloutSpec rollout;
         AutoscalingSpec autoscaling;
         MultiplexSpec multiplex;
+        CacheSpec cache;
 
         Components(DeploymentSpec spec) {
             model = spec.model;
@@ -201,6 +217,7 @@ public record DeploymentSpec(
             rollout = spec.rollout;
             autoscaling = spec.autoscaling;
             multiplex = spec.multiplex;
+            cache = spec.cache;
         }
     }
 

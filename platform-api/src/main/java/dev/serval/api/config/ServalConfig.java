@@ -110,6 +110,17 @@ public interface ServalConfig {
 
     Grpc grpc();
 
+    Cache cache();
+
+    /** The result caches of the text models' deployments (docs/configuration.md, "Result cache"). */
+    interface Cache {
+
+        /** Bytes every deployment's result cache may hold together, shared out among them; 0 turns caching off. */
+        @WithName("max-bytes")
+        @WithDefault("256M")
+        MemorySize maxBytes();
+    }
+
     Ui ui();
 
     /** The status dashboard at {@code /ui/} (docs/dashboard.md). */

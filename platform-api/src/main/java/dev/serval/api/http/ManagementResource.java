@@ -10,6 +10,7 @@ import dev.serval.deployment.Deployment;
 import dev.serval.multiplex.Multiplexer;
 import dev.serval.spec.AutoscalingDecision;
 import dev.serval.spec.AutoscalingStatus;
+import dev.serval.spec.CacheStatus;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.DeploymentStatus;
 import io.smallrye.common.annotation.Blocking;
@@ -143,8 +144,18 @@ public class ManagementResource {
         view.put("replicas", replicas(status));
         deployment.autoscaling().ifPresent(autoscaling -> view.put("autoscaling", autoscaling(autoscaling)));
         view.put("last_error", status.lastError());
+        view.put("cache", cache(deployment.cache()));
         view.put("config", ConfigParser.toMap(served.config()));
         return view;
+    }
+
+    /**
+     * The result cache now: {@code active} (on, for a kind that caches), {@code granted_bytes} (its bound: its
+     * {@code max_bytes}, or its share of {@code serval.cache.max-bytes}), {@code bytes} and {@code entries} held.
+     */
+    static Map<String, Object> cache(CacheStatus cache) {
+        return Map.of("active", cache.active(), "granted_bytes", cache.grantedBytes(), "bytes", cache.bytes(),
+                "entries", cache.entries());
     }
 
     /**

@@ -116,7 +116,8 @@ public class Deployments {
         try {
             return new EngineSettings(config.autoscaling().period(), config.cpuBudgetOrProcessors(), monitor.enabled(),
                     monitor.window(), monitor.threshold(), monitor.minRequests(), monitor.maxReplacements(),
-                    multiplex.refreshPeriod(), multiplex.minResidency(), multiplex.residencyFactor());
+                    multiplex.refreshPeriod(), multiplex.minResidency(), multiplex.residencyFactor(),
+                    config.cache().maxBytes().asLongValue());
         } catch (InvalidSpec e) {
             throw new InvalidConfig(e.field(), null, null, e.problem());
         }
@@ -305,7 +306,7 @@ public class Deployments {
         DeploymentSpec spec = initial;
         Deployment<Object, Object> deployment;
         try {
-            deployment = engine.deploy(spec, loader(source, kind), kind.inputsBeforeLoad());
+            deployment = engine.deploy(spec, loader(source, kind), kind);
         } catch (IllegalArgumentException e) {
             throw new Conflict("deployment '" + initial.name()
                     + "' is still shutting down after a delete; try again when it is gone");

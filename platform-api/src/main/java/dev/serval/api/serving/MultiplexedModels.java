@@ -146,7 +146,7 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
         DeploymentSpec spec = modelSpec(config, model, version, 0);
         Deployment<Object, Object> deployment;
         try {
-            deployment = engine.deployOnDemand(spec, Deployments.loader(source, kind), kind.inputsBeforeLoad());
+            deployment = engine.deployOnDemand(spec, Deployments.loader(source, kind), kind);
         } catch (IllegalArgumentException e) {
             throw new NotReady("model '" + model + "' is still being unloaded after it left the repository; retry");
         }
@@ -210,6 +210,6 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
                 options.chunkOverlap(), options.chunkReduction(), options.maxChunksPerInput()), version, replicas,
                 multiplexed.admission(), multiplexed.batching(), multiplexed.predictors(),
                 multiplexed.health().withMinReadyReplicas(Math.min(1, multiplexed.health().minReadyReplicas())),
-                multiplexed.rollout(), null, null);
+                multiplexed.rollout(), null, null, multiplexed.cache());
     }
 }

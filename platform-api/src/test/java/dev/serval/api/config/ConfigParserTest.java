@@ -345,7 +345,8 @@ class ConfigParserTest {
     @Test
     void refusesAnUnknownFieldListingTheKnownOnes() {
         InvalidConfig e = assertRefused(bert("replicas: 2"), "replicas", bertField("replicas"),
-                "unknown field; known fields: [autoscaling, batch_invariance, batch_wait_timeout, chunk_overlap, ");
+                "unknown field; known fields: [autoscaling, batch_invariance, batch_wait_timeout, cache, "
+                        + "chunk_overlap, ");
         assertTrue(e.getMessage().contains("num_replicas"), e.getMessage());
     }
 
