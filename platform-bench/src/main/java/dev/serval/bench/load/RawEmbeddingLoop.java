@@ -86,9 +86,10 @@ public final class RawEmbeddingLoop {
      * and then {@code measure}; only inferences that end inside the measurement count, each thread's rate taken
      * between its first and last ending there ({@link WindowCount}), the threads' rates summed. The calling thread
      * reads the process's CPU time when the measurement starts and when it ends (it only waits meanwhile), so that
-     * the CPU per text is the measurement's CPU over the texts it counted.
+     * the CPU per text is the measurement's CPU over the texts it counted. Any text model's inputs will do: the rerank
+     * benchmark's raw loop ({@link RerankRawLoop}) runs (query, document) pairs through it.
      */
-    public static Throughput measure(Model<String, Embedding> model, List<String> texts, int threads, int batch,
+    public static <I> Throughput measure(Model<I, ?> model, List<I> texts, int threads, int batch,
             Duration warmUp, Duration measure) throws InterruptedException {
         DoubleAdder rate = new DoubleAdder();
         long measureFrom = System.nanoTime() + warmUp.toNanos();
@@ -98,10 +99,10 @@ public final class RawEmbeddingLoop {
         for (int t = 0; t < threads; t++) {
             int offset = t * 997;
             workers.add(Thread.ofPlatform().name("raw-loop-" + t).start(() -> {
-                try (Predictor<String, Embedding> predictor = model.newPredictor()) {
+                try (Predictor<I, ?> predictor = model.newPredictor()) {
                     WindowCount count = new WindowCount(measureFrom, end);
                     int next = offset;
-                    List<String> group = new ArrayList<>(batch);
+                    List<I> group = new ArrayList<>(batch);
                     while (System.nanoTime() < end) {
                         group.clear();
                         for (int k = 0; k < batch; k++) {
