@@ -24,8 +24,16 @@ final class RerankGoals {
      * @param connections          the connections of that loop
      * @param rawBefore            the raw loop's pairs/s just before Serval's runs of the round (NaN: not measured)
      * @param rawAfter             the same just after them
+     * @param servalCpu            Serval's server process CPU per pair in that loop, µs (NaN: not measured)
+     * @param rawCpu               the raw loop's process CPU per pair in the measurement that is the limit, µs
      */
-    record Round(int round, double servalPairsPerSecond, int connections, double rawBefore, double rawAfter) {
+    record Round(int round, double servalPairsPerSecond, int connections, double rawBefore, double rawAfter,
+            double servalCpu, double rawCpu) {
+
+        /** A round without CPU figures. */
+        Round(int round, double servalPairsPerSecond, int connections, double rawBefore, double rawAfter) {
+            this(round, servalPairsPerSecond, connections, rawBefore, rawAfter, Double.NaN, Double.NaN);
+        }
 
         /** The better of the two raw measurements around the round; NaN when neither was measured. */
         double limit() {
@@ -40,6 +48,15 @@ final class RerankGoals {
             double limit = limit();
             return Double.isNaN(limit) || limit <= 0 || Double.isNaN(servalPairsPerSecond) ? Double.NaN
                     : servalPairsPerSecond / limit;
+        }
+
+        /**
+         * Serval's CPU per pair over the raw loop's (1 is as efficient as the raw loop; NaN when a figure is
+         * missing). Reported without a goal: on a machine shared with other work a process's pairs/s follows the CPU
+         * share it gets, its CPU per pair much less.
+         */
+        double cpuRatio() {
+            return Double.isNaN(servalCpu) || Double.isNaN(rawCpu) || rawCpu <= 0 ? Double.NaN : servalCpu / rawCpu;
         }
     }
 

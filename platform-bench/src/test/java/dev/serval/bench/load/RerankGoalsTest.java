@@ -26,6 +26,15 @@ class RerankGoalsTest {
     }
 
     @Test
+    void theCpuRatioIsServalsCpuPerPairOverTheRawLoopsAndTakesNoPartInTheVerdict() {
+        RerankGoals.Round round = new RerankGoals.Round(1, 95, 8, 100, 100, 16_500, 15_000);
+
+        assertEquals(1.1, round.cpuRatio(), 1e-9);
+        assertTrue(Double.isNaN(new RerankGoals.Round(1, 95, 8, 100, 100).cpuRatio()));
+        assertTrue(RerankGoals.evaluate(List.of(round)).met());
+    }
+
+    @Test
     void servalAtNineTenthsOfTheRawLoopMeetsTheGoalAndJustBelowDoesNot() {
         assertTrue(RerankGoals.evaluate(List.of(new RerankGoals.Round(1, 90, 8, 100, 100))).met());
         assertFalse(RerankGoals.evaluate(List.of(new RerankGoals.Round(1, 89.9, 8, 100, 100))).met());
