@@ -31,7 +31,8 @@ import java.util.concurrent.TimeUnit;
  * run. Requests are {@link RerankWorkload}'s: a short query with 20 to 100 documents of 3 to 100 words.
  *
  * <p>Serval runs its deployment {@code reranker} as shipped (2 predictor threads of 1 intra-op thread, batches up to
- * 32 pairs); the raw loop runs the same split. After a pre-warm, each of {@code --rounds} rounds measures the raw loop,
+ * 32 pairs, or one at a time when its load-time probe finds that batching does not pay on this CPU: the report
+ * gives its decision); the raw loop runs the same split. After a pre-warm, each of {@code --rounds} rounds measures the raw loop,
  * then Serval in closed loops at each of {@code --connections}, and the raw loop after the last round again, so that
  * every round's Serval figures have a raw measurement just before and just after them. Serval's pairs/s is its own
  * count of the documents of the rerank requests it answered ({@code serval_inputs_total{api="rerank"}}), read every
@@ -42,9 +43,9 @@ import java.util.concurrent.TimeUnit;
  * names, is not installed here, so it has no row.
  *
  * <p>Output: {@code platform-bench/target/rerank/summary.md} and {@code report.json} (or {@code --out DIR}). About
- * 6 minutes on two cores ({@code --quick}: 1 round of shorter windows, about 3 minutes); from the repository root:
+ * 7 minutes on two cores ({@code --quick}: 1 round of shorter windows, about 3 minutes); from the repository root:
  * <pre>{@code
- * bin/loadbench --rerank [--quick] [--rounds 2] [--connections 1,8] [--measure 20s] [--raw-batches 8,32]
+ * bin/loadbench --rerank [--quick] [--rounds 2] [--connections 1,8] [--measure 20s] [--raw-batches 1,8,32]
  *     [--max-length 512] [--python python3] [--python-dir DIR] [--out DIR] [--serval-opt -Dkey=value]...
  * }</pre>
  */
@@ -52,7 +53,7 @@ public final class RerankBenchmark {
 
     static final String DEPLOYMENT = "reranker";
     private static final String USAGE = "usage: bin/loadbench --rerank [--quick] [--rounds 2] [--connections 1,8] "
-            + "[--measure 20s] [--pre-warm 30s] [--raw-batches 8,32] [--max-length 512] [--python python3] "
+            + "[--measure 20s] [--pre-warm 30s] [--raw-batches 1,8,32] [--max-length 512] [--python python3] "
             + "[--python-dir DIR] [--out DIR] [--serval-opt -Dkey=value]...";
     /** The model generator's requirements: pinned, so that the model a figure names is reproducible. */
     static final List<String> GENERATOR_REQUIREMENTS = List.of("onnx==1.20.1", "numpy==" + PythonRawLoop.NUMPY);
@@ -91,7 +92,7 @@ public final class RerankBenchmark {
         List<Integer> connections = Options.ints(arguments, "--connections", List.of(1, 8));
         Duration measure = Options.duration(arguments, "--measure", Duration.ofSeconds(quick ? 10 : 20));
         Duration preWarm = Options.duration(arguments, "--pre-warm", Duration.ofSeconds(quick ? 10 : 30));
-        List<Integer> rawBatches = Options.ints(arguments, "--raw-batches", List.of(8, 32));
+        List<Integer> rawBatches = Options.ints(arguments, "--raw-batches", List.of(1, 8, 32));
         int maxLength = Integer.parseInt(Options.value(arguments, "--max-length", "512"));
         String python = Options.value(arguments, "--python", "python3");
         Path pythonDir = Path.of(Options.value(arguments, "--python-dir", "platform-bench/target/python"));
@@ -163,6 +164,7 @@ public final class RerankBenchmark {
         List<ServalPoint> serval = new ArrayList<>();
         List<RerankGoals.Round> goalRounds = new ArrayList<>();
         Map<String, Object> rawVersions;
+        Map<String, Object> batching;
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
         try (ChildProcess loop = ChildProcess.startJvm(RerankRawLoop.class, List.of(version.toString(),
                 Integer.toString(maxLength)));
@@ -175,6 +177,8 @@ public final class RerankBenchmark {
                 System.out.printf("Serval ready on port %d; pre-warm %d s%n", server.port(), preWarm.toSeconds());
                 generator.closedLoop(LoadBenchmark.SERVAL, server.port(), server.pid(), workload,
                         connections.getLast(), Duration.ZERO, preWarm, DRAIN);
+                batching = batching(http, server.uri("/api/status"));
+                System.out.println("Serval's batching of " + DEPLOYMENT + ": " + batching);
                 RawPoint before = rawBest(loop, "before round 1", rawBatches, measure, raw);
                 for (int round = 1; round <= rounds; round++) {
                     ServalPoint best = null;
@@ -224,6 +228,7 @@ public final class RerankBenchmark {
         report.put("jvm", Options.jvm());
         report.put("settings", settingsReport);
         report.put("rawLoop", rawVersions);
+        report.put("servalBatching", batching);
         report.put("raw", raw);
         report.put("serval", serval);
         report.put("goal", Map.of("minRatio", RerankGoals.MIN_RATIO, "rounds", goalRounds.stream()
@@ -234,7 +239,8 @@ public final class RerankBenchmark {
                 "medianRatio", verdict.medianRatio(), "met", verdict.met()));
         report.put("infinity", "not available on this machine: no row");
         JSON.copy().enable(SerializationFeature.INDENT_OUTPUT).writeValue(out.resolve("report.json").toFile(), report);
-        String summary = summary(started, seconds, loadBefore, settingsReport, rawVersions, raw, serval, verdict);
+        String summary = summary(started, seconds, loadBefore, settingsReport, rawVersions, batching, raw, serval,
+                verdict);
         Files.writeString(out.resolve("summary.md"), summary);
         System.out.println();
         System.out.println(summary);
@@ -294,6 +300,19 @@ public final class RerankBenchmark {
         return result;
     }
 
+    /** The {@code batching} entry of {@link #DEPLOYMENT} in {@code GET /api/status}; empty when it has none. */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> batching(HttpClient http, URI status) throws IOException, InterruptedException {
+        Map<String, Object> body = JSON.readValue(http.send(HttpRequest.newBuilder(status)
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()).body(), Map.class);
+        for (Map<String, Object> deployment : (List<Map<String, Object>>) body.getOrDefault("deployments", List.of())) {
+            if (DEPLOYMENT.equals(deployment.get("name")) && deployment.get("batching") instanceof Map<?, ?> found) {
+                return (Map<String, Object>) found;
+            }
+        }
+        return Map.of();
+    }
+
     /** {@code serval_inputs_total} of the rerank API for {@link #DEPLOYMENT}: documents of answered requests. */
     static double rerankInputs(HttpClient http, URI metrics) throws IOException, InterruptedException {
         String body = http.send(HttpRequest.newBuilder(metrics).timeout(Duration.ofSeconds(10)).build(),
@@ -341,8 +360,8 @@ public final class RerankBenchmark {
     }
 
     private static String summary(Instant started, long seconds, String loadBefore, Map<String, Object> settings,
-            Map<String, Object> rawVersions, List<RawPoint> raw, List<ServalPoint> serval,
-            RerankGoals.Verdict verdict) {
+            Map<String, Object> rawVersions, Map<String, Object> batching, List<RawPoint> raw,
+            List<ServalPoint> serval, RerankGoals.Verdict verdict) {
         StringBuilder md = new StringBuilder("# Rerank: Serval against the raw loop\n\n");
         md.append(String.format(Locale.ROOT, "Run %s, %d s, load average before %s (%d cores, shared with other "
                 + "work: figures from one stretch of a noisy machine). The cross-encoder: MiniLM-L6's shape with "
@@ -364,6 +383,10 @@ public final class RerankBenchmark {
                 + "predictors group them; the best batch size counts. Measured just before and just after each "
                 + "round's Serval runs; the better of the two is the round's limit.%n%n",
                 rawVersions.get("onnxruntime"), rawVersions.get("djl"), settings.get("split"), settings.get("rawBatches")));
+        md.append(String.format(Locale.ROOT, "Serval's batching of `%s` (`GET /api/status`: decided when the model "
+                + "loaded, by a probe of short texts on one predictor): mode %s, preferred batch %s (1: every pair "
+                + "alone; 0: up to `max_batch_size`). %s%n%n", DEPLOYMENT, batching.get("mode"),
+                batching.get("preferredBatch"), batching.get("reason")));
         md.append("## Goal\n\n| round | Serval pairs/s (connections) | raw before | raw after | limit | ratio | goal "
                 + "| CPU µs/pair: Serval / raw |\n|---:|---:|---:|---:|---:|---:|---|---:|\n");
         for (RerankGoals.Round round : verdict.rounds()) {
