@@ -43,7 +43,7 @@ import java.util.concurrent.TimeUnit;
  * names, is not installed here, so it has no row.
  *
  * <p>Output: {@code platform-bench/target/rerank/summary.md} and {@code report.json} (or {@code --out DIR}). About
- * 7 minutes on two cores ({@code --quick}: 1 round of shorter windows, about 3 minutes); from the repository root:
+ * 7 minutes on two cores ({@code --quick}: 1 round of shorter windows, about 2.5 minutes); from the repository root:
  * <pre>{@code
  * bin/loadbench --rerank [--quick] [--rounds 2] [--connections 1,8] [--measure 20s] [--raw-batches 1,8,32]
  *     [--max-length 512] [--python python3] [--python-dir DIR] [--out DIR] [--serval-opt -Dkey=value]...
