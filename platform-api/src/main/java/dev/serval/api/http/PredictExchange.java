@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.Inference;
 import dev.serval.error.InvalidInput;
+import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
 import dev.serval.request.CallContext;
 import dev.serval.request.InferenceRequest;
@@ -83,7 +84,7 @@ final class PredictExchange extends InferenceExchange<PredictRequest, Inference>
         float[] data = (float[]) values.data();
         int rows = request.texts().size();
         int width = data.length / rows;
-        List<String> labels = served.deployment().labels();
+        List<String> labels = served.deployment().newestModel(Model::labels).orElse(List.of());
         Answer.Bytes out = new Answer.Bytes(32 + rows * width * 40);
         try (JsonGenerator gen = tei.factory().createGenerator(out)) {
             boolean list = request.batch() || request.nested();
