@@ -18,8 +18,8 @@ import java.util.regex.Pattern;
  * The JSON a documented example shows after {@code # ->}, as a pattern an answer must match (docs/testing.md):
  * JSON, plus elisions written {@code ...}.
  * <ul>
- *   <li>An object matches an object with exactly its members, each matching; a last member {@code ...} allows any
- *       others ({@code {...}} is any object).</li>
+ *   <li>An object matches an object with exactly its members, each matching; a member {@code ...}, anywhere among
+ *       them, allows any others ({@code {...}} is any object). Members match by name, in any order.</li>
  *   <li>An array matches an array of exactly its elements; a last element {@code ...} allows any further ones
  *       ({@code [...]} is any array), and {@code ...N words...} (for example {@code ...384 floats...}) says the array
  *       holds N elements in all.</li>
@@ -112,7 +112,7 @@ sealed interface JsonPattern {
         }
     }
 
-    /** An array: these elements first; then nothing more, anything ({@code rest} empty) or up to {@code total}. */
+    /** An array: these elements first, then nothing more; or, when {@code open}, any more ({@code total} in all when given). */
     record ArrayPattern(List<JsonPattern> elements, boolean open, OptionalInt total) implements JsonPattern {
         public ArrayPattern {
             elements = List.copyOf(elements);
@@ -255,30 +255,31 @@ sealed interface JsonPattern {
         private JsonPattern object() {
             at++;
             Map<String, JsonPattern> members = new LinkedHashMap<>();
+            boolean open = false;
+            skipSpace();
+            if (peek('}')) {
+                at++;
+                return new ObjectPattern(members, false);
+            }
             while (true) {
                 skipSpace();
-                if (peek('}') && members.isEmpty()) {
-                    at++;
-                    return new ObjectPattern(members, false);
-                }
                 if (elision().isPresent()) {
+                    open = true;
+                } else {
+                    if (!peek('"')) {
+                        throw error("a member name is missing");
+                    }
+                    String name = string();
                     skipSpace();
-                    expect('}', "... must be an object's last member");
-                    return new ObjectPattern(members, true);
-                }
-                if (!peek('"')) {
-                    throw error("a member name is missing");
-                }
-                String name = string();
-                skipSpace();
-                expect(':', "':' after a member name");
-                if (members.put(name, value()) != null) {
-                    throw error("member '" + name + "' twice");
+                    expect(':', "':' after a member name");
+                    if (members.put(name, value()) != null) {
+                        throw error("member '" + name + "' twice");
+                    }
                 }
                 skipSpace();
                 if (peek('}')) {
                     at++;
-                    return new ObjectPattern(members, false);
+                    return new ObjectPattern(members, open);
                 }
                 expect(',', "',' or '}' after a member");
             }
