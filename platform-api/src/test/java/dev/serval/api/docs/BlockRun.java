@@ -99,12 +99,14 @@ final class BlockRun {
                 .directory(scratch.toFile()).redirectErrorStream(true).redirectOutput(dir.resolve("bash.log").toFile());
         builder.environment().put("HOME", serval.home().toString());
         Process bash = builder.start();
-        if (!bash.waitFor(BLOCK_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+        boolean finished = bash.waitFor(BLOCK_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+        if (!finished) {
             bash.descendants().forEach(ProcessHandle::destroyForcibly);
             bash.destroyForcibly();
             bash.waitFor(10, TimeUnit.SECONDS);
         }
-        String bashLog = Files.readString(dir.resolve("bash.log"));
+        String bashLog = Files.readString(dir.resolve("bash.log"))
+                + (finished ? "" : "\n(the block was stopped: it had not finished after " + BLOCK_TIMEOUT + ")");
         return IntStream.range(0, commands.size()).mapToObj(i -> {
             DocCommand command = commands.get(i);
             String file = String.valueOf(i);

@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * A shell block of a Markdown page (a fence whose info string starts with {@code bash}, {@code sh}, {@code shell},
@@ -57,6 +58,23 @@ record DocBlock(Path file, int line, Marker marker, String reason, List<String> 
     /** Where the block is, as {@code README.md:51}. */
     String where() {
         return file.getFileName() + ":" + line;
+    }
+
+    /**
+     * The shell blocks of the project's documentation, in the order the docs test runs them: README.md, then
+     * docs/*.md by name.
+     *
+     * @param root the repository's root folder
+     */
+    static List<DocBlock> ofDocs(Path root) {
+        List<DocBlock> blocks = new ArrayList<>(read(root.resolve("README.md")));
+        try (Stream<Path> pages = Files.list(root.resolve("docs"))) {
+            pages.filter(page -> page.getFileName().toString().endsWith(".md")).sorted()
+                    .forEach(page -> blocks.addAll(read(page)));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return List.copyOf(blocks);
     }
 
     /** The shell blocks of {@code file}, in order. */
