@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.serval.api.config.ServalConfig;
 import dev.serval.api.serving.RepositoryModelSource;
 import dev.serval.api.serving.ServedDeployment;
-import dev.serval.error.UnknownDeployment;
 import dev.serval.model.Embedding;
 import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
@@ -206,7 +205,7 @@ public class TeiRoutes {
     private void info(RoutingContext context, String name) {
         try {
             ServedDeployment served = inference.deployments().find(name)
-                    .orElseThrow(() -> new UnknownDeployment(name));
+                    .orElseThrow(() -> inference.deployments().unknown(name));
             write(context, 200, mapper.writeValueAsBytes(info(served)));
         } catch (Throwable e) {
             inference.fail(context, Dialect.TEI, e);
