@@ -1,5 +1,6 @@
 package dev.serval.bench.load;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.vertx.core.buffer.Buffer;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -19,6 +20,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The result cache under load (issue 41): the default MiniLM deployment with its cache on (Serval as shipped) against
@@ -28,8 +31,10 @@ import java.util.Set;
  * <ul>
  *   <li>{@code zipf}: texts drawn with exponent 1.0 from 100,000 distinct Roblox-like chat lines ({@link GameChat}),
  *       a seeded sequence per round and connection count, the same for both servers, sent in its order
- *       ({@link LoadGenerator#closedLoopInOrder}); the cache-on server's cache was filled by a pre-warm of Zipf
- *       traffic drawn with another seed, so the runs measure a cache in its steady state, not its filling;</li>
+ *       ({@link LoadGenerator#closedLoopInOrder}). Before the rounds the cache-on server's cache is filled with
+ *       {@code --fill} texts (default 100,000) of a Zipf stream of another seed, 32 to a request: the runs measure a
+ *       cache that has seen that much of this traffic (after 100,000 texts a warm cache holds the texts of 83 % of
+ *       the next requests, after 20,000 about 70 %), not an empty one, and it goes on learning from the runs;</li>
  *   <li>{@code unique}: lines from the same generator past the pool, each sent once in the whole run (every round
  *       and connection count has texts of its own; both servers get the same ones).</li>
  * </ul>
@@ -42,16 +47,17 @@ import java.util.Set;
  * 0.05 ms of the no-op model's.
  *
  * <p>Output in {@code platform-bench/target/cache/} (or {@code --out DIR}): {@code summary.md}, {@code report.json}
- * and the servers' logs. About 6 minutes ({@code --quick}: one round of 3 s runs, about 2 minutes); from the
- * repository root:
+ * and the servers' logs. About 7 minutes on two quiet cores ({@code --quick}: one round of 3 s runs, a 20,000-text
+ * fill, about 2.5 minutes); from the repository root:
  * <pre>{@code
- * bin/loadbench --cache [--quick] [--rounds 2] [--connections 64] [--measure 10s] [--pre-warm 30s] [--out DIR]
+ * bin/loadbench --cache [--quick] [--rounds 2] [--connections 64] [--measure 10s] [--pre-warm 30s] [--fill 100000]
+ *     [--out DIR]
  * }</pre>
  */
 public final class CacheBenchmark {
 
     private static final String USAGE = "usage: bin/loadbench --cache [--quick] [--rounds 2] [--connections 64] "
-            + "[--measure 10s] [--pre-warm 30s] [--out DIR] [--serval-opt -Dkey=value]...";
+            + "[--measure 10s] [--pre-warm 30s] [--fill 100000] [--out DIR] [--serval-opt -Dkey=value]...";
     static final String DEPLOYMENT = LoadBenchmark.MINILM_DEPLOYMENT;
     static final String NOOP_DEPLOYMENT = "noop";
     /** Distinct lines the Zipf workload draws from, and its exponent. */
@@ -70,6 +76,10 @@ public final class CacheBenchmark {
     private static final int UNIQUE_RATE_BOUND = 8_000;
     /** The fully cached run's texts: the pool's most popular lines. */
     private static final int CACHED_TEXTS = 64;
+    /** The cache fill's texts per request and requests in flight. */
+    private static final int FILL_BATCH = 32;
+    private static final int FILL_CONCURRENCY = 4;
+    private static final ObjectMapper JSON = new ObjectMapper();
     private static final Duration WARM_UP = Duration.ofSeconds(1);
     private static final Duration DRAIN = Duration.ofSeconds(3);
 
@@ -92,24 +102,25 @@ public final class CacheBenchmark {
 
     public static void main(String[] args) throws Exception {
         Options.check(args, USAGE, Set.of("--quick"), Set.of("--rounds", "--connections", "--measure", "--pre-warm",
-                "--out", "--serval-opt"));
+                "--fill", "--out", "--serval-opt"));
         List<String> arguments = Arrays.asList(args);
         boolean quick = arguments.contains("--quick");
         int rounds = Integer.parseInt(Options.value(arguments, "--rounds", quick ? "1" : "2"));
         int connections = Integer.parseInt(Options.value(arguments, "--connections", "64"));
         Duration measure = Options.duration(arguments, "--measure", Duration.ofSeconds(quick ? 3 : 10));
         Duration preWarm = Options.duration(arguments, "--pre-warm", Duration.ofSeconds(quick ? 8 : 30));
-        if (rounds < 1 || connections < 2 || measure.toMillis() < 1000 || preWarm.isNegative()) {
-            System.err.println(USAGE + "\n  rounds >= 1, connections >= 2, measure >= 1s");
+        int fill = Integer.parseInt(Options.value(arguments, "--fill", quick ? "20000" : "100000"));
+        if (rounds < 1 || connections < 2 || measure.toMillis() < 1000 || preWarm.isNegative() || fill < 0) {
+            System.err.println(USAGE + "\n  rounds >= 1, connections >= 2, measure >= 1s, fill >= 0");
             System.exit(2);
         }
         Path out = Path.of(Options.value(arguments, "--out", "platform-bench/target/cache"));
         Files.createDirectories(out);
-        new CacheBenchmark().run(out, quick, rounds, connections, measure, preWarm, Options.servalOptions(args));
+        run(out, quick, rounds, connections, measure, preWarm, fill, Options.servalOptions(args));
     }
 
-    private void run(Path out, boolean quick, int rounds, int connections, Duration measure, Duration preWarm,
-            List<String> servalOptions) throws Exception {
+    private static void run(Path out, boolean quick, int rounds, int connections, Duration measure, Duration preWarm,
+            int fill, List<String> servalOptions) throws Exception {
         long startedNanos = System.nanoTime();
         Instant started = Instant.now();
         String loadBefore = MachineUsage.loadAverage();
@@ -137,6 +148,7 @@ public final class CacheBenchmark {
         settings.put(CACHE_OFF, List.copyOf(off));
 
         List<Measured> runs = new ArrayList<>();
+        Map<String, Object> filled = Map.of();
         Map<String, ServalProcess> servers = new LinkedHashMap<>();
         try (LoadGenerator generator = new LoadGenerator()) {
             for (Map.Entry<String, List<String>> server : settings.entrySet()) {
@@ -144,14 +156,17 @@ public final class CacheBenchmark {
                         out.resolve("serval-" + server.getKey() + ".log")));
                 System.out.printf("%s ready on port %d%n", server.getKey(), servers.get(server.getKey()).port());
             }
-            // JIT on both; on the cache-on server, the cache filled by Zipf traffic of another seed (its steady state).
-            Workload warm = zipf(pool, (int) (ZIPF_RATE_BOUND * (preWarm.toSeconds() + 1)), GameChat.SEED - 1);
+            ServalProcess on = servers.get(CACHE_ON);
+            filled = fill(on, GameChat.zipfRequests(lines.subList(0, POOL), EXPONENT, fill, GameChat.SEED - 1));
+            System.out.printf("cache filled with %d Zipf texts in %.0f s: %s%n", fill, filled.get("seconds"),
+                    filled.get("cache"));
+            // JIT on both, with Zipf traffic of yet another seed.
+            Workload warm = zipf(pool, (int) (ZIPF_RATE_BOUND * (preWarm.toSeconds() + 1)), GameChat.SEED - 2);
             for (Map.Entry<String, ServalProcess> server : servers.entrySet()) {
                 RunResult warmed = generator.closedLoopInOrder(LoadBenchmark.SERVAL, server.getValue().port(),
                         server.getValue().pid(), warm, connections, Duration.ZERO, preWarm, DRAIN);
                 System.out.printf("pre-warm %-10s %8.0f req/s%n", server.getKey(), warmed.throughput());
             }
-            ServalProcess on = servers.get(CACHE_ON);
             generator.closedLoopInOrder(LoadBenchmark.SERVAL, on.port(), on.pid(), noop, connections, Duration.ZERO,
                     preWarm.dividedBy(4), DRAIN);
 
@@ -196,6 +211,7 @@ public final class CacheBenchmark {
         used.put("connections", counts);
         used.put("measureSeconds", measure.toSeconds());
         used.put("preWarmSeconds", preWarm.toSeconds());
+        used.put("fillTexts", fill);
         used.put("pool", POOL);
         used.put("exponent", EXPONENT);
         used.put("zipfRequestsPerRun", zipfLength);
@@ -204,6 +220,7 @@ public final class CacheBenchmark {
         used.put("servers", settings);
         report.put("settings", used);
         report.put("zipf", zipfShape(pool, zipfLength));
+        report.put("fill", filled);
         report.put("samples", lines.subList(0, 12));
         report.put("goals", goals);
         report.put("runs", runs);
@@ -244,17 +261,67 @@ public final class CacheBenchmark {
         return measured;
     }
 
+    /**
+     * Fills {@code server}'s cache as serving {@code texts} (a Zipf stream) would have: they are sent once each, in
+     * order, {@value #FILL_BATCH} to a request and {@value #FILL_CONCURRENCY} requests at a time (the cache is per text,
+     * so what it holds and how often it saw each text are as if they had come one per request, at a fraction of the
+     * HTTP cost). Returns how long it took and the cache's lookups.
+     */
+    private static Map<String, Object> fill(ServalProcess server, List<String> texts) throws Exception {
+        URI metrics = server.uri("/q/metrics");
+        Map<String, Double> before = ServalMetrics.cacheRequests(metrics, DEPLOYMENT);
+        long start = System.nanoTime();
+        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(2)).build();
+        AtomicInteger next = new AtomicInteger();
+        List<Thread> senders = new ArrayList<>();
+        AtomicReference<Exception> failure = new AtomicReference<>();
+        for (int t = 0; t < FILL_CONCURRENCY; t++) {
+            senders.add(Thread.ofPlatform().name("cache-fill-" + t).start(() -> {
+                int from;
+                while (failure.get() == null && (from = next.getAndAdd(FILL_BATCH)) < texts.size()) {
+                    List<String> batch = texts.subList(from, Math.min(texts.size(), from + FILL_BATCH));
+                    try {
+                        post(http, server.uri("/v2/models/" + DEPLOYMENT + "/infer"), JSON.writeValueAsBytes(
+                                Map.of("inputs", List.of(Map.of("name", "text", "datatype", "BYTES",
+                                        "shape", List.of(batch.size()), "data", batch)))));
+                    } catch (Exception e) {
+                        failure.compareAndSet(null, e);
+                    }
+                }
+            }));
+        }
+        for (Thread sender : senders) {
+            sender.join();
+        }
+        if (failure.get() != null) {
+            throw new IllegalStateException("filling the cache", failure.get());
+        }
+        Map<String, Double> after = ServalMetrics.cacheRequests(metrics, DEPLOYMENT);
+        Map<String, Object> filled = new LinkedHashMap<>();
+        filled.put("texts", texts.size());
+        filled.put("seconds", (System.nanoTime() - start) / 1e9);
+        filled.put("cache", Map.of("hit", after.getOrDefault("hit", 0.0) - before.getOrDefault("hit", 0.0),
+                "miss", after.getOrDefault("miss", 0.0) - before.getOrDefault("miss", 0.0),
+                "coalesced", after.getOrDefault("coalesced", 0.0) - before.getOrDefault("coalesced", 0.0)));
+        return filled;
+    }
+
+    private static void post(HttpClient http, URI uri, byte[] body) throws Exception {
+        HttpResponse<String> answer = http.send(HttpRequest.newBuilder(uri).header("content-type", "application/json")
+                .timeout(Duration.ofSeconds(60)).POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (answer.statusCode() != 200) {
+            throw new IllegalStateException(uri + ": HTTP " + answer.statusCode() + " " + answer.body());
+        }
+    }
+
     /** Sends each of {@code workload}'s bodies once, so that the run after it finds every text cached. */
     private static void warmCache(ServalProcess server, Workload workload) throws Exception {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(2)).build();
         for (Buffer body : workload.bodies()) {
-            HttpResponse<String> answer = http.send(HttpRequest.newBuilder(server.uri(workload.path()))
-                    .header("content-type", "application/json").timeout(Duration.ofSeconds(30))
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(body.getBytes())).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            if (answer.statusCode() != 200) {
-                throw new IllegalStateException("warming the cache: HTTP " + answer.statusCode() + " " + answer.body());
-            }
+            post(http, server.uri(workload.path()), body.getBytes());
         }
     }
 
@@ -270,7 +337,8 @@ public final class CacheBenchmark {
             long cachedMisses = find(runs, r, CACHED, CACHE_ON, 1)
                     .map(m -> m.cache().isEmpty() ? -1 : Math.round(m.lookups("miss"))).orElse(-1L);
             figures.add(new CacheGoals.Round(pair(runs, r, ZIPF, connections), pair(runs, r, UNIQUE, connections),
-                    pair(runs, r, ZIPF, 1), pair(runs, r, UNIQUE, 1),
+                    pair(runs, r, ZIPF, 1), pair(runs, r, UNIQUE, 1), cpu(runs, r, ZIPF, connections),
+                    cpu(runs, r, UNIQUE, connections),
                     find(runs, r, CACHED, CACHE_ON, 1).map(m -> m.run().p50()).orElse(Double.NaN),
                     find(runs, r, LoadBenchmark.NOOP, CACHE_ON, 1).map(m -> m.run().p50()).orElse(Double.NaN),
                     uniqueHits, cachedMisses));
@@ -281,6 +349,17 @@ public final class CacheBenchmark {
     private static CacheGoals.Pair pair(List<Measured> runs, int round, String workload, int connections) {
         return new CacheGoals.Pair(throughput(runs, round, workload, CACHE_ON, connections),
                 throughput(runs, round, workload, CACHE_OFF, connections));
+    }
+
+    /** The server's CPU per request, µs, with the cache on and off. */
+    private static CacheGoals.Pair cpu(List<Measured> runs, int round, String workload, int connections) {
+        return new CacheGoals.Pair(micros(runs, round, workload, CACHE_ON, connections),
+                micros(runs, round, workload, CACHE_OFF, connections));
+    }
+
+    private static double micros(List<Measured> runs, int round, String workload, String server, int connections) {
+        return find(runs, round, workload, server, connections).map(m -> MachineUsage.microsPerRequest(
+                m.run().cpu().server(), m.run().throughput())).orElse(Double.NaN);
     }
 
     private static double throughput(List<Measured> runs, int round, String workload, String server, int connections) {
@@ -323,11 +402,15 @@ public final class CacheBenchmark {
         Map<String, Object> used = (Map<String, Object>) report.get("settings");
         @SuppressWarnings("unchecked")
         Map<String, Object> shape = (Map<String, Object>) report.get("zipf");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> fill = (Map<String, Object>) report.get("fill");
         StringBuilder md = new StringBuilder(LoadReport.header(report, "Serval result cache"));
         md.append(String.format(Locale.ROOT, "The default MiniLM (`%s`), one text per OIP request, on two Servals "
                 + "started together: `%s` (as shipped) and `%s` (`-Dserval.deployments.%s.cache=off`), measured in "
                 + "alternation (their order flipped every round), %s rounds of closed loops at %d and 1 connections, "
-                + "%s s each after %d s unrecorded, both pre-warmed %s s with Zipf traffic of another seed. `zipf`: "
+                + "%s s each after %d s unrecorded, both pre-warmed %s s with Zipf traffic of another seed; before "
+                + "that, the cache-on server's cache was filled with %,d texts of a Zipf stream of a third seed, 32 to "
+                + "a request (%.0f s; lookups %s). `zipf`: "
                 + "texts drawn with exponent %.1f from %,d distinct Roblox-like chat lines (%,d requests per run, "
                 + "the same for both servers: the most popular text %.1f %% of them, the 1,000 most popular %.1f %%, "
                 + "%,d distinct texts); `unique`: texts never sent before in the run (%,d per run); `cached`: the %d "
@@ -335,7 +418,8 @@ public final class CacheBenchmark {
                 + "Goals are the median of the rounds' figures. Other work shares this machine: see the load "
                 + "average above and the CPU columns of `report.json`.%n%n", DEPLOYMENT, CACHE_ON, CACHE_OFF,
                 DEPLOYMENT, used.get("rounds"), connections, used.get("measureSeconds"), WARM_UP.toSeconds(),
-                used.get("preWarmSeconds"), EXPONENT, POOL, (Integer) shape.get("requests"),
+                used.get("preWarmSeconds"), (Integer) used.get("fillTexts"),
+                ((Number) fill.getOrDefault("seconds", Double.NaN)).doubleValue(), fill.get("cache"), EXPONENT, POOL, (Integer) shape.get("requests"),
                 100 * (Double) shape.get("mostPopularShare"), 100 * (Double) shape.get("top1000Share"),
                 (Integer) shape.get("distinctTexts"), (Integer) used.get("uniqueTextsPerRun"), CACHED_TEXTS));
         md.append(LoadReport.goalsTable(goals)).append('\n');

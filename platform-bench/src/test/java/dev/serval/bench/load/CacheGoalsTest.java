@@ -11,11 +11,12 @@ import org.junit.jupiter.api.Test;
 class CacheGoalsTest {
 
     private static final CacheGoals.Pair SINGLE = new CacheGoals.Pair(900, 300);
+    private static final CacheGoals.Pair CPU = new CacheGoals.Pair(800, 2400);
 
     private static CacheGoals.Round round(double zipfOn, double zipfOff, double uniqueOn, double uniqueOff,
             double cachedP50, double noopP50) {
         return new CacheGoals.Round(new CacheGoals.Pair(zipfOn, zipfOff), new CacheGoals.Pair(uniqueOn, uniqueOff),
-                SINGLE, SINGLE, cachedP50, noopP50, 0, 0);
+                SINGLE, SINGLE, CPU, CPU, cachedP50, noopP50, 0, 0);
     }
 
     private static Goals.Goal find(List<Goals.Goal> goals, String workload, String figureStart) {
@@ -71,9 +72,12 @@ class CacheGoalsTest {
     }
 
     @Test
-    void singleConnectionRatiosAreReportedWithoutAGoal() {
+    void singleConnectionRatiosAndCpuPerRequestAreReportedWithoutAGoal() {
         List<Goals.Goal> goals = CacheGoals.evaluate(List.of(round(2400, 800, 800, 800, 0.1, 0.1)), 64);
 
+        Goals.Goal cpu = find(goals, "zipf", "server CPU");
+        assertEquals(1 / 3.0, cpu.value(), 1e-9); // a third of the CPU per request with the cache on
+        assertNull(cpu.met());
         Goals.Goal single = find(goals, "zipf", "req/s at 1 connection");
         assertEquals(3.0, single.value(), 1e-9);
         assertNull(single.met());
@@ -95,8 +99,8 @@ class CacheGoalsTest {
     void aUniqueRunThatFoundCachedTextsOrACachedRunThatMissedFailsItsCheck() {
         CacheGoals.Pair pair = new CacheGoals.Pair(800, 800);
         List<Goals.Goal> goals = CacheGoals.evaluate(List.of(
-                new CacheGoals.Round(new CacheGoals.Pair(2400, 800), pair, pair, pair, 0.1, 0.1, 12, 0),
-                new CacheGoals.Round(new CacheGoals.Pair(2400, 800), pair, pair, pair, 0.1, 0.1, 3, 2)), 64);
+                new CacheGoals.Round(new CacheGoals.Pair(2400, 800), pair, pair, pair, CPU, CPU, 0.1, 0.1, 12, 0),
+                new CacheGoals.Round(new CacheGoals.Pair(2400, 800), pair, pair, pair, CPU, CPU, 0.1, 0.1, 3, 2)), 64);
 
         Goals.Goal found = find(goals, "unique", "texts found in the cache");
         assertEquals(15, found.value(), 1e-9);
@@ -111,7 +115,7 @@ class CacheGoalsTest {
     void anUnknownCountIsNoVerdict() {
         CacheGoals.Pair pair = new CacheGoals.Pair(800, 800);
         List<Goals.Goal> goals = CacheGoals.evaluate(List.of(
-                new CacheGoals.Round(new CacheGoals.Pair(2400, 800), pair, pair, pair, 0.1, 0.1, -1, 0)), 64);
+                new CacheGoals.Round(new CacheGoals.Pair(2400, 800), pair, pair, pair, CPU, CPU, 0.1, 0.1, -1, 0)), 64);
 
         assertNull(find(goals, "unique", "texts found in the cache").met());
         assertTrue(find(goals, "cached", "cache misses").met());
