@@ -33,8 +33,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *       a seeded sequence per round and connection count, the same for both servers, sent in its order
  *       ({@link LoadGenerator#closedLoopInOrder}). Before the rounds the cache-on server's cache is filled with
  *       {@code --fill} texts (default 100,000) of a Zipf stream of another seed, 32 to a request: the runs measure a
- *       cache that has seen that much of this traffic (after 100,000 texts a warm cache holds the texts of 83 % of
- *       the next requests, after 20,000 about 70 %), not an empty one, and it goes on learning from the runs;</li>
+ *       cache that has seen that much of this traffic, not an empty one (under this law the texts of the first
+ *       100,000 requests are those of 83 % of the next ones, of the first 20,000 about 70 %), and it goes on learning
+ *       from the pre-warm and the runs;</li>
  *   <li>{@code unique}: lines from the same generator past the pool, each sent once in the whole run (every round
  *       and connection count has texts of its own; both servers get the same ones).</li>
  * </ul>
@@ -47,8 +48,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * 0.05 ms of the no-op model's.
  *
  * <p>Output in {@code platform-bench/target/cache/} (or {@code --out DIR}): {@code summary.md}, {@code report.json}
- * and the servers' logs. About 7 minutes on two quiet cores ({@code --quick}: one round of 3 s runs, a 20,000-text
- * fill, about 2.5 minutes); from the repository root:
+ * and the servers' logs. About 6 minutes on two cores ({@code --quick}: one round of 3 s runs, a 20,000-text
+ * fill, about 2 minutes); from the repository root:
  * <pre>{@code
  * bin/loadbench --cache [--quick] [--rounds 2] [--connections 64] [--measure 10s] [--pre-warm 30s] [--fill 100000]
  *     [--out DIR]
