@@ -143,9 +143,9 @@ public final class CacheBenchmark {
                 "-Dserval.deployments." + NOOP_DEPLOYMENT + ".max-queued-requests=1024"));
         common.addAll(servalOptions);
         Map<String, List<String>> settings = new LinkedHashMap<>();
-        List<String> on = new ArrayList<>(common);
-        on.add("-Dserval.deployments." + DEPLOYMENT + ".cache=on"); // ServalProcess starts it off by default
-        settings.put(CACHE_ON, List.copyOf(on));
+        List<String> cacheOn = new ArrayList<>(common);
+        cacheOn.add("-Dserval.deployments." + DEPLOYMENT + ".cache=on"); // ServalProcess starts it off by default
+        settings.put(CACHE_ON, List.copyOf(cacheOn));
         List<String> off = new ArrayList<>(common);
         off.add("-Dserval.deployments." + DEPLOYMENT + ".cache=off");
         settings.put(CACHE_OFF, List.copyOf(off));
