@@ -25,6 +25,14 @@ public interface Model<I, O> extends AutoCloseable {
         return List.of();
     }
 
+    /**
+     * The widths a text-embedding model's vectors may be cut to (its descriptor's {@code matryoshka_dimensions});
+     * empty for a model that declares none.
+     */
+    default List<Integer> matryoshkaDimensions() {
+        return List.of();
+    }
+
     /** The model's tokenizer (a text model's); empty for a model that reads no text. */
     default Optional<TextTokenizer> tokenizer() {
         return Optional.empty();
