@@ -8,7 +8,6 @@ import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
 import dev.serval.request.CallContext;
 import dev.serval.request.InferenceRequest;
-import dev.serval.tensor.DataType;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
 import io.vertx.core.http.HttpHeaders;
@@ -64,9 +63,8 @@ final class PredictExchange extends InferenceExchange<PredictRequest, Inference>
 
     @Override
     CompletableFuture<Inference> infer(PredictRequest request, CallContext call) {
-        List<String> texts = request.texts();
-        Tensors inputs = new Tensors(List.of(new Tensor("text", DataType.BYTES, new long[] {texts.size()},
-                texts.toArray(new String[0]))));
+        Tensors inputs = new Tensors(List.of(Tensor.of("text", request.texts().toArray(new String[0]),
+                request.texts().size())));
         return served.deployment().infer(new InferenceRequest(inputs, null, call));
     }
 
