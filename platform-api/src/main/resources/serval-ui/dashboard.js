@@ -48,7 +48,9 @@
     {key: 'inputs-mean', label: 'inputs / request', color: '#6a1b9a', path: ['inputsPerRequest', 'mean']},
   ];
 
-  const ALL_SERIES = [...REQUEST_SERIES, ...LATENCY_SERIES, ...BATCH_SERIES];
+  const CACHE_SERIES = [{key: 'cache-hit-rate', label: 'cache hit rate', color: '#2e7d32', path: ['cache', 'hitRate']}];
+
+  const ALL_SERIES = [...REQUEST_SERIES, ...LATENCY_SERIES, ...BATCH_SERIES, ...CACHE_SERIES];
 
   const CHARTS = [
     {id: 'requests', title: 'Requests / s by outcome', unit: 'req/s', stacked: true, series: REQUEST_SERIES},
@@ -338,6 +340,8 @@
     setField(card, 'rps-ok', n ? fmtNumber(k.values.ok[n - 1] || 0, 1) : NO_VALUE);
     const p99 = k ? k.values['total-p99'].filter(v => v != null).pop() : undefined;
     setField(card, 'p99-total', fmtNumber(p99, 2));
+    const hitRate = k ? k.values['cache-hit-rate'].filter(v => v != null).pop() : undefined;
+    setField(card, 'cache-hit-rate', hitRate == null ? NO_VALUE : `${fmtNumber(100 * hitRate, 1)} %`);
   }
 
   // ---------------------------------------------------------------- card skeletons
@@ -379,6 +383,7 @@
       el('div', {class: 'stats'}, [
         stat('req/s', 'rps'), stat('ok req/s', 'rps-ok'), stat('p99 ms', 'p99-total'),
         stat('queued', 'queued'), stat('in flight', 'in-flight'), stat('failure ratio', 'failure-ratio'),
+        stat('cache hits', 'cache-hit-rate'),
       ]),
       el('div', {class: 'charts'}, CHARTS.map(chartFigure)),
       errorsBlock(),
