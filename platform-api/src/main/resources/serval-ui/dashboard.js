@@ -48,7 +48,9 @@
     {key: 'inputs-mean', label: 'inputs / request', color: '#6a1b9a', path: ['inputsPerRequest', 'mean']},
   ];
 
-  const ALL_SERIES = [...REQUEST_SERIES, ...LATENCY_SERIES, ...BATCH_SERIES];
+  const CACHE_SERIES = [{key: 'cache-hit-rate', label: 'cache hit rate', color: '#2e7d32', path: ['cache', 'hitRate']}];
+
+  const ALL_SERIES = [...REQUEST_SERIES, ...LATENCY_SERIES, ...BATCH_SERIES, ...CACHE_SERIES];
 
   const CHARTS = [
     {id: 'requests', title: 'Requests / s by outcome', unit: 'req/s', stacked: true, series: REQUEST_SERIES},
@@ -248,15 +250,15 @@
 
   function updateDeploymentCard(card, d, range, gapMs) {
     updateCommon(card, d);
-    setField(card, 'queued', fmtInt(d.queuedRequests));
-    setField(card, 'in-flight', fmtInt(d.inFlightRequests));
+    setField(card, 'queued', fmtInt(d.queued_requests));
+    setField(card, 'in-flight', fmtInt(d.in_flight_requests));
     setField(card, 'model', d.model);
     setField(card, 'version', d.version);
     renderBatching(field(card, 'batching'), d.batching);
     const replicas = d.replicas || {};
     REPLICA_STATES.forEach(s => setField(card, `replicas-${s}`, fmtInt(replicas[s])));
     renderAutoscaling(field(card, 'autoscaling'), d.autoscaling);
-    setField(card, 'failure-ratio', fmtRatio(d.failureRatio));
+    setField(card, 'failure-ratio', fmtRatio(d.failure_ratio));
     const k = kept.get(d.name);
     renderLatest(card, k);
     CHARTS.forEach(c => drawChart(card.querySelector(`svg[data-chart="${c.id}"]`), k, c, range, gapMs));
@@ -268,7 +270,7 @@
     setField(card, 'num-replicas', fmtInt(m.num_replicas));
     setField(card, 'models-loaded', fmtInt(m.models_loaded));
     setField(card, 'models-matching', fmtInt(m.models_matching));
-    setField(card, 'ongoing', fmtInt(d.ongoingRequests));
+    setField(card, 'ongoing', fmtInt(d.ongoing_requests));
     const rows = (Array.isArray(m.models) ? m.models : []).map(modelRow);
     if (!rows.length) rows.push(el('tr', {}, [el('td', {colspan: '5', class: 'muted', text: 'no models'})]));
     field(card, 'models').replaceChildren(...rows);
@@ -282,7 +284,7 @@
     state.hidden = d.state == null;
     setBadge(state, d.state == null ? '' : String(d.state), stateClass(d.state));
     setBadge(field(card, 'ready'), d.ready ? 'ready' : 'not ready', d.ready ? 'good' : 'bad');
-    renderErrors(field(card, 'errors'), d.recentErrors);
+    renderErrors(field(card, 'errors'), d.recent_errors);
   }
 
   function modelRow(m) {
@@ -299,9 +301,9 @@
     node.hidden = !b;
     if (!b) return;
     node.title = b.reason || '';
-    const invariant = b.batchInvariant ? ', batch-invariant' : '';
+    const invariant = b.batch_invariant ? ', batch-invariant' : '';
     node.replaceChildren(
-      el('span', {text: `batching: ${b.mode}, preferred batch ${b.preferredBatch}${invariant}`}),
+      el('span', {text: `batching: ${b.mode}, preferred batch ${b.preferred_batch}${invariant}`}),
       el('small', {text: b.reason || ''}));
   }
 
@@ -338,6 +340,8 @@
     setField(card, 'rps-ok', n ? fmtNumber(k.values.ok[n - 1] || 0, 1) : NO_VALUE);
     const p99 = k ? k.values['total-p99'].filter(v => v != null).pop() : undefined;
     setField(card, 'p99-total', fmtNumber(p99, 2));
+    const hitRate = k ? k.values['cache-hit-rate'].filter(v => v != null).pop() : undefined;
+    setField(card, 'cache-hit-rate', hitRate == null ? NO_VALUE : `${fmtNumber(100 * hitRate, 1)} %`);
   }
 
   // ---------------------------------------------------------------- card skeletons
@@ -379,6 +383,7 @@
       el('div', {class: 'stats'}, [
         stat('req/s', 'rps'), stat('ok req/s', 'rps-ok'), stat('p99 ms', 'p99-total'),
         stat('queued', 'queued'), stat('in flight', 'in-flight'), stat('failure ratio', 'failure-ratio'),
+        stat('cache hits', 'cache-hit-rate'),
       ]),
       el('div', {class: 'charts'}, CHARTS.map(chartFigure)),
       errorsBlock(),

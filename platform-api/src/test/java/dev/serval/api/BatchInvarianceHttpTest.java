@@ -73,11 +73,11 @@ class BatchInvarianceHttpTest {
     void reportsHowEachModelBatches() {
         given().get("/v2/models/tiny").then().statusCode(200)
                 .body("batching.mode", equalTo("batched"))
-                .body("batching.batchInvariant", equalTo(true))
+                .body("batching.batch_invariant", equalTo(true))
                 .body("batching.reason", containsString("batch-size probe, texts/s at batch 1: "));
         given().get("/v2/models/" + Serving.MODEL).then().statusCode(200)
                 .body("batching.mode", equalTo("single"))
-                .body("batching.preferredBatch", equalTo(1))
+                .body("batching.preferred_batch", equalTo(1))
                 .body("batching.reason", containsString("DynamicQuantizeLinear"));
         given().get("/api/status").then().body("deployments.find { it.name == 'tiny' }.batching.mode", equalTo("batched"));
     }

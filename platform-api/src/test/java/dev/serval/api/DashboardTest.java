@@ -96,7 +96,8 @@ class DashboardTest {
                             && anyPositive(history.at("/requestsPerSecond/bad_request"))
                             && anyPositive(history.at("/latencyMs/total/p99"))
                             && anyPositive(history.at("/latencyMs/inference/p50"))
-                            && anyPositive(history.at("/inputsPerRequest/mean"));
+                            && anyPositive(history.at("/inputsPerRequest/mean"))
+                            && anyPositive(history.at("/cache/hitRate")); // the same text, ten times
                 });
         answer.then().statusCode(200).header("Cache-Control", "no-store")
                 .body("server.live", equalTo(true))
@@ -112,7 +113,8 @@ class DashboardTest {
         int samples = history.get("t").size();
         assertTrue(samples >= 1 && samples <= 300, "samples kept: " + samples);
         for (String column : new String[] {"/requestsPerSecond/ok", "/requestsPerSecond/error",
-            "/latencyMs/queue/p50", "/latencyMs/batch/p99", "/batchSize/mean", "/inputsPerRequest/mean"}) {
+            "/latencyMs/queue/p50", "/latencyMs/batch/p99", "/batchSize/mean", "/inputsPerRequest/mean",
+            "/cache/hitRate"}) {
             assertEquals(samples, history.at(column).size(), column);
         }
     }

@@ -105,7 +105,7 @@ class DeadlineTest {
             socket.getOutputStream().write(body);
             socket.getOutputStream().flush();
             long deadline = System.nanoTime() + 10_000_000_000L;
-            while (given().get("/api/status").jsonPath().getInt("deployments.find { it.name == 'gated' }.queuedRequests")
+            while (given().get("/api/status").jsonPath().getInt("deployments.find { it.name == 'gated' }.queued_requests")
                     < 1) { // the request is queued: the server has it
                 assertTrue(System.nanoTime() < deadline, "the request reached the deployment's queue");
                 Thread.sleep(10); // polling the status endpoint: nothing to wait on but time

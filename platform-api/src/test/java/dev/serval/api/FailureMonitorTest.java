@@ -84,7 +84,7 @@ class FailureMonitorTest {
                 && r.getFormattedMessage().contains("the model failed on 'boom'")), "the error log names the request id");
 
         await(() -> given().get("/api/status").jsonPath()
-                .getList("deployments.find { it.name == 'flaky' }.recentErrors.message", String.class).stream()
+                .getList("deployments.find { it.name == 'flaky' }.recent_errors.message", String.class).stream()
                 .anyMatch(message -> message.contains("failure monitor")), "the monitor replaced the replicas");
         Serving.awaitModelReady("flaky");
         given().get("/q/health/live").then().statusCode(200);
@@ -98,7 +98,7 @@ class FailureMonitorTest {
                 containsString("of the last 4 requests to 'flaky' failed after 1 replica replacements"));
         given().get("/v2/health/live").then().statusCode(503).body("live", equalTo(false));
         given().get("/api/status").then().body("live", equalTo(false))
-                .body("notLiveReason", containsString("'flaky'"));
+                .body("not_live_reason", containsString("'flaky'"));
     }
 
     private static void await(BooleanSupplier condition, String what) {

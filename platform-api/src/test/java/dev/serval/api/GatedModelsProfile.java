@@ -7,6 +7,8 @@ import java.util.Map;
  * Serval on two event loops with, besides the default model: {@code fragile} (health-checked every 50 ms, fails
  * its probes while {@link GatedModelSource#FRAGILE_BROKEN} is set), {@code gated} (one replica: 2 predictor threads,
  * 2 requests at once, room for 4 queued requests) and {@code slow}, whose loading waits for {@link GatedModelSource#LOAD_GATE}.
+ * Their result caches are off: these tests hold requests at the gate, and a repeated text would be answered, or wait
+ * for its twin, without reaching it.
  */
 public class GatedModelsProfile implements QuarkusTestProfile {
 
@@ -17,6 +19,9 @@ public class GatedModelsProfile implements QuarkusTestProfile {
                 Map.entry("serval.deployments.fragile.predictor-threads", "1"),
                 Map.entry("serval.deployments.fragile.health-check-period", "50ms"),
                 Map.entry("serval.deployments.fragile.health-check-failure-threshold", "1"),
+                Map.entry("serval.deployments.fragile.cache", "off"),
+                Map.entry("serval.deployments.gated.cache", "off"),
+                Map.entry("serval.deployments.slow.cache", "off"),
                 Map.entry("quarkus.vertx.event-loops-pool-size", "2"),
                 Map.entry("serval.deployments.gated.model", "gated:"),
                 Map.entry("serval.deployments.gated.predictor-threads", "2"),

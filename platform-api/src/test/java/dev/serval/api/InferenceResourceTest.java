@@ -90,10 +90,12 @@ class InferenceResourceTest {
 
     @Test
     void answers404ForAnUnknownModelOnEveryModelEndpoint() {
-        expectError(given().get("/v2/models/no-such-model"), 404, "model 'no-such-model' is not deployed");
-        expectError(given().get("/v2/models/no-such-model/ready"), 404, "not deployed");
+        // The 404 names what is deployed (at most ten deployments), so that a typo is seen at once.
+        String deployed = "model 'no-such-model' is not deployed; deployed: " + Serving.MODEL;
+        expectError(given().get("/v2/models/no-such-model"), 404, deployed);
+        expectError(given().get("/v2/models/no-such-model/ready"), 404, deployed);
         expectError(given().contentType("application/json").body(textInput("[1]", "[\"a\"]"))
-                .post("/v2/models/no-such-model/infer"), 404, "not deployed");
+                .post("/v2/models/no-such-model/infer"), 404, deployed);
     }
 
     @Test

@@ -71,13 +71,16 @@ class PrometheusScrapeTest {
             awaitReady(prom, log);
 
             Map<String, Double> before = servalMetrics();
-            String oip = "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"scraped %d\"]}]}";
+            // Texts of this run only: a text the result cache holds would not reach the model.
+            long run = System.nanoTime();
+            String oip = "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"scraped %d %d\"]}]}";
             for (int i = 0; i < 3; i++) {
-                given().contentType("application/json").body(oip.formatted(i)).post(INFER).then().statusCode(200);
+                given().contentType("application/json").body(oip.formatted(run, i)).post(INFER).then().statusCode(200);
             }
             given().contentType("application/json").body("{\"inputs\":7}").post(INFER).then().statusCode(400);
             given().contentType("application/json").body("{\"inputs\":[]}").post(INFER).then().statusCode(400);
-            given().contentType("application/json").body("{\"model\":\"" + MODEL + "\",\"input\":[\"a\",\"b\"]}")
+            given().contentType("application/json").body("{\"model\":\"" + MODEL + "\",\"input\":[\"a " + run
+                    + "\",\"b " + run + "\"]}")
                     .post("/v1/embeddings").then().statusCode(200);
             Map<String, Double> after = servalMetrics();
 

@@ -83,7 +83,7 @@ class ReadinessAndOverloadTest {
             given().get("/q/health/live").then().statusCode(200);
             given().get("/api/status").then().statusCode(200)
                     .body("deployments.find { it.name == 'fragile' }.ready", equalTo(false))
-                    .body("deployments.find { it.name == 'fragile' }.recentErrors[-1].message",
+                    .body("deployments.find { it.name == 'fragile' }.recent_errors[-1].message",
                             containsString("the model failed on 'probe'"));
         } finally {
             GatedModelSource.FRAGILE_BROKEN = false;

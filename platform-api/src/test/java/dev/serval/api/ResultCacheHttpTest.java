@@ -71,6 +71,8 @@ class ResultCacheHttpTest {
         JsonPath view = admin().get("/api/deployments/" + MODEL).then().statusCode(200).extract().jsonPath();
         assertTrue(view.getBoolean("cache.active"));
         assertTrue(view.getLong("cache.bytes") > 0);
+        assertTrue(view.getLong("cache.hits") >= 1 && view.getLong("cache.lookups") >= view.getLong("cache.hits") + 1,
+                "the deployment's lookups so far, this hit among them: " + view.get("cache"));
         assertEquals(64L << 20, view.getLong("cache.granted_bytes"));
         assertTrue(view.getBoolean("config.cache.enabled"));
         assertEquals(64L << 20, view.getLong("config.cache.max_bytes"));

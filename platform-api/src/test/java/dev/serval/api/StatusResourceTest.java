@@ -31,9 +31,9 @@ class StatusResourceTest {
                 .body("deployments[0].replicas.desired", equalTo(1))
                 .body("deployments[0].replicas.running", equalTo(1))
                 .body("deployments[0].replicas.starting", equalTo(0))
-                .body("deployments[0].queuedRequests", equalTo(0))
-                .body("deployments[0].inFlightRequests", greaterThanOrEqualTo(0))
-                .body("deployments[0].recentErrors", hasSize(0));
+                .body("deployments[0].queued_requests", equalTo(0))
+                .body("deployments[0].in_flight_requests", greaterThanOrEqualTo(0))
+                .body("deployments[0].recent_errors", hasSize(0));
     }
 
     @Test

@@ -81,6 +81,24 @@ class TeiApiTest {
     }
 
     @Test
+    void tokenizesAsTheModelReadsAndDecodes() {
+        Response tokens = post("/tokenize", "{\"inputs\":[\"Hello, world!\",\"hi\"]}");
+        tokens.then().statusCode(200).body("$", hasSize(2)).body("[0]", hasSize(6))
+                .body("[0][0].text", equalTo("[CLS]")).body("[0][0].special", equalTo(true))
+                .body("[0][0].start", org.hamcrest.Matchers.nullValue())
+                .body("[0][1].id", equalTo(7592)).body("[0][1].text", equalTo("Hello"))
+                .body("[0][1].start", equalTo(0)).body("[0][1].stop", equalTo(5));
+        post("/tei/" + MODEL + "/tokenize", "{\"inputs\":\"Hello\",\"add_special_tokens\":false}").then()
+                .statusCode(200).body("[0]", hasSize(1));
+        post("/decode", "{\"ids\":[101,7592,1010,2088,999,102]}").then().statusCode(200)
+                .body("$", equalTo(List.of("hello, world!")));
+        post("/tei/" + MODEL + "/decode", "{\"ids\":[[101,7592,102],[2088]],\"skip_special_tokens\":false}").then()
+                .statusCode(200).body("$", equalTo(List.of("[CLS] hello [SEP]", "world")));
+        expectError(post("/decode", "{\"ids\":[-1]}"), 422, "validation", "not a non-negative 32-bit integer");
+        expectError(post("/decode", "{\"ids\":[]}"), 422, "validation", "'ids' must be a non-empty array");
+    }
+
+    @Test
     void infoDescribesTheDeployment() {
         given().get("/info").then().statusCode(200)
                 .body("model_id", equalTo(MODEL))

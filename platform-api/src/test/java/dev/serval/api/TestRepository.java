@@ -37,7 +37,9 @@ final class TestRepository {
         tensorModel("tiny-dtypes", "1");
         installClassifier();
         installReranker();
-        return installEncoder();
+        Path path = installEncoder();
+        installMatryoshkaEncoder();
+        return path;
     }
 
     /**
@@ -105,6 +107,25 @@ final class TestRepository {
                     kind: text-rerank
                     max_length: 24
                     max_documents_per_request: 8
+                    """);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** {@code tiny-matryoshka/1}: {@code tiny-encoder}'s files, declaring that its 16-wide vectors may be cut to 8 or 4. */
+    private static void installMatryoshkaEncoder() {
+        Path encoder = PATH.resolve("tiny-encoder").resolve("1");
+        Path dir = PATH.resolve("tiny-matryoshka").resolve("1");
+        try {
+            Files.createDirectories(dir);
+            for (String file : new String[] {"model.onnx", "tokenizer.json"}) {
+                Files.copy(encoder.resolve(file), dir.resolve(file), StandardCopyOption.REPLACE_EXISTING);
+            }
+            Files.writeString(dir.resolve("model.yaml"), """
+                    kind: text-embedding
+                    max_length: 256
+                    matryoshka_dimensions: [8, 4]
                     """);
         } catch (IOException e) {
             throw new UncheckedIOException(e);

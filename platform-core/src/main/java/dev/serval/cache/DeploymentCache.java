@@ -123,10 +123,12 @@ public final class DeploymentCache<O> implements CacheBudget.Member {
         }
     }
 
-    /** The cache now: whether it is active, its granted bound, its size. */
+    /** The cache now: whether it is active, its granted bound, its size, and its lookups so far. */
     public CacheStatus status() {
         ResultCache<O> cache = current;
-        return cache == null ? CacheStatus.INACTIVE
-                : new CacheStatus(true, granted, cache.bytes(), cache.entries());
+        long hit = hits == null ? 0 : (long) hits.count();
+        long lookups = hits == null ? 0 : hit + (long) misses.count() + (long) coalesced.count();
+        return cache == null ? new CacheStatus(false, 0, 0, 0, hit, lookups)
+                : new CacheStatus(true, granted, cache.bytes(), cache.entries(), hit, lookups);
     }
 }

@@ -33,6 +33,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
@@ -215,10 +216,10 @@ public final class Deployment<I, O> implements AutoCloseable {
                 : Optional.ofNullable(atZero.lastServed()).map(AtZero.Served::signature);
     }
 
-    /** The label names of the newest serving version's model (a classifier's), in score order; empty otherwise. */
-    public List<String> labels() {
+    /** What {@code read} reads of the newest serving version's model (labels, tokenizer); empty while none serves. */
+    public <T> Optional<T> newestModel(Function<Model<I, O>, T> read) {
         RoutableReplica<I, O> newest = router.snapshot().newest();
-        return newest != null ? newest.model().labels() : List.of();
+        return newest == null ? Optional.empty() : Optional.ofNullable(read.apply(newest.model()));
     }
 
     /** What the model takes and returns while every serving replica runs one model (none serving: empty). */

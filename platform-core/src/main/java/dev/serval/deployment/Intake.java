@@ -102,7 +102,7 @@ final class Intake<I, O> {
         RoutingSnapshot<I, O> snapshot = router.snapshot();
         ModelSignature uniform = uniformSignature(snapshot);
         if (uniform != null) {
-            checkDimensions(dimensions, uniform.outputs().getFirst().shape().get(1));
+            checkDimensions(dimensions, uniform.outputs().getFirst().shape().get(1), snapshot.newest());
         }
         CompletableFuture<?> submitted = answer(snapshot, (List<I>) texts, context.deadlineNanos());
         CompletableFuture<List<Embedding>> routed = (CompletableFuture<List<Embedding>>) submitted;
@@ -110,16 +110,31 @@ final class Intake<I, O> {
             return routed;
         }
         return Answering.of(routed, embeddings -> {
-            checkDimensions(dimensions, embeddings.getFirst().vector().length);
-            return embeddings;
+            int width = embeddings.getFirst().vector().length;
+            // The model that answered is the newest serving one, but for a rolling update's overlap: judged by it.
+            return checkDimensions(dimensions, width, router.snapshot().newest()) ? embeddings
+                    : embeddings.stream().map(embedding -> embedding.cut(dimensions)).toList();
         });
     }
 
-    private void checkDimensions(int requested, long dimension) {
-        if (requested != 0 && requested != dimension) {
-            throw new InvalidInput("dimensions", "model '" + deployment.name() + "' returns " + dimension
-                    + " dimensions; 'dimensions' " + requested + " is not supported");
+    /**
+     * Whether {@code requested} is the model's own width (or none was asked); false when the vectors are to be cut to
+     * it, which {@code newest}'s model declares it may be ({@code matryoshka_dimensions}).
+     *
+     * @throws InvalidInput when it is neither, naming the widths there are
+     */
+    private boolean checkDimensions(int requested, long width, RoutableReplica<I, O> newest) {
+        if (requested == 0 || requested == width) {
+            return true;
         }
+        List<Integer> declared = newest == null ? List.of() : newest.model().matryoshkaDimensions();
+        if (declared.contains(requested)) {
+            return false;
+        }
+        throw new InvalidInput("dimensions", "model '" + deployment.name() + "' returns " + width + " dimensions; "
+                + "'dimensions' " + requested + " is not supported (" + (declared.isEmpty()
+                ? "the model declares no matryoshka_dimensions to cut its vectors to)"
+                : "it may be cut to " + declared + ")"));
     }
 
     /**

@@ -19,7 +19,8 @@ final class DescriptorFields {
 
     /** The fields a descriptor may have, sorted (as refusals list them). */
     private static final List<String> FIELDS = List.of("class", "config", "description", "engine", "file", "jar",
-            "kind", "labels", "max_documents_per_request", "max_length", "output", "steps", "tokenizer");
+            "kind", "labels", "matryoshka_dimensions", "max_documents_per_request", "max_length", "output", "steps",
+            "tokenizer");
 
     private DescriptorFields() {
     }
@@ -78,13 +79,42 @@ final class DescriptorFields {
             // every other field was checked above with its own message: what the descriptor refuses is an engine option
             throw new IllegalArgumentException(where + ": field 'engine': " + e.getMessage(), e);
         }
+        List<Integer> matryoshka = matryoshka(node.get("matryoshka_dimensions"), kind, where);
         try {
             return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, output, options,
-                    description == null ? "" : description.asText(), composite, maxDocuments, config);
+                    description == null ? "" : description.asText(), composite, maxDocuments, config, matryoshka);
         } catch (IllegalArgumentException e) {
             // what the record refuses beyond the fields checked above: engine options on a kind that runs no graph
             throw new IllegalArgumentException(where + ": field 'engine': " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * The descriptor's {@code matryoshka_dimensions}: a text-embedding model's list of widths, each a whole number from
+     * 1 to 65,536, at most 64 of them; empty if absent. Whether each fits the model's width is checked at load.
+     */
+    private static List<Integer> matryoshka(JsonNode value, ModelKind kind, String where) {
+        if (value == null || value.isNull()) {
+            return List.of();
+        }
+        if (kind != ModelKind.TEXT_EMBEDDING) {
+            throw new IllegalArgumentException(where + ": field 'matryoshka_dimensions' is for text-embedding models, "
+                    + "not " + kind.id());
+        }
+        if (!value.isArray() || value.isEmpty() || value.size() > 64) {
+            throw new IllegalArgumentException(where + ": field 'matryoshka_dimensions' must be a list of 1 to 64 "
+                    + "widths, not " + value);
+        }
+        List<Integer> widths = new ArrayList<>(value.size());
+        for (JsonNode width : value) {
+            if (!width.isIntegralNumber() || !width.canConvertToInt() || width.intValue() < 1
+                    || width.intValue() > 65_536 || widths.contains(width.intValue())) {
+                throw new IllegalArgumentException(where + ": field 'matryoshka_dimensions' must hold distinct whole "
+                        + "numbers from 1 to 65536, not " + width);
+            }
+            widths.add(width.intValue());
+        }
+        return widths;
     }
 
     /** The descriptor's {@code max_documents_per_request}: a cross-encoder's, 1 to the limit; the default if absent. */

@@ -16,4 +16,26 @@ public record Embedding(float[] vector, int tokens) {
             throw new IllegalArgumentException("tokens must be >= 0, was " + tokens);
         }
     }
+
+    /**
+     * This embedding cut to its first {@code width} components and L2-normalised again: a Matryoshka model's smaller
+     * embedding (what sentence-transformers' {@code truncate_dim} gives, normalised). A new record; this one is kept.
+     *
+     * @throws IllegalArgumentException when {@code width} is not between 1 and the vector's length
+     */
+    public Embedding cut(int width) {
+        if (width < 1 || width > vector.length) {
+            throw new IllegalArgumentException("width must be 1 to " + vector.length + ", was " + width);
+        }
+        double sum = 0;
+        for (int i = 0; i < width; i++) {
+            sum += (double) vector[i] * vector[i];
+        }
+        float scale = sum > 0 ? (float) (1 / Math.sqrt(sum)) : 0f;
+        float[] cut = new float[width];
+        for (int i = 0; i < width; i++) {
+            cut[i] = vector[i] * scale;
+        }
+        return new Embedding(cut, tokens);
+    }
 }

@@ -3,6 +3,7 @@ package dev.serval.model;
 import dev.serval.error.InvalidInput;
 import dev.serval.request.TensorIO;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A loaded model: weights loaded once and shared by every predictor made from it. Thread-safe: any thread
@@ -22,6 +23,19 @@ public interface Model<I, O> extends AutoCloseable {
      */
     default List<String> labels() {
         return List.of();
+    }
+
+    /**
+     * The widths a text-embedding model's vectors may be cut to (its descriptor's {@code matryoshka_dimensions});
+     * empty for a model that declares none.
+     */
+    default List<Integer> matryoshkaDimensions() {
+        return List.of();
+    }
+
+    /** The model's tokenizer (a text model's); empty for a model that reads no text. */
+    default Optional<TextTokenizer> tokenizer() {
+        return Optional.empty();
     }
 
     /** How Open Inference Protocol tensors map to this model's inputs, and its outputs back. */

@@ -78,7 +78,7 @@ public final class ModelCatalog {
         LoadOptions resolved = options.orMaxLength(descriptor.maxLength());
         return switch (descriptor.kind()) {
             case TEXT_EMBEDDING -> TextModels.embedding(file, tokenizer, descriptor.output(), descriptor.engine(),
-                    resolved);
+                    resolved, descriptor.matryoshkaDimensions());
             case TEXT_CLASSIFICATION -> TextModels.classification(file, tokenizer, config, descriptor.labels(),
                     descriptor.output(), descriptor.engine(), resolved);
             case TEXT_RERANK -> TextModels.rerank(file, tokenizer, descriptor.output(), descriptor.engine(), resolved,

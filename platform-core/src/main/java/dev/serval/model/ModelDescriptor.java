@@ -29,10 +29,13 @@ import java.util.function.Predicate;
  * @param config      the Hugging Face {@code config.json}, relative to the version folder ({@code config.json} by
  *                    default): a classifier's {@code problem_type} and {@code id2label} (text-classification); read
  *                    only when present
+ * @param matryoshkaDimensions the widths a text-embedding model was trained to be cut to (Matryoshka representation
+ *                    learning), which a request's {@code dimensions} may ask for: its vectors are then cut to that width
+ *                    and normalised again; empty for a model that declares none (then only its full width is served)
  */
 public record ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
         String output, OnnxOptions engine, String description, Composite composite, int maxDocumentsPerRequest,
-        String config) {
+        String config, List<Integer> matryoshkaDimensions) {
 
     /** Documents per rerank request unless the descriptor says otherwise. */
     public static final int DEFAULT_MAX_DOCUMENTS_PER_REQUEST = 1000;
@@ -68,12 +71,25 @@ public record ModelDescriptor(ModelKind kind, String file, String tokenizer, int
                     + MAX_DOCUMENTS_PER_REQUEST_LIMIT + ", was " + maxDocumentsPerRequest);
         }
         Objects.requireNonNull(config, "config");
+        matryoshkaDimensions = List.copyOf(matryoshkaDimensions);
+        if (!matryoshkaDimensions.isEmpty() && kind != ModelKind.TEXT_EMBEDDING) {
+            throw new IllegalArgumentException("matryoshka_dimensions are a text-embedding model's; a " + kind.id()
+                    + " model answers no embedding");
+        }
         if (output == null || output.isEmpty()) {
             output = kind.defaultOutput();
         } else if (!kind.text()) {
             throw new IllegalArgumentException("a " + kind.id() + " model reads no single output; 'output' is for "
                     + "text kinds");
         }
+    }
+
+    /** A descriptor that declares no Matryoshka dimensions. */
+    public ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
+            String output, OnnxOptions engine, String description, Composite composite, int maxDocumentsPerRequest,
+            String config) {
+        this(kind, file, tokenizer, maxLength, labels, output, engine, description, composite, maxDocumentsPerRequest,
+                config, List.of());
     }
 
     /**

@@ -138,8 +138,8 @@ class DescriptorOptionsTest {
     @Test
     void outputIsAKnownFieldNamedInTheUnknownFieldMessage() {
         assertTrue(refused("kind: text-embedding\noutputs: x\n").endsWith("unknown field 'outputs'; known fields:"
-                + " [class, config, description, engine, file, jar, kind, labels, max_documents_per_request,"
-                + " max_length, output, steps, tokenizer]"));
+                + " [class, config, description, engine, file, jar, kind, labels, matryoshka_dimensions,"
+                + " max_documents_per_request, max_length, output, steps, tokenizer]"));
     }
 
     @Test
@@ -156,5 +156,20 @@ class DescriptorOptionsTest {
                 refused("kind: text-rerank\nmax_documents_per_request: '9'\n"));
         assertEquals(WHERE + ": field 'max_documents_per_request' bounds the documents of a rerank request; a "
                 + "text-embedding model takes none", refused("kind: text-embedding\nmax_documents_per_request: 5\n"));
+    }
+
+    @Test
+    void aTextEmbeddingDescriptorDeclaresTheWidthsItsVectorsMayBeCutTo() throws IOException {
+        assertEquals(List.of(), parse("kind: text-embedding\n").matryoshkaDimensions());
+        assertEquals(List.of(256, 128, 64),
+                parse("kind: text-embedding\nmatryoshka_dimensions: [256, 128, 64]\n").matryoshkaDimensions());
+        assertEquals(WHERE + ": field 'matryoshka_dimensions' is for text-embedding models, not text-rerank",
+                refused("kind: text-rerank\nmatryoshka_dimensions: [8]\n"));
+        assertEquals(WHERE + ": field 'matryoshka_dimensions' must hold distinct whole numbers from 1 to 65536, not 0",
+                refused("kind: text-embedding\nmatryoshka_dimensions: [8, 0]\n"));
+        assertEquals(WHERE + ": field 'matryoshka_dimensions' must hold distinct whole numbers from 1 to 65536, not 8",
+                refused("kind: text-embedding\nmatryoshka_dimensions: [8, 8]\n"));
+        assertEquals(WHERE + ": field 'matryoshka_dimensions' must be a list of 1 to 64 widths, not 8",
+                refused("kind: text-embedding\nmatryoshka_dimensions: 8\n"));
     }
 }

@@ -6,6 +6,7 @@ import dev.serval.api.serving.Outcome;
 import dev.serval.api.serving.RequestMeters;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.PhaseMeters;
+import dev.serval.spec.CacheStatus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.event.Observes;
@@ -150,6 +151,8 @@ public class DashboardSampler {
         private final HistogramReading[] phases = new HistogramReading[DeploymentHistory.PHASES.size()];
         private HistogramReading batchSizes = HistogramReading.NONE;
         private HistogramReading inputs = HistogramReading.NONE;
+        private long cacheHits;
+        private long cacheLookups;
         /** When the previous readings were taken; none before the first sample, which only reads. */
         private long lastNanos;
         private boolean read;
@@ -191,6 +194,12 @@ public class DashboardSampler {
             HistogramReading inputsNow = HistogramReading.ofSummary(engine.requestInputs());
             point[DeploymentHistory.INPUTS_MEAN] = inputsNow.since(inputs).mean();
             inputs = inputsNow;
+            CacheStatus cache = served.deployment().cache();
+            long lookups = cache.lookups() - cacheLookups;
+            point[DeploymentHistory.CACHE_HIT_RATE] = lookups > 0 ? (double) (cache.hits() - cacheHits) / lookups
+                    : Double.NaN;
+            cacheHits = cache.hits();
+            cacheLookups = cache.lookups();
             if (read && seconds > 0) {
                 history.add(epochMillis, point);
             }

@@ -27,7 +27,9 @@ final class DeploymentHistory {
     static final int BATCH_MEAN = LATENCY + 2 * PHASES.size();
     static final int BATCH_P99 = BATCH_MEAN + 1;
     static final int INPUTS_MEAN = BATCH_P99 + 1;
-    static final int COLUMNS = INPUTS_MEAN + 1;
+    /** The share of the inputs looked up in the result cache that were found there. */
+    static final int CACHE_HIT_RATE = INPUTS_MEAN + 1;
+    static final int COLUMNS = CACHE_HIT_RATE + 1;
 
     private final long id;
     private final long[] times;
@@ -65,7 +67,8 @@ final class DeploymentHistory {
     /**
      * The samples that ended after {@code afterMillis}, as the dashboard's JSON: {@code t}, {@code requestsPerSecond}
      * by outcome, {@code latencyMs} by phase ({@code p50}, {@code p99}), {@code batchSize} ({@code mean}, {@code p99})
-     * and {@code inputsPerRequest} ({@code mean}); null where nothing was observed.
+     * , {@code inputsPerRequest} ({@code mean}) and {@code cache} ({@code hitRate}: hits over lookups in the result
+     * cache); null where nothing was observed.
      */
     synchronized Map<String, Object> since(long afterMillis) {
         int oldest = (next - size + times.length) % times.length;
@@ -97,6 +100,7 @@ final class DeploymentHistory {
         history.put("batchSize", Map.of("mean", column(BATCH_MEAN, first, count),
                 "p99", column(BATCH_P99, first, count)));
         history.put("inputsPerRequest", Map.of("mean", column(INPUTS_MEAN, first, count)));
+        history.put("cache", Map.of("hitRate", column(CACHE_HIT_RATE, first, count)));
         return history;
     }
 

@@ -15,7 +15,6 @@ import dev.serval.api.serving.RequestMeters;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.Inference;
 import dev.serval.error.InvalidInput;
-import dev.serval.error.UnknownDeployment;
 import dev.serval.request.CallContext;
 import dev.serval.request.InferenceRequest;
 import dev.serval.tensor.Tensors;
@@ -101,7 +100,7 @@ final class ModelInferCalls {
         try {
             served = deployments.route(message.getModelName(), metadata.modelId());
             if (served == null) {
-                throw new UnknownDeployment(message.getModelName());
+                throw deployments.unknown(message.getModelName());
             }
         } catch (Throwable e) {
             answer.completeExceptionally(e);

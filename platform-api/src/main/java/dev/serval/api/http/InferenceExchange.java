@@ -156,7 +156,7 @@ abstract class InferenceExchange<R, A> implements InferenceCall.Transport<A, Ans
     final ServedDeployment routeOrUnknown(String name) {
         ServedDeployment found = route(name);
         if (found == null) {
-            throw new UnknownDeployment(name);
+            throw routes.deployments().unknown(name);
         }
         return found;
     }

@@ -104,7 +104,7 @@ public class InferenceResource {
         }
         ServedDeployment model = deployments.route(name, null); // a multiplexed model (found, not loaded), or null
         if (model == null) {
-            throw new UnknownDeployment(name);
+            throw deployments.unknown(name);
         }
         // A metadata read loads nothing: the model's signature once it has served, else what its kind tells.
         return CompletableFuture.completedFuture(model.deployment().signature().isPresent()
@@ -152,7 +152,7 @@ public class InferenceResource {
         ServedDeployment served = deployments.find(name).orElse(null);
         MultiplexedModels models = served == null ? deployments.multiplexing(name) : null;
         if (served == null && (models == null || !models.multiplexer().matches(name))) {
-            throw new UnknownDeployment(name);
+            throw deployments.unknown(name);
         }
         return served == null || served.ready();
     }

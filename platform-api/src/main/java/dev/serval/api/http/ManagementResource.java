@@ -151,11 +151,12 @@ public class ManagementResource {
 
     /**
      * The result cache now: {@code active} (on, for a kind that caches), {@code granted_bytes} (its bound: its
-     * {@code max_bytes}, or its share of {@code serval.cache.max-bytes}), {@code bytes} and {@code entries} held.
+     * {@code max_bytes}, or its share of {@code serval.cache.max-bytes}), {@code bytes} and {@code entries} held, and
+     * the inputs looked up ({@code lookups}) and found ({@code hits}) since the deployment was created.
      */
     static Map<String, Object> cache(CacheStatus cache) {
         return Map.of("active", cache.active(), "granted_bytes", cache.grantedBytes(), "bytes", cache.bytes(),
-                "entries", cache.entries());
+                "entries", cache.entries(), "hits", cache.hits(), "lookups", cache.lookups());
     }
 
     /**

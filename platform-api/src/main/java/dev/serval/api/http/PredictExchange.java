@@ -4,10 +4,10 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.Inference;
 import dev.serval.error.InvalidInput;
+import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
 import dev.serval.request.CallContext;
 import dev.serval.request.InferenceRequest;
-import dev.serval.tensor.DataType;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
 import io.vertx.core.http.HttpHeaders;
@@ -63,9 +63,8 @@ final class PredictExchange extends InferenceExchange<PredictRequest, Inference>
 
     @Override
     CompletableFuture<Inference> infer(PredictRequest request, CallContext call) {
-        List<String> texts = request.texts();
-        Tensors inputs = new Tensors(List.of(new Tensor("text", DataType.BYTES, new long[] {texts.size()},
-                texts.toArray(new String[0]))));
+        Tensors inputs = new Tensors(List.of(Tensor.of("text", request.texts().toArray(new String[0]),
+                request.texts().size())));
         return served.deployment().infer(new InferenceRequest(inputs, null, call));
     }
 
@@ -83,7 +82,7 @@ final class PredictExchange extends InferenceExchange<PredictRequest, Inference>
         float[] data = (float[]) values.data();
         int rows = request.texts().size();
         int width = data.length / rows;
-        List<String> labels = served.deployment().labels();
+        List<String> labels = served.deployment().newestModel(Model::labels).orElse(List.of());
         Answer.Bytes out = new Answer.Bytes(32 + rows * width * 40);
         try (JsonGenerator gen = tei.factory().createGenerator(out)) {
             boolean list = request.batch() || request.nested();

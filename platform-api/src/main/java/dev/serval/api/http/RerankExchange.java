@@ -6,7 +6,6 @@ import dev.serval.error.InvalidInput;
 import dev.serval.model.ModelKind;
 import dev.serval.request.CallContext;
 import dev.serval.request.InferenceRequest;
-import dev.serval.tensor.DataType;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
 import io.vertx.core.http.HttpHeaders;
@@ -68,11 +67,8 @@ final class RerankExchange extends InferenceExchange<RerankRequest, Inference> {
 
     @Override
     CompletableFuture<Inference> infer(RerankRequest request, CallContext call) {
-        List<String> documents = request.documents();
-        Tensors inputs = new Tensors(List.of(
-                new Tensor("query", DataType.BYTES, new long[] {1}, new String[] {request.query()}),
-                new Tensor("documents", DataType.BYTES, new long[] {documents.size()},
-                        documents.toArray(new String[0]))));
+        Tensors inputs = new Tensors(List.of(Tensor.of("query", new String[] {request.query()}, 1),
+                Tensor.of("documents", request.documents().toArray(new String[0]), request.documents().size())));
         return served.deployment().infer(new InferenceRequest(inputs, null, call));
     }
 

@@ -45,7 +45,7 @@ public class StatusResource {
         body.put("live", deployments.live());
         body.put("ready", deployments.allReady());
         if (!deployments.live()) {
-            body.put("notLiveReason", deployments.notLiveReason());
+            body.put("not_live_reason", deployments.notLiveReason());
         }
         body.put("deployments", all);
         return body;
@@ -61,7 +61,7 @@ public class StatusResource {
             entry.put("state", "READY");
             entry.put("ready", true);
             entry.put("multiplex", ManagementResource.multiplex(served.multiplexed()));
-            entry.put("ongoingRequests", served.multiplexed().multiplexer().ongoingRequests());
+            entry.put("ongoing_requests", served.multiplexed().multiplexer().ongoingRequests());
             return entry;
         }
         Deployment<?, ?> deployment = served.deployment();
@@ -73,21 +73,21 @@ public class StatusResource {
         entry.put("replicas", ManagementResource.replicas(status));
         deployment.autoscaling().ifPresent(autoscaling -> entry.put("autoscaling",
                 ManagementResource.autoscaling(autoscaling)));
-        entry.put("queuedRequests", deployment.queuedRequests());
-        entry.put("inFlightRequests", deployment.inFlight());
-        entry.put("failureRatio", deployment.failures().lastRatio());
+        entry.put("queued_requests", deployment.queuedRequests());
+        entry.put("in_flight_requests", deployment.inFlight());
+        entry.put("failure_ratio", deployment.failures().lastRatio());
         deployment.batching().ifPresent(batching -> entry.put("batching", describe(batching)));
-        entry.put("recentErrors", deployment.recentErrors().stream()
+        entry.put("recent_errors", deployment.recentErrors().stream()
                 .map(error -> Map.of("at", error.at().toString(), "message", error.message())).toList());
         return entry;
     }
 
-    /** {@code {"mode": "single"|"batched", "batchInvariant": bool, "preferredBatch": int, "reason": "..."}}. */
+    /** {@code {"mode": "single"|"batched", "batch_invariant": bool, "preferred_batch": int, "reason": "..."}}. */
     static Map<String, Object> describe(BatchingDecision batching) {
         Map<String, Object> described = new LinkedHashMap<>();
         described.put("mode", batching.mode());
-        described.put("batchInvariant", batching.batchInvariant());
-        described.put("preferredBatch", batching.preferredBatch());
+        described.put("batch_invariant", batching.batchInvariant());
+        described.put("preferred_batch", batching.preferredBatch());
         described.put("reason", batching.reason());
         return described;
     }

@@ -7,8 +7,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.serval.api.config.ServalConfig;
 import dev.serval.api.serving.RepositoryModelSource;
 import dev.serval.api.serving.ServedDeployment;
-import dev.serval.error.UnknownDeployment;
 import dev.serval.model.Embedding;
+import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
 import dev.serval.spec.DeploymentSpec;
 import io.vertx.core.http.HttpHeaders;
@@ -41,8 +41,8 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 public class TeiRoutes {
 
     static final String PREFIX = "/tei/";
-    private static final Set<String> ROOT_PATHS = Set.of("/embed", "/similarity", "/rerank", "/predict", "/info",
-            "/health");
+    private static final Set<String> ROOT_PATHS = Set.of("/embed", "/similarity", "/rerank", "/predict", "/tokenize",
+            "/decode", "/info", "/health");
 
     private final InferenceRoutes inference;
     private final RerankRoutes rerank;
@@ -79,9 +79,15 @@ public class TeiRoutes {
         router.post("/similarity").handler(context -> embed(context, rootDeployment, TeiExchange.Task.SIMILARITY));
         router.post("/rerank").handler(context -> rerank.run(context, Dialect.TEI, rootDeployment, false));
         router.post("/predict").handler(context -> new PredictExchange(context, this, rootDeployment, false).run());
+        router.post("/tokenize").handler(context -> new TokensExchange(context, this, rootDeployment, false).run());
+        router.post("/decode").handler(context -> new TokensExchange(context, this, rootDeployment, true).run());
         router.get("/info").handler(context -> info(context, rootDeployment));
         router.get("/health").handler(context -> health(context, rootDeployment));
         router.post("/tei/:name").handler(context -> any(context, context.pathParam("name")));
+        router.post("/tei/:name/tokenize")
+                .handler(context -> new TokensExchange(context, this, context.pathParam("name"), false).run());
+        router.post("/tei/:name/decode")
+                .handler(context -> new TokensExchange(context, this, context.pathParam("name"), true).run());
         router.post("/tei/:name/predict")
                 .handler(context -> new PredictExchange(context, this, context.pathParam("name"), false).run());
         router.post("/tei/:name/rerank")
@@ -92,8 +98,9 @@ public class TeiRoutes {
                 .handler(context -> embed(context, context.pathParam("name"), TeiExchange.Task.SIMILARITY));
         router.get("/tei/:name/info").handler(context -> info(context, context.pathParam("name")));
         router.get("/tei/:name/health").handler(context -> health(context, context.pathParam("name")));
-        for (String path : List.of("/embed", "/similarity", "/rerank", "/predict", "/tei/:name", "/tei/:name/embed",
-                "/tei/:name/similarity", "/tei/:name/rerank", "/tei/:name/predict")) {
+        for (String path : List.of("/embed", "/similarity", "/rerank", "/predict", "/tokenize", "/decode", "/tei/:name",
+                "/tei/:name/embed", "/tei/:name/similarity", "/tei/:name/rerank", "/tei/:name/predict",
+                "/tei/:name/tokenize", "/tei/:name/decode")) {
             router.route(path).handler(context -> InferenceRoutes.methodNotAllowed(context, inference, Dialect.TEI));
         }
     }
@@ -144,6 +151,15 @@ public class TeiRoutes {
         return factory;
     }
 
+    Json json() {
+        return json;
+    }
+
+    /** {@code serval.http.max-texts-per-request}. */
+    int maxTexts() {
+        return maxTexts;
+    }
+
     /** TEI's embed answer: one array of floats per input, in input order. */
     Answer embeddings(List<Embedding> embeddings) {
         int dimension = embeddings.getFirst().vector().length;
@@ -189,7 +205,7 @@ public class TeiRoutes {
     private void info(RoutingContext context, String name) {
         try {
             ServedDeployment served = inference.deployments().find(name)
-                    .orElseThrow(() -> new UnknownDeployment(name));
+                    .orElseThrow(() -> inference.deployments().unknown(name));
             write(context, 200, mapper.writeValueAsBytes(info(served)));
         } catch (Throwable e) {
             inference.fail(context, Dialect.TEI, e);
@@ -225,7 +241,7 @@ public class TeiRoutes {
         if (served.kind() == ModelKind.TEXT_CLASSIFICATION || served.kind() == ModelKind.TEXT_RERANK) {
             Map<String, String> id2label = new LinkedHashMap<>();
             Map<String, Integer> label2id = new LinkedHashMap<>();
-            List<String> loaded = served.deployment().labels();
+            List<String> loaded = served.deployment().newestModel(Model::labels).orElse(List.of());
             List<String> labels = loaded.isEmpty() ? repository.labels(spec) : loaded;
             for (int i = 0; i < labels.size(); i++) {
                 id2label.put(Integer.toString(i), labels.get(i));

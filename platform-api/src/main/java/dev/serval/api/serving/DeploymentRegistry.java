@@ -7,6 +7,7 @@ import jakarta.inject.Singleton;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -20,6 +21,10 @@ import java.util.Optional;
  */
 @Singleton
 public class DeploymentRegistry {
+
+    /** Deployments a 404 names at most. */
+    static final int NAMED_IN_A_404 = 10;
+
 
     /** The header with which a request to a multiplexed deployment's own path names its model (Ray Serve's way). */
     public static final String MODEL_ID_HEADER = "serval-model-id";
@@ -61,7 +66,7 @@ public class DeploymentRegistry {
             }
             ServedDeployment model = models.model(modelId);
             if (model == null) {
-                throw new UnknownDeployment(modelId);
+                throw new UnknownDeployment(modelId); // not the deployments: one of this deployment's models
             }
             return model;
         }
@@ -112,9 +117,21 @@ public class DeploymentRegistry {
     public ServedDeployment get(String name) {
         ServedDeployment served = byName.get(name);
         if (served == null) {
-            throw new UnknownDeployment(name);
+            throw unknown(name);
         }
         return served;
+    }
+
+    /**
+     * The refusal of a request for {@code name}, which nothing serves: its message names the first
+     * {@value #NAMED_IN_A_404} deployments, in the order they were configured, and how many more there are. Names of
+     * deployments only: a multiplexed deployment's models are not listed (with {@code serval.multiplex.private} not
+     * even their number leaks).
+     */
+    public UnknownDeployment unknown(String name) {
+        Map<String, ServedDeployment> current = byName;
+        List<String> named = current.keySet().stream().limit(NAMED_IN_A_404).toList();
+        return new UnknownDeployment(name, named, current.size() - named.size());
     }
 
     public Optional<ServedDeployment> find(String name) {

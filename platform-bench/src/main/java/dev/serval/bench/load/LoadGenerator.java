@@ -82,13 +82,30 @@ public final class LoadGenerator implements AutoCloseable {
     /** {@code connections} connections, each sending its next request when the previous one ends. */
     public RunResult closedLoop(String target, int port, long serverPid, Workload workload, int connections,
             Duration warmUp, Duration measure, Duration drain) throws InterruptedException, IOException {
+        return closedLoop(target, port, serverPid, workload, connections, warmUp, measure, drain, false);
+    }
+
+    /**
+     * {@link #closedLoop}, sending the workload's bodies in their order, each once until they run out: connection
+     * {@code c} of {@code n} sends requests {@code c, c + n, c + 2n, ...} (in {@link #closedLoop} each connection
+     * starts at its own place and goes on from there, so connections send the same bodies at different times). For a
+     * workload whose bodies are a request sequence: a seeded draw, or texts that must not repeat.
+     */
+    public RunResult closedLoopInOrder(String target, int port, long serverPid, Workload workload, int connections,
+            Duration warmUp, Duration measure, Duration drain) throws InterruptedException, IOException {
+        return closedLoop(target, port, serverPid, workload, connections, warmUp, measure, drain, true);
+    }
+
+    private RunResult closedLoop(String target, int port, long serverPid, Workload workload, int connections,
+            Duration warmUp, Duration measure, Duration drain, boolean inOrder) throws InterruptedException, IOException {
         long start = System.nanoTime();
         Run run = new Run(port, workload, connections, start + warmUp.toNanos(), measure,
                 LatencyRecorder.Window.COMPLETION);
         loop.runOnContext(v -> {
             for (int c = 0; c < connections; c++) {
                 run.active++;
-                run.sendClosed(c * 61L); // each connection starts at its own place in the workload's bodies
+                // each connection starts at its own place in the workload's bodies
+                run.sendClosed(inOrder ? c : c * 61L, inOrder ? connections : 1);
             }
         });
         return run.finish(target, "closed", Double.NaN, serverPid, drain);
@@ -194,8 +211,8 @@ public final class LoadGenerator implements AutoCloseable {
             this.recorder = new LatencyRecorder(measureFromNanos, endNanos, window);
         }
 
-        /** Loop: one closed-loop connection sends request {@code index}, and its successor when it is answered. */
-        void sendClosed(long index) {
+        /** Loop: one closed-loop connection sends request {@code index}, and {@code index + step} when it is answered. */
+        void sendClosed(long index, long step) {
             long sent = System.nanoTime();
             if (sent >= endNanos || closed) {
                 if (--active == 0 && !closed) {
@@ -203,7 +220,7 @@ public final class LoadGenerator implements AutoCloseable {
                 }
                 return;
             }
-            exchange(sent, index, () -> sendClosed(index + 1));
+            exchange(sent, index, () -> sendClosed(index + step, step));
         }
 
         /** Loop: sends open-loop request {@code index}, intended at {@code intendedNanos}. */

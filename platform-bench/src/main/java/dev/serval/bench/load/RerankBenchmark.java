@@ -386,7 +386,7 @@ public final class RerankBenchmark {
         md.append(String.format(Locale.ROOT, "Serval's batching of `%s` (`GET /api/status`: decided when the model "
                 + "loaded, by a probe of short texts on one predictor): mode %s, preferred batch %s (1: every pair "
                 + "alone; 0: up to `max_batch_size`). %s%n%n", DEPLOYMENT, batching.get("mode"),
-                batching.get("preferredBatch"), batching.get("reason")));
+                batching.get("preferred_batch"), batching.get("reason")));
         md.append("## Goal\n\n| round | Serval pairs/s (connections) | raw before | raw after | limit | ratio | goal "
                 + "| CPU µs/pair: Serval / raw |\n|---:|---:|---:|---:|---:|---:|---|---:|\n");
         for (RerankGoals.Round round : verdict.rounds()) {

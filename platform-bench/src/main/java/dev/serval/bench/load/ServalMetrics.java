@@ -14,7 +14,8 @@ import java.util.Map;
  * What Serval's own meters say happened during a run, from two scrapes of its Prometheus endpoint
  * ({@code /q/metrics}, see docs/metrics.md) taken just before and just after the run (warm-up and drain included):
  * inferences, texts per batched inference, padding share, and mean queue, predictor and batch waits, for one
- * deployment. They explain a throughput figure: e.g. smaller batches than the raw loop's. Stateless.
+ * deployment. They explain a throughput figure: e.g. smaller batches than the raw loop's. {@link #cacheRequests} reads
+ * a deployment's result cache lookups by result the same way. Stateless.
  */
 final class ServalMetrics {
 
@@ -32,11 +33,8 @@ final class ServalMetrics {
     /** The selected series of {@code deployment}, summed over their other labels; empty if the scrape failed. */
     static Map<String, Double> scrape(URI metrics, String deployment) throws InterruptedException {
         Map<String, Double> values = new LinkedHashMap<>();
-        String body;
-        try {
-            body = CLIENT.send(HttpRequest.newBuilder(metrics).timeout(Duration.ofSeconds(10)).build(),
-                    HttpResponse.BodyHandlers.ofString()).body();
-        } catch (IOException e) {
+        String body = body(metrics);
+        if (body == null) {
             return values;
         }
         String label = "deployment=\"" + deployment + "\"";
@@ -56,6 +54,47 @@ final class ServalMetrics {
             }
         }
         return values;
+    }
+
+    /**
+     * {@code deployment}'s {@code serval_cache_requests_total} by its {@code result} label ({@code hit}, {@code miss},
+     * {@code coalesced}; texts, not requests); empty if the scrape failed or the deployment has no cache.
+     */
+    static Map<String, Double> cacheRequests(URI metrics, String deployment) throws InterruptedException {
+        String body = body(metrics);
+        return body == null ? new LinkedHashMap<>() : cacheRequests(body, deployment);
+    }
+
+    /** {@link #cacheRequests(URI, String)} in a scrape's text. */
+    static Map<String, Double> cacheRequests(String body, String deployment) {
+        Map<String, Double> values = new LinkedHashMap<>();
+        String label = "deployment=\"" + deployment + "\"";
+        for (String line : body.split("\n")) {
+            int space = line.lastIndexOf(' ');
+            int result = line.indexOf("result=\"");
+            if (!line.startsWith("serval_cache_requests_total{") || !line.contains(label) || result < 0
+                    || space < result) {
+                continue;
+            }
+            int end = line.indexOf('"', result + 8);
+            try {
+                values.merge(line.substring(result + 8, end), Double.parseDouble(line.substring(space + 1)),
+                        Double::sum);
+            } catch (NumberFormatException | IndexOutOfBoundsException e) {
+                // not a sample line
+            }
+        }
+        return values;
+    }
+
+    /** The scrape's text, or null if it failed. */
+    private static String body(URI metrics) throws InterruptedException {
+        try {
+            return CLIENT.send(HttpRequest.newBuilder(metrics).timeout(Duration.ofSeconds(10)).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+        } catch (IOException e) {
+            return null;
+        }
     }
 
     /** The run's figures from the scrapes before and after it; empty when either scrape failed. */

@@ -87,7 +87,7 @@ public final class LeanEncoding extends Encoding {
     }
 
     /** {@code text}, or the prefix of it {@link #truncated} would encode when that keeps the text's first tokens. */
-    private static String bounded(HuggingFaceTokenizer tokenizer, String text, int maxTokens) {
+    static String bounded(HuggingFaceTokenizer tokenizer, String text, int maxTokens) {
         int prefix = maxTokens * PREFIX_CHARS_PER_TOKEN;
         String first = prefix(text, prefix);
         Encoding firstTokens = of(tokenizer, first);

@@ -23,9 +23,11 @@ import java.util.List;
 final class TextEmbeddingModel extends TextModel<String, Embedding> {
 
     private final ModelSignature signature;
+    private final List<Integer> matryoshka;
 
-    private TextEmbeddingModel(Parts<Embedding> parts) {
+    private TextEmbeddingModel(Parts<Embedding> parts, List<Integer> matryoshka) {
         super(parts, TextInput.TEXT);
+        this.matryoshka = List.copyOf(matryoshka);
         this.signature = new ModelSignature(
                 "onnxruntime_onnx",
                 List.of(new TensorSignature("text", "BYTES", List.of(-1L))),
@@ -49,8 +51,31 @@ final class TextEmbeddingModel extends TextModel<String, Embedding> {
      */
     static TextEmbeddingModel load(Path modelFile, Path tokenizerFile, String output, OnnxOptions engine,
             LoadOptions options) throws IOException {
-        return new TextEmbeddingModel(TextModel.load(modelFile, tokenizerFile, engine, options,
-                new MeanPoolingHead(TextHead.outputName(output))));
+        return load(modelFile, tokenizerFile, output, engine, options, List.of());
+    }
+
+    /**
+     * {@link #load(Path, Path, String, OnnxOptions, LoadOptions)}, declaring the widths its vectors may be cut to.
+     *
+     * @throws IllegalArgumentException when a width is not below the model's own (the model is closed)
+     */
+    static TextEmbeddingModel load(Path modelFile, Path tokenizerFile, String output, OnnxOptions engine,
+            LoadOptions options, List<Integer> matryoshka) throws IOException {
+        TextEmbeddingModel model = new TextEmbeddingModel(TextModel.load(modelFile, tokenizerFile, engine, options,
+                new MeanPoolingHead(TextHead.outputName(output))), matryoshka);
+        for (int width : matryoshka) {
+            if (width >= model.dimension()) {
+                model.close();
+                throw new IllegalArgumentException("matryoshka_dimensions " + matryoshka + ": " + width + " is not "
+                        + "below the model's own width, " + model.dimension());
+            }
+        }
+        return model;
+    }
+
+    @Override
+    public List<Integer> matryoshkaDimensions() {
+        return matryoshka;
     }
 
     /** The embedding dimension, learnt from the probe inference at load. */

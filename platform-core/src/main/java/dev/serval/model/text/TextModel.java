@@ -10,6 +10,7 @@ import dev.serval.model.LoadOptions;
 import dev.serval.model.LongInputs;
 import dev.serval.model.Model;
 import dev.serval.model.Predictor;
+import dev.serval.model.TextTokenizer;
 import dev.serval.model.onnx.DjlSettings;
 import dev.serval.model.onnx.OnnxGraph;
 import dev.serval.model.onnx.OnnxOptions;
@@ -21,6 +22,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -225,6 +227,11 @@ abstract class TextModel<I, O> implements Model<I, O> {
     @Override
     public BatchingDecision batching() {
         return batching;
+    }
+
+    @Override
+    public Optional<TextTokenizer> tokenizer() {
+        return Optional.of(new TokenizerView(tokenizer, maxLength));
     }
 
     @Override

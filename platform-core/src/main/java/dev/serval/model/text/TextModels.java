@@ -42,6 +42,15 @@ public final class TextModels {
     }
 
     /**
+     * {@link #embedding(Path, Path, String, OnnxOptions, LoadOptions)}, its vectors cut to any of {@code matryoshka}
+     * (each below its width) when a request asks.
+     */
+    public static Model<String, Embedding> embedding(Path modelFile, Path tokenizerFile, String output,
+            OnnxOptions engine, LoadOptions options, List<Integer> matryoshka) throws IOException {
+        return TextEmbeddingModel.load(modelFile, tokenizerFile, output, engine, options, matryoshka);
+    }
+
+    /**
      * A text classifier: the softmax of each text's logits and the name of its best label; a chunked text gets its
      * windows' probabilities combined by the options' chunk reduction.
      *

@@ -12,6 +12,7 @@ import dev.serval.model.LoadOptions;
 import dev.serval.model.LongInputs;
 import dev.serval.model.ModelFiles;
 import dev.serval.model.Predictor;
+import dev.serval.model.TextTokenizer;
 import dev.serval.model.TinyModels;
 import dev.serval.model.onnx.OnnxOptions;
 import java.io.IOException;
@@ -50,6 +51,27 @@ class TextEmbeddingModelTest {
     @AfterAll
     static void close() {
         model.close();
+    }
+
+    @Test
+    void itsTokenizerShowsTheTokensTheModelReadsAndDecodesThem() {
+        TextTokenizer tokenizer = model.tokenizer().orElseThrow();
+        JsonNode sentence = reference.get("sentences").get(0);
+
+        List<TextTokenizer.Token> tokens = tokenizer.tokenize("Hello, world!", true);
+
+        assertEquals(List.of("[CLS]", "Hello", ",", "world", "!", "[SEP]"),
+                tokens.stream().map(TextTokenizer.Token::text).toList());
+        assertEquals(new TextTokenizer.Token(101, "[CLS]", true, -1, -1), tokens.getFirst());
+        assertEquals(new TextTokenizer.Token(7592, "Hello", false, 0, 5), tokens.get(1));
+        assertEquals(4, tokenizer.tokenize("Hello, world!", false).size(), "without [CLS] and [SEP]");
+        assertEquals(sentence.get("tokens").asInt(), tokenizer.tokenize(sentence.get("text").asText(), true).size(),
+                "the tokens the model reads");
+        long[] ids = tokens.stream().mapToLong(TextTokenizer.Token::id).toArray();
+        assertEquals("hello, world!", tokenizer.decode(ids, true));
+        assertEquals("[CLS] hello, world! [SEP]", tokenizer.decode(ids, false));
+        String huge = "word ".repeat(2_000_000); // 10 MB: tokenised on a bounded prefix, cut at max_length
+        assertEquals(256, tokenizer.tokenize(huge, true).size());
     }
 
     @Test
