@@ -43,7 +43,7 @@ class ManagementApiTest {
 
     @AfterEach
     void removeTestDeployments() {
-        for (String name : new String[] {"echo", "echo2", "tiny-mlp", "mlp-kind"}) {
+        for (String name : new String[] {"echo", "echo2", "tiny-mlp", "mlp-kind", "parked"}) {
             if (admin().get("/api/deployments/" + name).statusCode() == 200) {
                 admin().delete("/api/deployments/" + name).then().statusCode(200);
             }
@@ -88,6 +88,24 @@ class ManagementApiTest {
             }
         }
         admin().get("/api/deployments/stalled").then().statusCode(404);
+    }
+
+    @Test
+    void aDeploymentParkedAtZeroReplicasLeavesTheServerReady() {
+        // Asked for no replica (not autoscaled): it is in the state it was asked for, so the server stays in its
+        // Service; its requests are refused with the reason, quickly.
+        admin().contentType("application/json")
+                .body("{\"model\":\"noop\",\"num_replicas\":0,\"min_ready_replicas\":0}")
+                .put("/api/deployments/parked").then().statusCode(201);
+        await("the parked deployment is published", () -> admin().get("/api/deployments/parked").statusCode() == 200);
+
+        given().get("/v2/health/ready").then().statusCode(200);
+        given().get("/q/health/ready").then().statusCode(200);
+        given().get("/q/health/started").then().statusCode(200);
+        given().get("/v2/models/parked/ready").then().statusCode(503);
+        given().contentType("application/json").body("{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\","
+                + "\"shape\":[1],\"data\":[1.0]}]}").post("/v2/models/parked/infer").then().statusCode(503)
+                .body("error", org.hamcrest.Matchers.containsString("parked"));
     }
 
     @Test

@@ -160,14 +160,15 @@ public final class ServedDeployment {
 
     /**
      * Whether this deployment lets the server report ready ({@code /q/health/ready}, {@code /v2/health/ready}): when
-     * {@link #ready()}, and also, for an autoscaled deployment that may go to zero, while it is at zero or starting a
-     * replica for a request: the server is what will serve that request, so it must stay in its Service.
+     * {@link #ready()}; when it needs no replica for that ({@code min_ready_replicas: 0}, as a deployment parked at
+     * {@code num_replicas: 0} must have); and, for an autoscaled deployment that may go to zero, while it is at zero or
+     * starting a replica for a request: the server is what will serve that request, so it must stay in its Service.
      */
     public boolean readyForServer() {
-        if (multiplexed != null || ready()) {
+        DeploymentSpec current = config;
+        if (multiplexed != null || (!current.isAutoscaled() && current.health().minReadyReplicas() == 0) || ready()) {
             return true;
         }
-        DeploymentSpec current = config;
         DeploymentState state = deployment.state();
         return current.isAutoscaled() && current.autoscaling().minReplicas() == 0
                 && (state == DeploymentState.IDLE || state == DeploymentState.LOADING);
