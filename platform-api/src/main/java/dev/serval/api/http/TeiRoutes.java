@@ -18,10 +18,12 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Singleton;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.BiConsumer;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
@@ -75,32 +77,26 @@ public class TeiRoutes {
     }
 
     void install(@Observes Router router) {
-        router.post("/embed").handler(context -> embed(context, rootDeployment, TeiExchange.Task.EMBED));
-        router.post("/similarity").handler(context -> embed(context, rootDeployment, TeiExchange.Task.SIMILARITY));
-        router.post("/rerank").handler(context -> rerank.run(context, Dialect.TEI, rootDeployment, false));
-        router.post("/predict").handler(context -> new PredictExchange(context, this, rootDeployment, false).run());
-        router.post("/tokenize").handler(context -> new TokensExchange(context, this, rootDeployment, false).run());
-        router.post("/decode").handler(context -> new TokensExchange(context, this, rootDeployment, true).run());
+        // Each POST route at the root for serval.tei.deployment and under /tei/<deployment>/ for any deployment.
+        Map<String, BiConsumer<RoutingContext, String>> posts = new LinkedHashMap<>();
+        posts.put("embed", (context, name) -> embed(context, name, TeiExchange.Task.EMBED));
+        posts.put("similarity", (context, name) -> embed(context, name, TeiExchange.Task.SIMILARITY));
+        posts.put("rerank", (context, name) -> rerank.run(context, Dialect.TEI, name, false));
+        posts.put("predict", (context, name) -> new PredictExchange(context, this, name, false).run());
+        posts.put("tokenize", (context, name) -> new TokensExchange(context, this, name, false).run());
+        posts.put("decode", (context, name) -> new TokensExchange(context, this, name, true).run());
+        posts.forEach((route, handler) -> {
+            router.post("/" + route).handler(context -> handler.accept(context, rootDeployment));
+            router.post("/tei/:name/" + route).handler(context -> handler.accept(context, context.pathParam("name")));
+        });
+        router.post("/tei/:name").handler(context -> any(context, context.pathParam("name")));
         router.get("/info").handler(context -> info(context, rootDeployment));
         router.get("/health").handler(context -> health(context, rootDeployment));
-        router.post("/tei/:name").handler(context -> any(context, context.pathParam("name")));
-        router.post("/tei/:name/tokenize")
-                .handler(context -> new TokensExchange(context, this, context.pathParam("name"), false).run());
-        router.post("/tei/:name/decode")
-                .handler(context -> new TokensExchange(context, this, context.pathParam("name"), true).run());
-        router.post("/tei/:name/predict")
-                .handler(context -> new PredictExchange(context, this, context.pathParam("name"), false).run());
-        router.post("/tei/:name/rerank")
-                .handler(context -> rerank.run(context, Dialect.TEI, context.pathParam("name"), false));
-        router.post("/tei/:name/embed")
-                .handler(context -> embed(context, context.pathParam("name"), TeiExchange.Task.EMBED));
-        router.post("/tei/:name/similarity")
-                .handler(context -> embed(context, context.pathParam("name"), TeiExchange.Task.SIMILARITY));
         router.get("/tei/:name/info").handler(context -> info(context, context.pathParam("name")));
         router.get("/tei/:name/health").handler(context -> health(context, context.pathParam("name")));
-        for (String path : List.of("/embed", "/similarity", "/rerank", "/predict", "/tokenize", "/decode", "/tei/:name",
-                "/tei/:name/embed", "/tei/:name/similarity", "/tei/:name/rerank", "/tei/:name/predict",
-                "/tei/:name/tokenize", "/tei/:name/decode")) {
+        List<String> refused = new ArrayList<>(List.of("/tei/:name"));
+        posts.keySet().forEach(route -> refused.addAll(List.of("/" + route, "/tei/:name/" + route)));
+        for (String path : refused) {
             router.route(path).handler(context -> InferenceRoutes.methodNotAllowed(context, inference, Dialect.TEI));
         }
     }
