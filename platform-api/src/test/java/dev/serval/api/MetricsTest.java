@@ -104,7 +104,9 @@ class MetricsTest {
         Serving.awaitModelReady("metered");
         String fresh = scrape();
         assertTrue(fresh.contains("serval_requests_total{api=\"oip\",deployment=\"metered\",outcome=\"ok\"} 0.0"),
-                "counters from the start");
+                "counters from the start, for the APIs its kind answers");
+        assertFalse(fresh.contains("serval_requests_total{api=\"openai\",deployment=\"metered\""),
+                "none for an API a noop model does not answer");
         assertFalse(fresh.contains("serval_request_seconds_count{api=\"oip\",deployment=\"metered\""),
                 "no histogram before a request");
         given().contentType("application/json")

@@ -311,7 +311,7 @@ public class Deployments {
             throw new Conflict("deployment '" + initial.name()
                     + "' is still shutting down after a delete; try again when it is gone");
         }
-        ServedDeployment served = new ServedDeployment(deployment, new RequestMeters(deployment, registry), kind,
+        ServedDeployment served = new ServedDeployment(deployment, new RequestMeters(deployment, registry, kind), kind,
                 initial);
         LOG.infof("deployment '%s': starting %d replica(s) of %s version %s (%s), each %d predictor threads x %d "
                 + "intra-op threads", initial.name(), spec.numReplicas(), initial.model().name(), spec.version(), kind.id(),

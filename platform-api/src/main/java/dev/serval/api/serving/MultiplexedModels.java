@@ -150,7 +150,7 @@ public final class MultiplexedModels implements Multiplexer.Hosting<ServedDeploy
         } catch (IllegalArgumentException e) {
             throw new NotReady("model '" + model + "' is still being unloaded after it left the repository; retry");
         }
-        return new ServedDeployment(deployment, new RequestMeters(deployment, registry), kind, spec);
+        return new ServedDeployment(deployment, new RequestMeters(deployment, registry, kind), kind, spec);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.serval.api.serving;
 
 import dev.serval.deployment.Deployment;
+import dev.serval.model.ModelKind;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -37,6 +38,17 @@ public final class RequestMeters {
         Api(String tag) {
             this.tag = tag;
         }
+
+        /** Whether a model of {@code kind} answers requests of this API (a refusal of another is still metered). */
+        boolean serves(ModelKind kind) {
+            return switch (this) {
+                case OIP, GRPC -> true;
+                case OPENAI -> kind == ModelKind.TEXT_EMBEDDING;
+                case TEI -> kind == ModelKind.TEXT_EMBEDDING || kind == ModelKind.TEXT_CLASSIFICATION
+                        || kind == ModelKind.TEXT_RERANK;
+                case RERANK -> kind == ModelKind.TEXT_RERANK;
+            };
+        }
     }
 
     /**
@@ -50,28 +62,59 @@ public final class RequestMeters {
     private final MeterRegistry registry;
     private final String deployment;
 
-    RequestMeters(Deployment<?, ?> served, MeterRegistry registry) {
-        String deployment = served.name();
+    /**
+     * The meters of {@code served}, a deployment of a {@code kind} model: the counters of every API that model answers
+     * are registered now, at 0 ({@code rate()} and {@code increase()} see its first requests); an API it does not
+     * answer gets its counters with its first (refused) request.
+     */
+    RequestMeters(Deployment<?, ?> served, MeterRegistry registry, ModelKind kind) {
         this.served = served;
         this.registry = registry;
-        this.deployment = deployment;
+        this.deployment = served.name();
         Api[] apis = Api.values();
-        Outcome[] outcomes = Outcome.values();
-        latency = new Timer[apis.length][outcomes.length];
-        requests = new Counter[apis.length][outcomes.length];
+        latency = new Timer[apis.length][Outcome.values().length];
+        requests = new Counter[apis.length][];
         inputs = new Counter[apis.length];
         for (Api api : apis) {
-            for (Outcome outcome : outcomes) {
-                requests[api.ordinal()][outcome.ordinal()] = Counter.builder("serval.requests")
-                        .description("Requests by outcome")
-                        .tags("deployment", deployment, "api", api.tag, "outcome", outcome.tag())
-                        .register(registry);
+            if (api.serves(kind)) {
+                counters(api);
             }
-            inputs[api.ordinal()] = Counter.builder("serval.inputs")
+        }
+    }
+
+    /**
+     * {@code api}'s request counters, registered with the first call: a request thread that finds none (or, reading
+     * the row without a lock, a row whose counters it cannot see yet) registers them; two doing so at once get the same
+     * meters from the registry, so the unsynchronised writes are benign.
+     */
+    private Counter[] counters(Api api) {
+        Counter[] row = requests[api.ordinal()];
+        if (row != null && row[row.length - 1] != null) {
+            return row;
+        }
+        row = new Counter[Outcome.values().length];
+        for (Outcome outcome : Outcome.values()) {
+            row[outcome.ordinal()] = Counter.builder("serval.requests")
+                    .description("Requests by outcome")
+                    .tags("deployment", deployment, "api", api.tag, "outcome", outcome.tag())
+                    .register(registry);
+        }
+        inputs(api);
+        requests[api.ordinal()] = row;
+        return row;
+    }
+
+    /** {@code api}'s input counter, registered with the first call as {@link #counters} are. */
+    private Counter inputs(Api api) {
+        Counter counter = inputs[api.ordinal()];
+        if (counter == null) {
+            counter = Counter.builder("serval.inputs")
                     .description("Inputs (texts) served by successful requests")
                     .tags("deployment", deployment, "api", api.tag)
                     .register(registry);
+            inputs[api.ordinal()] = counter;
         }
+        return counter;
     }
 
     /**
@@ -80,9 +123,9 @@ public final class RequestMeters {
      */
     public void record(Api api, Outcome outcome, long startNanos, int inputCount) {
         latency(api, outcome).record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
-        requests[api.ordinal()][outcome.ordinal()].increment();
+        counters(api)[outcome.ordinal()].increment();
         if (outcome == Outcome.OK) {
-            inputs[api.ordinal()].increment(inputCount);
+            inputs(api).increment(inputCount);
             served.recordOutcome(false);
         } else if (outcome == Outcome.ERROR) {
             served.recordOutcome(true);
@@ -93,7 +136,10 @@ public final class RequestMeters {
     public double requests(Outcome outcome) {
         double sum = 0;
         for (Counter[] byOutcome : requests) {
-            sum += byOutcome[outcome.ordinal()].count();
+            Counter counter = byOutcome == null ? null : byOutcome[outcome.ordinal()];
+            if (counter != null) {
+                sum += counter.count();
+            }
         }
         return sum;
     }
