@@ -235,7 +235,8 @@ class DeploymentInferTest {
         InvalidInput refused = assertThrows(InvalidInput.class,
                 () -> deployment.embed(List.of("ab"), 5, CallContext.NONE));
         assertEquals("dimensions", refused.field());
-        assertEquals("model 'fake' returns 3 dimensions; 'dimensions' 5 is not supported", refused.getMessage());
+        assertEquals("model 'fake' returns 3 dimensions; 'dimensions' 5 is not supported (the model declares no "
+                + "matryoshka_dimensions to cut its vectors to)", refused.getMessage());
     }
 
     @Test

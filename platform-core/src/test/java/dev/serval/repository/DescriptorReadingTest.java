@@ -40,7 +40,8 @@ class DescriptorReadingTest extends RepositoryCase {
     void refusesAnUnknownDescriptorField() throws IOException {
         version("m", "1", "kind: noop\nmax-length: 12\n");
         assertEquals(WHERE + "unknown field 'max-length'; known fields: "
-                + "[class, config, description, engine, file, jar, kind, labels, max_documents_per_request, max_length,"
+                + "[class, config, description, engine, file, jar, kind, labels, matryoshka_dimensions, "
+                + "max_documents_per_request, max_length,"
                 + " output, steps, tokenizer]",
                 refused("m", "1").getMessage());
     }
