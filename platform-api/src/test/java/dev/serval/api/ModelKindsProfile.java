@@ -22,7 +22,7 @@ public class ModelKindsProfile implements QuarkusTestProfile {
                 Map.entry("serval.deployments.classifier.predictor-threads", "1"),
                 Map.entry("serval.deployments.reranker.model", "tiny-reranker"),
                 Map.entry("serval.deployments.reranker.predictor-threads", "1"),
-                Map.entry("serval.deployments.matryoshka.model", "tiny-matryoshka"),
+                Map.entry("serval.deployments.matryoshka.model", "matryoshka-encoder"),
                 Map.entry("serval.deployments.matryoshka.predictor-threads", "1"),
                 Map.entry("serval.deployments.echo.model", "noop"),
                 Map.entry("serval.deployments.echo.predictor-threads", "1"));

@@ -113,10 +113,13 @@ final class TestRepository {
         }
     }
 
-    /** {@code tiny-matryoshka/1}: {@code tiny-encoder}'s files, declaring that its 16-wide vectors may be cut to 8 or 4. */
+    /**
+     * {@code matryoshka-encoder/1}: {@code tiny-encoder}'s files, declaring that its 16-wide vectors may be cut to 8 or
+     * 4 (not named {@code tiny-m...}: a test's glob {@code tiny-m*} means {@code tiny-mlp} alone).
+     */
     private static void installMatryoshkaEncoder() {
         Path encoder = PATH.resolve("tiny-encoder").resolve("1");
-        Path dir = PATH.resolve("tiny-matryoshka").resolve("1");
+        Path dir = PATH.resolve("matryoshka-encoder").resolve("1");
         try {
             Files.createDirectories(dir);
             for (String file : new String[] {"model.onnx", "tokenizer.json"}) {
