@@ -78,7 +78,7 @@ class GracefulShutdownIT {
         while (System.nanoTime() < deadline) {
             status = http.get("/api/status", token).body();
             JsonNode deployment = Http.JSON.readTree(status).get("deployments").get(0);
-            if (deployment.get("inFlightRequests").asInt() + deployment.get("queuedRequests").asInt() > 0) {
+            if (deployment.get("in_flight_requests").asInt() + deployment.get("queued_requests").asInt() > 0) {
                 return;
             }
             Thread.sleep(20); // polling the status endpoint: there is nothing to wait on but time

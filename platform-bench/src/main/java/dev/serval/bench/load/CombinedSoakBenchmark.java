@@ -555,25 +555,25 @@ public final class CombinedSoakBenchmark {
             queued = 0;
             multiplexed = 0;
             for (JsonNode deployment : status.path("deployments")) {
-                inFlight += deployment.path("inFlightRequests").asDouble(0);
-                queued += deployment.path("queuedRequests").asDouble(0);
+                inFlight += deployment.path("in_flight_requests").asDouble(0);
+                queued += deployment.path("queued_requests").asDouble(0);
                 if ("multiplexed".equals(deployment.path("kind").asText())) {
-                    multiplexed += deployment.path("ongoingRequests").asDouble(0);
+                    multiplexed += deployment.path("ongoing_requests").asDouble(0);
                 }
             }
         } catch (Exception e) {
             // reported as NaN: not read
         }
-        values.put("/api/status inFlightRequests (sum)", inFlight);
-        values.put("/api/status queuedRequests (sum)", queued);
-        values.put("/api/status multiplexed ongoingRequests (sum)", multiplexed);
+        values.put("/api/status in_flight_requests (sum)", inFlight);
+        values.put("/api/status queued_requests (sum)", queued);
+        values.put("/api/status multiplexed ongoing_requests (sum)", multiplexed);
         return values;
     }
 
     /** What the goals cannot read, and why (reported as such). */
     static final Map<String, String> NOT_READ = Map.of(
             "multiplex pins per model", "not exported (Multiplexer.Entry.pins); the multiplexed deployment's "
-                    + "ongoingRequests in /api/status is the nearest reading",
+                    + "ongoing_requests in /api/status is the nearest reading",
             "gRPC calls and bytes per connection", "not exported (GrpcConnectionShare); their bytes are inside "
                     + "serval_http_buffered_bytes");
 
