@@ -54,20 +54,24 @@ record EmbeddingsRequest(String model, List<String> texts, Encoding encoding, in
             default -> throw new InvalidInput("encoding_format", "'encoding_format' must be 'float', 'base64', "
                     + "'binary' or 'ubinary', not " + body.get("encoding_format"));
         };
-        int dimensions = 0;
-        JsonNode requested = body.get("dimensions");
-        if (requested != null && !requested.isNull()) {
-            if (!requested.isIntegralNumber() || !requested.canConvertToInt() || requested.asInt() < 1
-                    || requested.asInt() > 1_000_000) {
-                throw new InvalidInput("dimensions", "'dimensions' must be a positive integer, not " + requested);
-            }
-            dimensions = requested.asInt();
-        }
+        int dimensions = dimensions(body.get("dimensions"));
         JsonNode user = body.get("user");
         if (user != null && !user.isNull() && !user.isTextual()) {
             throw new InvalidInput("user", "'user' must be a string, not " + Json.describe(user));
         }
         return new EmbeddingsRequest(model.textValue(), texts, encoding, dimensions);
+    }
+
+    /** A request's {@code dimensions} (OpenAI's and TEI's): a positive integer, or 0 when not given. */
+    static int dimensions(JsonNode requested) {
+        if (requested == null || requested.isNull()) {
+            return 0;
+        }
+        if (!requested.isIntegralNumber() || !requested.canConvertToInt() || requested.asInt() < 1
+                || requested.asInt() > 1_000_000) {
+            throw new InvalidInput("dimensions", "'dimensions' must be a positive integer, not " + requested);
+        }
+        return requested.asInt();
     }
 
     private static List<String> texts(JsonNode input, int maxTexts) {

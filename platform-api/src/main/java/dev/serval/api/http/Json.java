@@ -80,6 +80,22 @@ final class Json {
     }
 
     /** "a string", "an array", ... for messages. */
+    /**
+     * {@code body}'s boolean {@code field}, {@code fallback} when absent or null.
+     *
+     * @throws InvalidInput naming the field when it is not a boolean
+     */
+    static boolean bool(JsonNode body, String field, boolean fallback) {
+        JsonNode value = body.get(field);
+        if (value == null || value.isNull()) {
+            return fallback;
+        }
+        if (!value.isBoolean()) {
+            throw new InvalidInput(field, "'" + field + "' must be a boolean, not " + describe(value));
+        }
+        return value.booleanValue();
+    }
+
     static String describe(JsonNode node) {
         return switch (node.getNodeType()) {
             case ARRAY -> "an array";

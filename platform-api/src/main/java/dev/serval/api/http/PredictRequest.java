@@ -33,11 +33,7 @@ record PredictRequest(List<String> texts, boolean batch, Scores scores, int topK
     /** Reads TEI's {@code /predict} body. */
     static PredictRequest tei(JsonNode body, int maxTexts) {
         JsonNode inputs = body.get("inputs");
-        JsonNode raw = body.get("raw_scores");
-        if (raw != null && !raw.isNull() && !raw.isBoolean()) {
-            throw new InvalidInput("raw_scores", "'raw_scores' must be a boolean, not " + Json.describe(raw));
-        }
-        Scores scores = raw != null && raw.asBoolean(false) ? Scores.LOGITS : Scores.MODEL;
+        Scores scores = Json.bool(body, "raw_scores", false) ? Scores.LOGITS : Scores.MODEL;
         if (inputs != null && inputs.isTextual()) {
             return new PredictRequest(List.of(text(inputs, "inputs")), false, scores, Integer.MAX_VALUE, false);
         }

@@ -38,7 +38,7 @@ record RerankRequest(String model, String query, List<String> documents, int top
         String query = query(body.get("query"));
         List<String> documents = documents(body.get("documents"), "documents", maxTexts);
         int topN = topN(body.get("top_n"), documents.size());
-        boolean returnDocuments = bool(body, "return_documents", returnDocumentsByDefault);
+        boolean returnDocuments = Json.bool(body, "return_documents", returnDocumentsByDefault);
         return new RerankRequest(model.textValue(), query, documents, topN, returnDocuments, false);
     }
 
@@ -51,9 +51,9 @@ record RerankRequest(String model, String query, List<String> documents, int top
             throw new InvalidInput("truncation_direction", "'truncation_direction': 'left' is not supported: Serval "
                     + "truncates a pair's longer side at its end");
         }
-        bool(body, "truncate", false); // accepted: a pair longer than the model takes is always truncated
-        return new RerankRequest(null, query, texts, texts.size(), bool(body, "return_text", false),
-                bool(body, "raw_scores", false));
+        Json.bool(body, "truncate", false); // accepted: a pair longer than the model takes is always truncated
+        return new RerankRequest(null, query, texts, texts.size(), Json.bool(body, "return_text", false),
+                Json.bool(body, "raw_scores", false));
     }
 
     private static String query(JsonNode query) {
@@ -101,16 +101,5 @@ record RerankRequest(String model, String query, List<String> documents, int top
             throw new InvalidInput("top_n", "'top_n' must be a positive integer, not " + topN);
         }
         return Math.min(topN.asInt(), documents);
-    }
-
-    private static boolean bool(JsonNode body, String field, boolean fallback) {
-        JsonNode value = body.get(field);
-        if (value == null || value.isNull()) {
-            return fallback;
-        }
-        if (!value.isBoolean()) {
-            throw new InvalidInput(field, "'" + field + "' must be a boolean, not " + Json.describe(value));
-        }
-        return value.booleanValue();
     }
 }

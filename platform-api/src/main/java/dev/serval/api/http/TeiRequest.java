@@ -28,7 +28,7 @@ record TeiRequest(List<String> texts, int dimensions, boolean similarity) {
         if (parameters != null && parameters.isObject()) {
             checkOptions(parameters, "parameters.");
         }
-        return new TeiRequest(texts(body.get("inputs"), maxTexts), dimensions(body.get("dimensions")), false);
+        return new TeiRequest(texts(body.get("inputs"), maxTexts), EmbeddingsRequest.dimensions(body.get("dimensions")), false);
     }
 
     /**
@@ -97,17 +97,6 @@ record TeiRequest(List<String> texts, int dimensions, boolean similarity) {
             throw new InvalidInput(where + "prompt_name", "'" + where + "prompt_name' is not supported: the model "
                     + "declares no prompts; prepend the prompt to the text");
         }
-    }
-
-    private static int dimensions(JsonNode requested) {
-        if (requested == null || requested.isNull()) {
-            return 0;
-        }
-        if (!requested.isIntegralNumber() || !requested.canConvertToInt() || requested.asInt() < 1
-                || requested.asInt() > 1_000_000) {
-            throw new InvalidInput("dimensions", "'dimensions' must be a positive integer, not " + requested);
-        }
-        return requested.asInt();
     }
 
     private static List<String> texts(JsonNode inputs, int maxTexts) {

@@ -57,13 +57,13 @@ final class TokensExchange extends InferenceExchange<TokensExchange.Request, Lis
         RequestBodies.checkContentType(context.request().getHeader(HttpHeaders.CONTENT_TYPE), false);
         JsonNode request = tei.json().readObject(body, 0, body.length);
         if (decode) {
-            return new Request(null, ids(request.get("ids")), flag(request, "skip_special_tokens"));
+            return new Request(null, ids(request.get("ids")), Json.bool(request, "skip_special_tokens", true));
         }
         if (request.hasNonNull("prompt_name")) {
             throw new InvalidInput("prompt_name", "'prompt_name' is not supported: the model declares no prompts");
         }
         return new Request(TeiRequest.embed(request, tei.maxTexts()).texts(), null,
-                flag(request, "add_special_tokens"));
+                Json.bool(request, "add_special_tokens", true));
     }
 
     @Override
@@ -132,18 +132,6 @@ final class TokensExchange extends InferenceExchange<TokensExchange.Request, Lis
         } else {
             gen.writeNumberField(field, offset);
         }
-    }
-
-    /** {@code add_special_tokens} or {@code skip_special_tokens}: a boolean, true by default as TEI has them. */
-    private static boolean flag(JsonNode request, String field) {
-        JsonNode value = request.get(field);
-        if (value == null || value.isNull()) {
-            return true;
-        }
-        if (!value.isBoolean()) {
-            throw new InvalidInput(field, "'" + field + "' must be a boolean, not " + Json.describe(value));
-        }
-        return value.booleanValue();
     }
 
     /** {@code ids}: one sequence of token ids, or several; each id a non-negative 32-bit integer. */

@@ -86,6 +86,8 @@ abstract class TextModel<I, O> implements Model<I, O> {
     private final OnnxModel model;
     private final TextInput<I> inputs;
     private final HuggingFaceTokenizer tokenizer;
+    /** The tokenizer as a tokenizer API shows it: made once, with the model. */
+    private final Optional<TextTokenizer> tokenizerView;
     /** Splits long texts into overlapping windows; null when long texts are truncated. */
     private final HuggingFaceTokenizer chunker;
     private final EncodingBatchTranslator<O> translator;
@@ -107,6 +109,7 @@ abstract class TextModel<I, O> implements Model<I, O> {
         this.head = parts.head();
         this.rows = parts.batching();
         this.maxLength = parts.maxLength();
+        this.tokenizerView = Optional.of(new TokenizerView(tokenizer, maxLength));
         this.maxChunks = parts.longInputs().maxChunks();
         this.maxChars = parts.longInputs().maxChars(parts.maxLength());
         this.batching = chunker == null ? rows : BatchingDecision.single("long inputs are chunked, so each text runs alone, its "
@@ -231,7 +234,7 @@ abstract class TextModel<I, O> implements Model<I, O> {
 
     @Override
     public Optional<TextTokenizer> tokenizer() {
-        return Optional.of(new TokenizerView(tokenizer, maxLength));
+        return tokenizerView;
     }
 
     @Override
