@@ -57,6 +57,11 @@ class ManagementAuthTest {
         "DELETE //api/deployments/all-minilm-l6-v2",
         "DELETE /%61pi/deployments/all-minilm-l6-v2",
         "POST /v2/../v2/repository/models/noop/unload",
+        "GET /tei/../api/deployments",
+        "GET /tei/%2e%2e/api/deployments",
+        "GET /tei/all-minilm-l6-v2/../../api/deployments",
+        "GET /tei/..%2fapi/deployments",
+        "POST /tei/..%2fapi/status",
     })
     void aManagementPathInAnySpellingNeedsTheToken(String call) throws Exception {
         RawHttp.Answer answer = RawHttp.send(base, call + " HTTP/1.1", new byte[0]);

@@ -9,8 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.response.Response;
+import java.net.URL;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -127,6 +129,25 @@ class TeiApiTest {
         expectError(given().get("/tei/nobody/health"), 503, "unhealthy", "'nobody' is not deployed");
         expectError(given().get("/embed"), 405, "validation", "use POST");
         expectError(post("/embed", "{\"inputs\": [\"a\""), 422, "validation", "malformed JSON");
+    }
+
+    @TestHTTPResource("/")
+    URL base;
+
+    @Test
+    void hostileBodiesAreRefusedInTeisShapeWithoutReachingAModel() throws Exception {
+        // Headers only: the 9 MB the request declares never come; refused on them, in TEI's error shape.
+        RawHttp.Answer oversized = RawHttp.send(base, "POST /embed HTTP/1.1\r\nContent-Type: application/json"
+                + "\r\nContent-Length: " + (9 << 20), new byte[0]);
+        assertEquals(413, oversized.status(), oversized.text());
+        assertTrue(oversized.text().contains("\"error_type\":\"validation\""), oversized.text());
+        // A truncated body, a rerank on an embedding model, an id outside any vocabulary: a 4xx, never a 5xx.
+        expectError(post("/embed", "{\"inputs\":[\"a\",\"b"), 422, "validation", "malformed JSON");
+        expectError(post("/tei/" + MODEL + "/rerank", "{\"query\":\"q\",\"texts\":[\"d\"]}"), 422, "validation",
+                "needs a text-rerank model");
+        Response decoded = post("/decode", "{\"ids\":[2147483647]}");
+        assertTrue(decoded.statusCode() == 200 || decoded.statusCode() == 422, decoded.asString());
+        // Paths spelled around the management token through the TEI prefix: ManagementAuthTest (the token is on there).
     }
 
     @Test
