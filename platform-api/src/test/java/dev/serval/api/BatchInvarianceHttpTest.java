@@ -40,10 +40,13 @@ class BatchInvarianceHttpTest {
         @Override
         public Map<String, String> getConfigOverrides() {
             TestRepository.install();
+            // no result cache: a repeated text would be answered from it, never batched with anything
             return Map.of(
+                    "serval.deployments.all-minilm-l6-v2.cache", "off",
                     "serval.deployments.tiny.model", "tiny-encoder",
                     "serval.deployments.tiny.predictor-threads", "1",
                     "serval.deployments.tiny.max-batch-size", "8",
+                    "serval.deployments.tiny.cache", "off",
                     "serval.deployments.tiny-chunked.model", "tiny-encoder",
                     "serval.deployments.tiny-chunked.max-length", "16",
                     "serval.deployments.tiny-chunked.long-inputs", "chunk",

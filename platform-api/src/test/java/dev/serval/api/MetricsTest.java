@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.quarkus.test.junit.QuarkusTest;
+import java.util.Arrays;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeEach;
@@ -118,5 +119,42 @@ class MetricsTest {
         assertFalse(after.contains("serval_request_seconds_count{api=\"oip\",deployment=\"metered\",outcome=\"error\""),
                 "only the outcomes that happened");
         given().delete("/api/deployments/metered").then().statusCode(200);
+    }
+
+    @Test
+    void theEngineHistogramsAppearWithTheirFirstObservation() {
+        // no health probe within the test (a probe is an inference, and would be the first observation)
+        given().contentType("application/json")
+                .body("{\"model\":\"noop\",\"predictor_threads\":1,\"health_check_period\":\"1d\"}")
+                .put("/api/deployments/unserved").then().statusCode(201);
+        Serving.awaitModelReady("unserved");
+        String d = "{deployment=\"unserved\"";
+        String[] served = {"serval_queue_wait_seconds", "serval_predictor_wait_seconds", "serval_inference_seconds",
+            "serval_request_inputs"};
+        String[] batched = {"serval_batch_wait_seconds", "serval_batch_size"};
+        String fresh = scrape();
+        assertTrue(fresh.contains("serval_replica_starts_total" + d + "} 1.0"), "the counters from the start");
+        for (String histogram : concat(served, batched)) {
+            assertFalse(fresh.contains(histogram + "_bucket" + d), histogram + " before anything was observed");
+            assertFalse(fresh.contains(histogram + "_count" + d), histogram + " before anything was observed");
+        }
+        given().contentType("application/json")
+                .body("{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\",\"shape\":[1],\"data\":[1]}]}")
+                .post("/v2/models/unserved/infer").then().statusCode(200);
+        String after = scrape();
+        for (String histogram : served) {
+            assertTrue(after.contains(histogram + "_count" + d + "} 1.0"), histogram + " with the first request");
+            assertTrue(after.contains(histogram + "_bucket" + d + ",le=\""), histogram + "'s buckets");
+        }
+        for (String histogram : batched) {
+            assertFalse(after.contains(histogram + "_count" + d), histogram + ": a noop model never batches");
+        }
+        given().delete("/api/deployments/unserved").then().statusCode(200);
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] all = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
     }
 }

@@ -6,15 +6,20 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.noop.NoopDistributionSummary;
+import io.micrometer.core.instrument.noop.NoopTimer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 import java.util.function.ToDoubleFunction;
 
 /**
- * The engine's meters for one deployment, created once with the deployment: recording is a field read and an
- * atomic add, never a lookup or a tag build. Names follow Prometheus conventions once exported (see
+ * The engine's meters for one deployment, created once with the deployment (its counters and start-up timers) or with
+ * their first observation (its histograms: {@link DeferredMeter}, so that a deployment that has not served shows no
+ * zero-count buckets): recording is a field read and an atomic add, never a lookup or a tag build. Names follow Prometheus conventions once exported (see
  * docs/metrics.md, which also maps each to its Ray Serve counterpart):
  *
  * <ul>
@@ -33,23 +38,30 @@ import java.util.function.ToDoubleFunction;
  *       autoscaler made; {@code serval_autoscaling_budget_refusals_total{deployment}}: decisions the CPU budget cut
  *       short.</li>
  * </ul>
- * Thread-safe: Micrometer meters are.
+ * Thread-safe: Micrometer meters are, and {@link DeferredMeter} registers each histogram once, whichever thread
+ * observes first.
  */
 public final class DeploymentMetrics implements BatchObserver {
 
+    /** Stand-ins for a histogram that has observed nothing yet (empty snapshots; records go nowhere). */
+    private static final Timer NO_TIMER = new NoopTimer(
+            new Meter.Id("serval.unobserved", Tags.empty(), null, null, Meter.Type.TIMER));
+    private static final DistributionSummary NO_SUMMARY = new NoopDistributionSummary(
+            new Meter.Id("serval.unobserved", Tags.empty(), null, null, Meter.Type.DISTRIBUTION_SUMMARY));
+
     private final MeterRegistry registry;
     private final String deployment;
-    private final Timer queueWait;
-    private final Timer predictorWait;
-    private final Timer inference;
-    private final Timer batchWait;
-    private final DistributionSummary requestInputs;
+    private final DeferredMeter<Timer> queueWait;
+    private final DeferredMeter<Timer> predictorWait;
+    private final DeferredMeter<Timer> inference;
+    private final DeferredMeter<Timer> batchWait;
+    private final DeferredMeter<DistributionSummary> requestInputs;
     private final Counter replicaStarts;
     private final Counter startFailures;
     private final Counter unhealthy;
     private final Counter monitorReplacements;
     private final Timer modelLoad;
-    private final DistributionSummary batchSize;
+    private final DeferredMeter<DistributionSummary> batchSize;
     private final Counter batchedTokens;
     private final Counter paddingTokens;
     private final Counter widened;
@@ -65,10 +77,9 @@ public final class DeploymentMetrics implements BatchObserver {
         this.predictorWait = latency("serval.predictor.wait", "Time an input waited in its replica for a predictor");
         this.inference = latency("serval.inference", "Model time per inference");
         this.batchWait = latency("serval.batch.wait", "Time a predictor waited for a fuller batch");
-        this.requestInputs = DistributionSummary.builder("serval.request.inputs")
+        this.requestInputs = new DeferredMeter<>(registry, DistributionSummary.builder("serval.request.inputs")
                 .description("Inputs per request").tags("deployment", deployment)
-                .publishPercentileHistogram().minimumExpectedValue(1.0).maximumExpectedValue(1024.0)
-                .register(registry);
+                .publishPercentileHistogram().minimumExpectedValue(1.0).maximumExpectedValue(1024.0)::register, NO_SUMMARY);
         this.replicaStarts = Counter.builder("serval.replica.starts").description("Replicas started and warmed up")
                 .tags("deployment", deployment).register(registry);
         this.startFailures = Counter.builder("serval.replica.failures").description("Replicas that failed")
@@ -77,9 +88,9 @@ public final class DeploymentMetrics implements BatchObserver {
                 .tags("deployment", deployment, "kind", "unhealthy").register(registry);
         this.monitorReplacements = Counter.builder("serval.replica.failures").description("Replicas that failed")
                 .tags("deployment", deployment, "kind", "failure_monitor").register(registry);
-        this.batchSize = DistributionSummary.builder("serval.batch.size")
+        this.batchSize = new DeferredMeter<>(registry, DistributionSummary.builder("serval.batch.size")
                 .description("Inputs per batched inference").tags("deployment", deployment)
-                .publishPercentileHistogram().minimumExpectedValue(1.0).maximumExpectedValue(1024.0).register(registry);
+                .publishPercentileHistogram().minimumExpectedValue(1.0).maximumExpectedValue(1024.0)::register, NO_SUMMARY);
         this.batchedTokens = Counter.builder("serval.batched.tokens").description("Real tokens in batched inferences")
                 .tags("deployment", deployment).register(registry);
         this.paddingTokens = Counter.builder("serval.padding.tokens")
@@ -112,50 +123,53 @@ public final class DeploymentMetrics implements BatchObserver {
         return new DeploymentMetrics(new SimpleMeterRegistry(), deployment);
     }
 
-    /** The phase histograms, for readers that summarise them ({@code deployment.PhaseMeters}); never record here. */
+    /**
+     * The phase histograms, for readers that summarise them ({@code deployment.PhaseMeters}); never record here. One
+     * that has observed nothing yet (not registered) reads as an empty stand-in.
+     */
     public Timer queueWaitHistogram() {
-        return queueWait;
+        return queueWait.reading();
     }
 
     public Timer predictorWaitHistogram() {
-        return predictorWait;
+        return predictorWait.reading();
     }
 
     public Timer batchWaitHistogram() {
-        return batchWait;
+        return batchWait.reading();
     }
 
     public Timer inferenceHistogram() {
-        return inference;
+        return inference.reading();
     }
 
     public DistributionSummary batchSizeHistogram() {
-        return batchSize;
+        return batchSize.reading();
     }
 
     public DistributionSummary requestInputsHistogram() {
-        return requestInputs;
+        return requestInputs.reading();
     }
 
-    private Timer latency(String name, String description) {
-        return Timer.builder(name).description(description).tags("deployment", deployment)
-                .publishPercentileHistogram().register(registry);
+    private DeferredMeter<Timer> latency(String name, String description) {
+        return new DeferredMeter<>(registry, Timer.builder(name).description(description).tags("deployment", deployment)
+                .publishPercentileHistogram()::register, NO_TIMER);
     }
 
     public void queueWait(long nanos) {
-        queueWait.record(nanos, TimeUnit.NANOSECONDS);
+        queueWait.get().record(nanos, TimeUnit.NANOSECONDS);
     }
 
     public void predictorWait(long nanos) {
-        predictorWait.record(nanos, TimeUnit.NANOSECONDS);
+        predictorWait.get().record(nanos, TimeUnit.NANOSECONDS);
     }
 
     public void batchWait(long nanos) {
-        batchWait.record(nanos, TimeUnit.NANOSECONDS);
+        batchWait.get().record(nanos, TimeUnit.NANOSECONDS);
     }
 
     public void inference(long nanos) {
-        inference.record(nanos, TimeUnit.NANOSECONDS);
+        inference.get().record(nanos, TimeUnit.NANOSECONDS);
     }
 
     /** One inference ran on the cores its replica's idle predictors lent it. */
@@ -165,13 +179,13 @@ public final class DeploymentMetrics implements BatchObserver {
 
     @Override
     public void batch(int inputs, long realTokens, long paddedTokens) {
-        batchSize.record(inputs);
+        batchSize.get().record(inputs);
         batchedTokens.increment(realTokens);
         paddingTokens.increment(paddedTokens);
     }
 
     public void requestInputs(int inputs) {
-        requestInputs.record(inputs);
+        requestInputs.get().record(inputs);
     }
 
     public void replicaStarted(long warmUpNanos) {
@@ -239,9 +253,14 @@ public final class DeploymentMetrics implements BatchObserver {
      * Removes every meter of the registry tagged with this deployment (the engine's and those others registered with
      * its name, such as the edge's request counters): a deployment that is gone leaves no series, so that creating and
      * deleting deployments under new names does not grow the registry and the scrape for ever. Call once the
-     * deployment has closed and before its name can be used again.
+     * deployment has closed and before its name can be used again. A histogram that observed nothing by then never
+     * registers: a late observation cannot bring a gone deployment's series back.
      */
     public void removeAll() {
+        for (DeferredMeter<?> histogram : List.of(queueWait, predictorWait, inference, batchWait, requestInputs,
+                batchSize)) {
+            histogram.retire();
+        }
         for (Meter meter : registry.getMeters()) {
             if (deployment.equals(meter.getId().getTag("deployment"))) {
                 registry.remove(meter);
