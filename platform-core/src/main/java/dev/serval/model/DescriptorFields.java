@@ -1,6 +1,7 @@
 package dev.serval.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.serval.error.Spelling;
 import dev.serval.model.onnx.OnnxOptions;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -9,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
+import java.util.stream.Stream;
 
 /**
  * The fields of a {@code model.yaml}, checked one by one into a {@link ModelDescriptor} (the steps, jar and class of
@@ -21,6 +23,8 @@ final class DescriptorFields {
     private static final List<String> FIELDS = List.of("class", "config", "description", "engine", "file", "jar",
             "kind", "labels", "matryoshka_dimensions", "max_documents_per_request", "max_length", "output", "steps",
             "tokenizer");
+
+    private static final List<String> KINDS = Stream.of(ModelKind.values()).map(ModelKind::id).toList();
 
     private DescriptorFields() {
     }
@@ -35,7 +39,8 @@ final class DescriptorFields {
         ModelKind kind = kindNode == null || !kindNode.isTextual() ? null : ModelKind.of(kindNode.textValue()).orElse(null);
         if (kind == null) {
             throw new IllegalArgumentException(where + ": field 'kind' must be one of " + ModelKind.ids() + ", not "
-                    + kindNode);
+                    + kindNode + (kindNode != null && kindNode.isTextual()
+                    ? Spelling.suggestion(kindNode.textValue(), KINDS) : ""));
         }
         String file = relativePath(node, "file", "model.onnx", where);
         String tokenizer = relativePath(node, "tokenizer", "tokenizer.json", where);
@@ -139,7 +144,8 @@ final class DescriptorFields {
         for (Iterator<String> names = node.fieldNames(); names.hasNext(); ) {
             String field = names.next();
             if (!known.contains(field)) {
-                throw new IllegalArgumentException(where + ": unknown field '" + field + "'; known fields: " + known);
+                throw new IllegalArgumentException(where + ": unknown field '" + field + "'"
+                        + Spelling.suggestion(field, known) + "; known fields: " + known);
             }
         }
     }

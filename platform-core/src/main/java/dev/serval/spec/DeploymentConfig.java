@@ -3,6 +3,7 @@ package dev.serval.spec;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.serval.error.Spelling;
 import dev.serval.spec.DeploymentFields.Field;
 import dev.serval.spec.DeploymentFields.Section;
 import dev.serval.spec.DeploymentFields.Values;

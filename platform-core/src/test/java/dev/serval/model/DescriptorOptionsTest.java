@@ -137,9 +137,23 @@ class DescriptorOptionsTest {
 
     @Test
     void outputIsAKnownFieldNamedInTheUnknownFieldMessage() {
-        assertTrue(refused("kind: text-embedding\noutputs: x\n").endsWith("unknown field 'outputs'; known fields:"
-                + " [class, config, description, engine, file, jar, kind, labels, matryoshka_dimensions,"
+        assertTrue(refused("kind: text-embedding\noutputs: x\n").endsWith("unknown field 'outputs' (did you mean "
+                + "'output'?); known fields: [class, config, description, engine, file, jar, kind, labels, matryoshka_dimensions,"
                 + " max_documents_per_request, max_length, output, steps, tokenizer]"));
+    }
+
+    @Test
+    void aMistypedFieldOrKindIsRefusedWithTheNearestKnownName() {
+        assertTrue(refused("kind: text-embedding\ntokeniser: t.json\n").startsWith(WHERE
+                + ": unknown field 'tokeniser' (did you mean 'tokenizer'?); known fields: [class, "));
+        assertTrue(refused("kind: text-embedding\nmax_lenght: 128\n").contains("(did you mean 'max_length'?)"));
+        assertTrue(refused("kind: text-embedding\nnonsense: 1\n").contains("unknown field 'nonsense'; known fields"),
+                "no suggestion when nothing is near");
+        assertTrue(refused("kind: pipeline\nsteps:\n  - deploymnet: echo\n")
+                .contains("unknown field 'deploymnet' (did you mean 'deployment'?)"), "a step's fields too");
+        assertEquals(WHERE + ": field 'kind' must be one of text-embedding, text-classification, text-rerank, tensor, "
+                + "noop, pipeline, java, not \"text-embeding\" (did you mean 'text-embedding'?)",
+                refused("kind: text-embeding\n"));
     }
 
     @Test

@@ -39,7 +39,7 @@ class DescriptorReadingTest extends RepositoryCase {
     @Test
     void refusesAnUnknownDescriptorField() throws IOException {
         version("m", "1", "kind: noop\nmax-length: 12\n");
-        assertEquals(WHERE + "unknown field 'max-length'; known fields: "
+        assertEquals(WHERE + "unknown field 'max-length' (did you mean 'max_length'?); known fields: "
                 + "[class, config, description, engine, file, jar, kind, labels, matryoshka_dimensions, "
                 + "max_documents_per_request, max_length,"
                 + " output, steps, tokenizer]",

@@ -9,7 +9,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.serval.spec.DeploymentConfig;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.InvalidSpec;
-import dev.serval.spec.Spelling;
+import dev.serval.error.Spelling;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package dev.serval.spec;
+package dev.serval.error;
 
 import java.util.Collection;
 import java.util.Locale;
@@ -50,8 +50,12 @@ public final class Spelling {
      * @param what what the names are, singular and plural: {@code "field", "fields"}
      */
     public static String unknown(String what, String whats, String typed, Collection<String> known) {
-        return "unknown " + what + nearest(typed, known).map(name -> " (did you mean '" + name + "'?)").orElse("")
-                + "; known " + whats + ": " + known;
+        return "unknown " + what + suggestion(typed, known) + "; known " + whats + ": " + known;
+    }
+
+    /** {@code " (did you mean '<nearest>'?)"} when a name of {@code known} is near {@code typed}; else empty. */
+    public static String suggestion(String typed, Collection<String> known) {
+        return nearest(typed, known).map(name -> " (did you mean '" + name + "'?)").orElse("");
     }
 
     private static String normal(String name) {

@@ -1,4 +1,4 @@
-package dev.serval.spec;
+package dev.serval.error;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
