@@ -106,6 +106,11 @@ class ManagementApiTest {
         given().contentType("application/json").body("{\"inputs\":[{\"name\":\"x\",\"datatype\":\"FP32\","
                 + "\"shape\":[1],\"data\":[1.0]}]}").post("/v2/models/parked/infer").then().statusCode(503)
                 .body("error", org.hamcrest.Matchers.containsString("parked"));
+        // its state says what it is: parked as asked, not loading
+        admin().get("/api/deployments/parked").then().body("state", equalTo("PARKED"));
+        admin().get("/api/status").then().body("deployments.find { it.name == 'parked' }.state", equalTo("PARKED"));
+        admin().post("/v2/repository/index").then().statusCode(200)
+                .body("find { it.name == 'noop' }.state", not(equalTo("LOADING")));
     }
 
     @Test

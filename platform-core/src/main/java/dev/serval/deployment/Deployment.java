@@ -161,7 +161,7 @@ public final class Deployment<I, O> implements AutoCloseable {
 
     /** Whether the deployment serves, judged by {@code snapshot} (the one its caller read). */
     DeploymentState state(RoutingSnapshot<I, O> snapshot) {
-        return DeploymentState.of(closed, snapshot.size(), status);
+        return DeploymentState.of(closed, snapshot.size(), status, atZero.onDemand());
     }
 
     /** The deployment's most recent replica failure (a failed start or failed health checks), if any. */

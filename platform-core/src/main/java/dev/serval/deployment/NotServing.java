@@ -46,6 +46,7 @@ final class NotServing {
             case FAILED -> new NotReady("model '" + name + "' failed to load: " + status.lastError());
             case STOPPED -> new NotReady("model '" + name + "' is shutting down");
             case IDLE -> new NotReady("model '" + name + "' is scaled to zero replicas");
+            case PARKED -> new NotReady(scaledToZero(name));
             case READY -> new NotReady("model '" + name + "' has no running replica");
         };
     }

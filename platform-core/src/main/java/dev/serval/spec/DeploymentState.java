@@ -2,7 +2,8 @@ package dev.serval.spec;
 
 /**
  * A deployment's serving condition: whether it takes requests now, and if not, why. Derived on each read from
- * whether it is closed, its routable replicas and its {@link DeploymentStatus}; only {@link #READY} serves.
+ * whether it is closed, its routable replicas, its {@link DeploymentStatus} and whether it is loaded on demand; only
+ * {@link #READY} serves.
  *
  * <p>Not to be confused with {@link DeploymentStatus}, the controller's published counts of replicas per
  * {@code ReplicaState} (the state of one replica), from which this is derived.
@@ -19,14 +20,20 @@ public enum DeploymentState {
      * its deadline and the deployment's queue bound).
      */
     IDLE,
+    /**
+     * Asked for no replica ({@code num_replicas: 0}, not autoscaled, not loaded on demand): none runs and none is
+     * wanted, as asked; requests are refused until a change asks for replicas.
+     */
+    PARKED,
     /** Closed or being closed. */
     STOPPED;
 
     /**
      * The condition of a deployment that is {@code closed} or not, has {@code routable} replicas in its routing
-     * snapshot, and whose controller last published {@code status}.
+     * snapshot, whose controller last published {@code status}, and that is loaded on demand ({@code onDemand}: at
+     * zero replicas it waits for a request, a multiplexed model) or not.
      */
-    public static DeploymentState of(boolean closed, int routable, DeploymentStatus status) {
+    public static DeploymentState of(boolean closed, int routable, DeploymentStatus status, boolean onDemand) {
         if (closed) {
             return STOPPED;
         }
@@ -35,6 +42,9 @@ public enum DeploymentState {
         }
         if (status.idle()) {
             return IDLE;
+        }
+        if (status.desired() == 0 && status.starting() == 0 && !status.autoscaled() && !onDemand) {
+            return PARKED;
         }
         return status.failedStarts() > 0 && status.starting() == 0 ? FAILED : LOADING;
     }

@@ -359,6 +359,6 @@ class ControllerTest {
         controller.tick();
 
         assertTrue(status.get().idle(), status.get().toString());
-        assertEquals(DeploymentState.IDLE, DeploymentState.of(false, router.snapshot().size(), status.get()));
+        assertEquals(DeploymentState.IDLE, DeploymentState.of(false, router.snapshot().size(), status.get(), false));
     }
 }

@@ -12,18 +12,32 @@ class DeploymentStateTest {
 
     @Test
     void aClosedDeploymentIsStoppedWhateverItsReplicas() {
-        assertEquals(DeploymentState.STOPPED, DeploymentState.of(true, 3, status(0, 0)));
+        assertEquals(DeploymentState.STOPPED, DeploymentState.of(true, 3, status(0, 0), false));
     }
 
     @Test
     void anyRoutableReplicaMakesItReady() {
-        assertEquals(DeploymentState.READY, DeploymentState.of(false, 1, status(0, 2)));
+        assertEquals(DeploymentState.READY, DeploymentState.of(false, 1, status(0, 2), false));
     }
 
     @Test
     void failedStartsWithNothingStartingMakeItFailedAndAStartingReplicaKeepsItLoading() {
-        assertEquals(DeploymentState.FAILED, DeploymentState.of(false, 0, status(0, 1)));
-        assertEquals(DeploymentState.LOADING, DeploymentState.of(false, 0, status(1, 1)));
-        assertEquals(DeploymentState.LOADING, DeploymentState.of(false, 0, DeploymentStatus.initial("d", "1", 1, false)));
+        assertEquals(DeploymentState.FAILED, DeploymentState.of(false, 0, status(0, 1), false));
+        assertEquals(DeploymentState.LOADING, DeploymentState.of(false, 0, status(1, 1), false));
+        assertEquals(DeploymentState.LOADING, DeploymentState.of(false, 0, DeploymentStatus.initial("d", "1", 1, false),
+                false));
+    }
+
+    @Test
+    void aFixedDeploymentAskedForNoReplicaIsParkedAndAnAutoscaledOneAtZeroIdle() {
+        DeploymentStatus none = DeploymentStatus.initial("d", "1", 0, false);
+        assertEquals(DeploymentState.PARKED, DeploymentState.of(false, 0, none, false));
+        DeploymentStatus draining = new DeploymentStatus("d", "1", 0, 0, 0, 0, 2, 0, 0, null, false);
+        assertEquals(DeploymentState.PARKED, DeploymentState.of(false, 0, draining, false), "scaled down, draining");
+        assertEquals(DeploymentState.IDLE, DeploymentState.of(false, 0, DeploymentStatus.initial("d", "1", 0, true),
+                false));
+        assertEquals(DeploymentState.STOPPED, DeploymentState.of(true, 0, none, false));
+        assertEquals(DeploymentState.LOADING, DeploymentState.of(false, 0, none, true),
+                "loaded on demand: at zero it waits for a request");
     }
 }

@@ -165,6 +165,7 @@ public class InferenceResource {
             case READY -> "ready";
             case IDLE -> "scaled to zero and has not loaded yet (created with initial_replicas 0); a request "
                     + "starts it";
+            case PARKED -> "parked at num_replicas 0: no replica runs until a change asks for one";
         };
     }
 }

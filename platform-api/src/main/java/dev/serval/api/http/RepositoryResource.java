@@ -66,12 +66,15 @@ public class RepositoryResource {
             }
             for (String version : versions) {
                 ServedDeployment serving = servingOf(name, version, served);
-                boolean idle = serving != null && serving.deployment().state() == DeploymentState.IDLE;
+                DeploymentState state = serving == null ? null : serving.deployment().state();
+                boolean atZero = state == DeploymentState.IDLE || state == DeploymentState.PARKED;
                 String under = serving == null || serving.name().equals(name) ? ""
                         : "served by deployment '" + serving.name() + "'";
                 index.add(new IndexEntry(name, version,
-                        serving == null || idle ? "UNAVAILABLE" : serving.ready() ? "READY" : "LOADING",
-                        serving == null ? "not deployed" : idle ? join(under, "scaled to zero; a request loads it")
+                        serving == null || atZero ? "UNAVAILABLE" : serving.ready() ? "READY" : "LOADING",
+                        serving == null ? "not deployed"
+                                : state == DeploymentState.IDLE ? join(under, "scaled to zero; a request loads it")
+                                : state == DeploymentState.PARKED ? join(under, "parked at num_replicas 0")
                                 : join(under, serving.deployment().failure().orElse(""))));
             }
         });
