@@ -78,8 +78,8 @@ public final class DeploymentMetrics implements BatchObserver {
         this.inference = latency("serval.inference", "Model time per inference");
         this.batchWait = latency("serval.batch.wait", "Time a predictor waited for a fuller batch");
         this.requestInputs = new DeferredMeter<>(registry, DistributionSummary.builder("serval.request.inputs")
-                .description("Inputs per request").tags("deployment", deployment)
-                .publishPercentileHistogram().minimumExpectedValue(1.0).maximumExpectedValue(1024.0)::register, NO_SUMMARY);
+                .description("Inputs per request").tags("deployment", deployment).publishPercentileHistogram()
+                .minimumExpectedValue(1.0).maximumExpectedValue(1024.0)::register, NO_SUMMARY);
         this.replicaStarts = Counter.builder("serval.replica.starts").description("Replicas started and warmed up")
                 .tags("deployment", deployment).register(registry);
         this.startFailures = Counter.builder("serval.replica.failures").description("Replicas that failed")
@@ -89,8 +89,8 @@ public final class DeploymentMetrics implements BatchObserver {
         this.monitorReplacements = Counter.builder("serval.replica.failures").description("Replicas that failed")
                 .tags("deployment", deployment, "kind", "failure_monitor").register(registry);
         this.batchSize = new DeferredMeter<>(registry, DistributionSummary.builder("serval.batch.size")
-                .description("Inputs per batched inference").tags("deployment", deployment)
-                .publishPercentileHistogram().minimumExpectedValue(1.0).maximumExpectedValue(1024.0)::register, NO_SUMMARY);
+                .description("Inputs per batched inference").tags("deployment", deployment).publishPercentileHistogram()
+                .minimumExpectedValue(1.0).maximumExpectedValue(1024.0)::register, NO_SUMMARY);
         this.batchedTokens = Counter.builder("serval.batched.tokens").description("Real tokens in batched inferences")
                 .tags("deployment", deployment).register(registry);
         this.paddingTokens = Counter.builder("serval.padding.tokens")
