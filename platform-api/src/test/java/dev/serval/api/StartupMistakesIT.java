@@ -211,6 +211,7 @@ class StartupMistakesIT {
         builder.environment().put("HOME", home.toString());
         builder.environment().put("DJL_OFFLINE", "true");
         builder.environment().put("OPT_OUT_TRACKING", "true");
+        builder.environment().put("ORT_DISABLE_TELEMETRY", "1");
         try {
             return builder.start();
         } catch (IOException e) {

@@ -48,6 +48,7 @@ final class PackagedServal implements AutoCloseable {
         builder.environment().put("HOME", home.toString());
         builder.environment().put("DJL_OFFLINE", "true");
         builder.environment().put("OPT_OUT_TRACKING", "true");
+        builder.environment().put("ORT_DISABLE_TELEMETRY", "1");
         PackagedServal serval = new PackagedServal(builder.start(), home, port);
         try {
             serval.awaitReady(within);

@@ -89,6 +89,7 @@ final class ChildProcess implements AutoCloseable {
         ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
         builder.environment().put("DJL_OFFLINE", "true");
         builder.environment().put("OPT_OUT_TRACKING", "true");
+        builder.environment().put("ORT_DISABLE_TELEMETRY", "1");
         builder.environment().putAll(environment);
         return new ChildProcess(builder.start());
     }

@@ -77,6 +77,7 @@ public final class ServalProcess implements AutoCloseable {
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
         builder.environment().put("DJL_OFFLINE", "true");
         builder.environment().put("OPT_OUT_TRACKING", "true");
+        builder.environment().put("ORT_DISABLE_TELEMETRY", "1");
         // As bin/serval and the image launch it (docs/kubernetes.md, Memory); a value in this environment wins
         builder.environment().putIfAbsent("MALLOC_ARENA_MAX", "2");
         ServalProcess serval = new ServalProcess(builder.start(), port, log);
