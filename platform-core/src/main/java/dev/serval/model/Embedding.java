@@ -7,19 +7,40 @@ import java.util.Objects;
  *
  * @param vector the L2-normalised embedding; owned by this record, never modified after creation
  * @param tokens how many tokens the model consumed for this text, special tokens included, after truncation
+ * @param norm   the L2 length of the vector before its normalisation (the mean-pooled token embeddings; for a text
+ *               read in windows, the mean of its windows' embeddings), so that {@link #unnormalised} is
+ *               {@code vector × norm}: what TEI's {@code normalize: false} answers. Finite, {@code >= 0}
  */
-public record Embedding(float[] vector, int tokens) {
+public record Embedding(float[] vector, int tokens, float norm) {
 
     public Embedding {
         Objects.requireNonNull(vector, "vector");
         if (tokens < 0) {
             throw new IllegalArgumentException("tokens must be >= 0, was " + tokens);
         }
+        if (!(norm >= 0) || Float.isInfinite(norm)) {
+            throw new IllegalArgumentException("norm must be finite and >= 0, was " + norm);
+        }
+    }
+
+    /** An embedding whose vector is also its unnormalised form (norm 1). */
+    public Embedding(float[] vector, int tokens) {
+        this(vector, tokens, 1f);
+    }
+
+    /** The vector before its normalisation, {@code vector × norm}: a new array. */
+    public float[] unnormalised() {
+        float[] scaled = new float[vector.length];
+        for (int i = 0; i < vector.length; i++) {
+            scaled[i] = vector[i] * norm;
+        }
+        return scaled;
     }
 
     /**
      * This embedding cut to its first {@code width} components and L2-normalised again: a Matryoshka model's smaller
-     * embedding (what sentence-transformers' {@code truncate_dim} gives, normalised). A new record; this one is kept.
+     * embedding (what sentence-transformers' {@code truncate_dim} gives, normalised); its unnormalised form is the
+     * first {@code width} components of this one's. A new record; this one is kept.
      *
      * @throws IllegalArgumentException when {@code width} is not between 1 and the vector's length
      */
@@ -36,6 +57,6 @@ public record Embedding(float[] vector, int tokens) {
         for (int i = 0; i < width; i++) {
             cut[i] = vector[i] * scale;
         }
-        return new Embedding(cut, tokens);
+        return new Embedding(cut, tokens, (float) (norm * Math.sqrt(sum)));
     }
 }

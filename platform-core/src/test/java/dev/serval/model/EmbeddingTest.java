@@ -24,4 +24,16 @@ class EmbeddingTest {
         assertThrows(IllegalArgumentException.class, () -> full.cut(5));
         assertThrows(IllegalArgumentException.class, () -> full.cut(0));
     }
+
+    @Test
+    void theUnnormalisedFormIsTheVectorTimesItsNormAndACutKeepsItsPrefix() {
+        Embedding pooled = new Embedding(new float[] {0.6f, 0.0f, 0.8f, 0.0f}, 7, 5f);
+
+        assertArrayEquals(new float[] {3f, 0f, 4f, 0f}, pooled.unnormalised(), 1e-6f);
+        Embedding cut = pooled.cut(2);
+        assertArrayEquals(new float[] {1f, 0f}, cut.vector(), 1e-6f);
+        assertArrayEquals(new float[] {3f, 0f}, cut.unnormalised(), 1e-6f, "the first components of the pooled vector");
+        assertThrows(IllegalArgumentException.class, () -> new Embedding(new float[1], 1, Float.NaN));
+        assertThrows(IllegalArgumentException.class, () -> new Embedding(new float[1], 1, -1f));
+    }
 }

@@ -61,6 +61,6 @@ final class TeiExchange extends InferenceExchange<TeiRequest, List<Embedding>> {
 
     @Override
     Answer encode(TeiRequest request, List<Embedding> answer) {
-        return request.similarity() ? tei.similarities(answer) : tei.embeddings(answer);
+        return request.similarity() ? tei.similarities(answer) : tei.embeddings(answer, request.normalize());
     }
 }

@@ -10,25 +10,28 @@ import java.util.List;
  * {@code huggingface_hub}'s {@code InferenceClient.feature_extraction} posts to) or {@code POST /similarity}.
  *
  * <p>As TEI does, fields it does not know are ignored (its clients send the parameters of other tasks). The options
- * Serval cannot honour are refused by name rather than ignored: {@code normalize: false} (Serval's text-embedding
- * models answer L2-normalised vectors), {@code truncation_direction: left} (texts are truncated at their end) and
- * {@code prompt_name} (no model declares prompts). {@code truncate} is accepted and changes nothing: a text longer than
+ * Serval cannot honour are refused by name rather than ignored: {@code truncation_direction: left} (texts are
+ * truncated at their end) and {@code prompt_name} (no model declares prompts). {@code normalize: false} answers each
+ * embedding before its L2 normalisation (the mean-pooled vector, {@code Embedding.unnormalised}), at the root or
+ * under {@code parameters}. {@code truncate} is accepted and changes nothing: a text longer than
  * the model takes is handled as its deployment's {@code long_inputs} says, truncated by default.
  *
  * @param texts      the texts to embed, in order; for a similarity request the source sentence first
  * @param dimensions the requested dimension, or 0 when not given
  * @param similarity whether this is a similarity request: the answer is each sentence's cosine with the first text
+ * @param normalize  whether the embeddings are answered L2-normalised (TEI's default) or as pooled
  */
-record TeiRequest(List<String> texts, int dimensions, boolean similarity) {
+record TeiRequest(List<String> texts, int dimensions, boolean similarity, boolean normalize) {
 
     /** Decodes an embed request; {@code maxTexts} is {@code serval.http.max-texts-per-request}. */
     static TeiRequest embed(JsonNode body, int maxTexts) {
-        checkOptions(body, "");
+        boolean normalize = checkOptions(body, "");
         JsonNode parameters = body.get("parameters");
         if (parameters != null && parameters.isObject()) {
-            checkOptions(parameters, "parameters.");
+            normalize &= checkOptions(parameters, "parameters.");
         }
-        return new TeiRequest(texts(body.get("inputs"), maxTexts), EmbeddingsRequest.dimensions(body.get("dimensions")), false);
+        return new TeiRequest(texts(body.get("inputs"), maxTexts), EmbeddingsRequest.dimensions(body.get("dimensions")),
+                false, normalize);
     }
 
     /**
@@ -60,20 +63,15 @@ record TeiRequest(List<String> texts, int dimensions, boolean similarity) {
         List<String> all = new ArrayList<>(texts.size() + 1);
         all.add(source.textValue());
         all.addAll(texts);
-        return new TeiRequest(all, 0, true);
+        return new TeiRequest(all, 0, true, true);
     }
 
-    private static void checkOptions(JsonNode options, String where) {
+    /** Checks the options of {@code options}; returns its {@code normalize} (true unless it says false). */
+    private static boolean checkOptions(JsonNode options, String where) {
         JsonNode normalize = options.get("normalize");
-        if (normalize != null && !normalize.isNull()) {
-            if (!normalize.isBoolean()) {
-                throw new InvalidInput(where + "normalize", "'" + where + "normalize' must be a boolean, not "
-                        + Json.describe(normalize));
-            }
-            if (!normalize.booleanValue()) {
-                throw new InvalidInput(where + "normalize", "'" + where + "normalize': false is not supported: Serval's "
-                        + "text-embedding models answer L2-normalised embeddings");
-            }
+        if (normalize != null && !normalize.isNull() && !normalize.isBoolean()) {
+            throw new InvalidInput(where + "normalize", "'" + where + "normalize' must be a boolean, not "
+                    + Json.describe(normalize));
         }
         JsonNode truncate = options.get("truncate");
         if (truncate != null && !truncate.isNull() && !truncate.isBoolean()) {
@@ -97,6 +95,7 @@ record TeiRequest(List<String> texts, int dimensions, boolean similarity) {
             throw new InvalidInput(where + "prompt_name", "'" + where + "prompt_name' is not supported: the model "
                     + "declares no prompts; prepend the prompt to the text");
         }
+        return normalize == null || normalize.isNull() || normalize.booleanValue();
     }
 
     private static List<String> texts(JsonNode inputs, int maxTexts) {

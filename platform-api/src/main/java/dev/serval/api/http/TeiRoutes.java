@@ -156,15 +156,18 @@ public class TeiRoutes {
         return maxTexts;
     }
 
-    /** TEI's embed answer: one array of floats per input, in input order. */
-    Answer embeddings(List<Embedding> embeddings) {
+    /**
+     * TEI's embed answer: one array of floats per input, in input order; each L2-normalised, or as pooled before its
+     * normalisation ({@code normalize} false).
+     */
+    Answer embeddings(List<Embedding> embeddings, boolean normalize) {
         int dimension = embeddings.getFirst().vector().length;
         Answer.Bytes out = new Answer.Bytes(16 + embeddings.size() * dimension * 14);
         NumberArrays numbers = this.numbers.get();
         try (JsonGenerator gen = factory.createGenerator(out)) {
             gen.writeStartArray();
             for (Embedding embedding : embeddings) {
-                numbers.write(gen, embedding.vector());
+                numbers.write(gen, normalize ? embedding.vector() : embedding.unnormalised());
             }
             gen.writeEndArray();
         } catch (IOException e) {

@@ -10,8 +10,8 @@ import java.util.List;
 /**
  * Sentence embeddings from an encoder, as sentence-transformers makes them: masked mean pooling over the token
  * embeddings [batch, seq, dim] (the graph output {@code last_hidden_state}, unless the model names it otherwise), then
- * L2 normalisation; a long text's windows are averaged and renormalised. Pooling runs in Java on the predictor thread.
- * Stateless.
+ * L2 normalisation; a long text's windows are averaged and renormalised. Each embedding keeps the length it had
+ * before its normalisation ({@link Embedding#norm}). Pooling runs in Java on the predictor thread. Stateless.
  */
 final class MeanPoolingHead implements TextHead<Embedding> {
 
@@ -42,13 +42,15 @@ final class MeanPoolingHead implements TextHead<Embedding> {
         List<Embedding> embeddings = new ArrayList<>(rows);
         int rowSize = width * dimension;
         for (int r = 0; r < rows; r++) {
-            embeddings.add(new Embedding(meanPoolAndNormalise(all, r * rowSize, masks[r], dimension),
-                    TextHead.tokens(masks[r])));
+            embeddings.add(meanPool(all, r * rowSize, masks[r], dimension));
         }
         return embeddings;
     }
 
-    /** The mean of the window embeddings, renormalised; tokens are those of all windows. */
+    /**
+     * The mean of the window embeddings, renormalised; its norm is the mean's length before that; tokens are those of
+     * all windows.
+     */
     @Override
     public Embedding combine(List<Embedding> windows) {
         int dimension = windows.getFirst().vector().length;
@@ -65,12 +67,13 @@ final class MeanPoolingHead implements TextHead<Embedding> {
         for (double value : sum) {
             norm += value * value;
         }
-        norm = Math.max(Math.sqrt(norm), 1e-12);
+        norm = Math.sqrt(norm);
+        double divisor = Math.max(norm, 1e-12);
         float[] combined = new float[dimension];
         for (int d = 0; d < dimension; d++) {
-            combined[d] = (float) (sum[d] / norm);
+            combined[d] = (float) (sum[d] / divisor);
         }
-        return new Embedding(combined, tokens);
+        return new Embedding(combined, tokens, (float) (norm / windows.size()));
     }
 
     @Override
@@ -80,9 +83,10 @@ final class MeanPoolingHead implements TextHead<Embedding> {
 
     /**
      * Masked mean over the sequence axis of a [seq, dim] row-major matrix starting at {@code start} in {@code hidden}
-     * (one row of a batch's [rows, seq, dim] output, read in place), then L2 normalisation.
+     * (one row of a batch's [rows, seq, dim] output, read in place), then L2 normalisation; the embedding keeps the
+     * mean's length as its norm.
      */
-    static float[] meanPoolAndNormalise(float[] hidden, int start, long[] mask, int dimension) {
+    static Embedding meanPool(float[] hidden, int start, long[] mask, int dimension) {
         double[] sum = new double[dimension];
         int counted = 0;
         for (int position = 0; position < mask.length; position++) {
@@ -101,11 +105,12 @@ final class MeanPoolingHead implements TextHead<Embedding> {
             sum[d] /= divisor;
             norm += sum[d] * sum[d];
         }
-        norm = Math.max(Math.sqrt(norm), 1e-12);
+        norm = Math.sqrt(norm);
+        double length = Math.max(norm, 1e-12);
         float[] vector = new float[dimension];
         for (int d = 0; d < dimension; d++) {
-            vector[d] = (float) (sum[d] / norm);
+            vector[d] = (float) (sum[d] / length);
         }
-        return vector;
+        return new Embedding(vector, TextHead.tokens(mask), (float) norm);
     }
 }

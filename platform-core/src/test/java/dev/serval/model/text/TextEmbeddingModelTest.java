@@ -87,6 +87,8 @@ class TextEmbeddingModelTest {
                 double cosine = cosine(expected, embedding.vector());
                 assertTrue(cosine >= 0.999, "cosine " + cosine + " for: " + text);
                 assertEquals(sentence.get("tokens").asInt(), embedding.tokens(), "tokens of: " + text);
+                double norm = sentence.get("norm").asDouble();
+                assertEquals(norm, embedding.norm(), norm * 1e-3, "the pooled vector's length, for: " + text);
             }
         }
     }
