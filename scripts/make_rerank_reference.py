@@ -10,11 +10,14 @@ The score is the sigmoid of the one logit (CrossEncoder's default activation for
         writes platform-core/src/test/resources/reference/tiny-cross-encoder-reference.json
 """
 import json
+import os
 from pathlib import Path
 
-import numpy as np
-import onnxruntime as ort
-from tokenizers import Tokenizer
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # read when the runtime starts: no uploads to Microsoft
+
+import numpy as np  # noqa: E402 (after the telemetry switch)
+import onnxruntime as ort  # noqa: E402
+from tokenizers import Tokenizer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "platform-core" / "src" / "main" / "resources" / "serval" / "models" / "tiny-reranker"

@@ -10,11 +10,14 @@ and the files that `bin/loadbench` leaves behind:
         --tokenizer /tmp/serval-bench-models/all-minilm-l6-v2-q-tokenizer.json
 """
 import argparse
+import os
 import time
 
-import numpy as np
-import onnxruntime as ort
-from tokenizers import Tokenizer
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # read when the runtime starts: no uploads to Microsoft
+
+import numpy as np  # noqa: E402 (after the telemetry switch)
+import onnxruntime as ort  # noqa: E402
+from tokenizers import Tokenizer  # noqa: E402
 
 WORDS = "the quick brown fox jumps over the lazy dog and people chat about the weather".split()
 

@@ -7,7 +7,8 @@ import io.micrometer.core.instrument.Timer;
 /**
  * A deployment's histograms of a request's phases (docs/metrics.md, "The phases of a request") and of batch sizes and
  * inputs per request, for readers that summarise them (the dashboard's sampler). The engine records into them; a
- * reader only takes snapshots.
+ * reader only takes snapshots. A histogram registers with its first observation: until then it reads as an empty
+ * stand-in, so take a new {@code PhaseMeters} for each reading.
  */
 public record PhaseMeters(Timer queueWait, Timer predictorWait, Timer batchWait, Timer inference,
         DistributionSummary batchSize, DistributionSummary requestInputs) {
