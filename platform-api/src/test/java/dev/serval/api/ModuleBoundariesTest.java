@@ -43,7 +43,7 @@ class ModuleBoundariesTest {
 
     /** The engine packages platform-api may use; the others (routing, replica, admission, ...) are internals. */
     private static final Set<String> FACADE = Set.of("dev.serval.spec", "dev.serval.deployment", "dev.serval.model",
-            "dev.serval.tensor", "dev.serval.error", "dev.serval.multiplex", "dev.serval.request",
+            "dev.serval.tensor", "dev.serval.error", "dev.serval.request",
             "dev.serval.repository");
 
     /**

@@ -107,8 +107,8 @@ public class RepositoryResource {
      */
     private static List<IndexEntry> multiplexedEntries(String name, List<String> versions,
             MultiplexedModels models) {
-        ServedDeployment model = models.multiplexer().find(name);
-        boolean loaded = model != null && !models.multiplexer().replicasOf(name).isEmpty();
+        ServedDeployment model = models.deployment().find(name);
+        boolean loaded = model != null && !models.deployment().replicasOf(name).isEmpty();
         String served = model != null ? model.config().version() : null;
         List<IndexEntry> entries = new ArrayList<>();
         for (String version : versions) {

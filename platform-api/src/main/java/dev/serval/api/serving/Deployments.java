@@ -292,12 +292,11 @@ public class Deployments {
 
     private ServedDeployment create(DeploymentSpec initial) {
         if (initial.isMultiplexed()) {
-            RepositoryModelSource repository = repository();
-            MultiplexedModels models = new MultiplexedModels(initial, engine, registry, repository.repository(),
-                    repository);
+            MultiplexedModels models = new MultiplexedModels(initial, repository().multiplex(initial, engine, model ->
+                    new ServedDeployment(model, new RequestMeters(model.deployment(), registry, model.kind()))));
             LOG.infof("deployment '%s': serving the repository models matching '%s' (%d now), on %d replica(s) of "
                     + "at most %d models each", initial.name(), initial.model().name(),
-                    models.multiplexer().candidates().size(), initial.numReplicas(),
+                    models.deployment().modelsMatching().size(), initial.numReplicas(),
                     initial.multiplex().maxModelsPerReplica());
             return new ServedDeployment(models);
         }

@@ -5,11 +5,14 @@ import dev.serval.deployment.Callees;
 import dev.serval.deployment.Deployment;
 import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
+import dev.serval.deployment.ServingEngine;
 import dev.serval.repository.ModelRepository;
+import dev.serval.repository.MultiplexedDeployment;
 import dev.serval.spec.DeploymentSpec;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.inject.Singleton;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * Models from the model repository ({@code serval.repository.path}), by name and version: the engine's repository
@@ -23,8 +26,10 @@ public class RepositoryModelSource implements ModelSource {
     private final ModelRepository repository;
     /** The deployments a pipeline or a handler calls: the plain deployments this server runs now, by name. */
     private final Callees callees;
+    private final MeterRegistry meters;
 
     RepositoryModelSource(ServalConfig config, DeploymentRegistry deployments, MeterRegistry meters) {
+        this.meters = meters;
         this.callees = new Callees() {
             @Override
             public Deployment<?, ?> find(String name) {
@@ -44,6 +49,16 @@ public class RepositoryModelSource implements ModelSource {
 
     public ModelRepository repository() {
         return repository;
+    }
+
+    /**
+     * The engine's multiplexed deployment of {@code spec} (whose {@code model} is a glob over this repository), its
+     * models loaded with this server's deployments as their callees; {@code edge} makes what the edge keeps beside
+     * each model's deployment.
+     */
+    MultiplexedDeployment<ServedDeployment> multiplex(DeploymentSpec spec, ServingEngine engine,
+            Function<MultiplexedDeployment.Member<ServedDeployment>, ServedDeployment> edge) {
+        return new MultiplexedDeployment<>(spec, engine, repository, callees, meters, edge);
     }
 
     @Override
