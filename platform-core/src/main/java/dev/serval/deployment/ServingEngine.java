@@ -82,6 +82,86 @@ public final class ServingEngine implements AutoCloseable {
         this(Duration.ofSeconds(1), System::nanoTime, java.time.InstantSource.system(), registry, settings);
     }
 
+    /** A server's engine, from its {@code serval.*} settings (each defaulted until set): {@link Builder#start}. */
+    public static Builder builder(MeterRegistry registry) {
+        return new Builder(registry);
+    }
+
+    /**
+     * The server's settings for its engine, one section at a time, each a {@code serval.*} property; {@link #start}
+     * checks their bounds once ({@link EngineSettings}) and starts the engine of a server (see
+     * {@link #ServingEngine(EngineSettings, MeterRegistry)}). Not thread-safe: one caller builds.
+     */
+    public static final class Builder {
+
+        private static final EngineSettings DEFAULTS = EngineSettings.defaults();
+
+        private final MeterRegistry registry;
+        private Duration autoscalingPeriod = DEFAULTS.autoscalingPeriod();
+        private int cpuBudget = DEFAULTS.cpuBudget();
+        private boolean failureMonitorEnabled = DEFAULTS.failureMonitorEnabled();
+        private Duration failureWindow = DEFAULTS.failureWindow();
+        private double failureThreshold = DEFAULTS.failureThreshold();
+        private int failureMinRequests = DEFAULTS.failureMinRequests();
+        private int maxReplacements = DEFAULTS.maxReplacements();
+        private Duration multiplexRefreshPeriod = DEFAULTS.multiplexRefreshPeriod();
+        private Duration multiplexMinResidency = DEFAULTS.multiplexMinResidency();
+        private int multiplexResidencyFactor = DEFAULTS.multiplexResidencyFactor();
+        private long cacheMaxBytes = DEFAULTS.cacheMaxBytes();
+
+        private Builder(MeterRegistry registry) {
+            this.registry = registry;
+        }
+
+        /** {@code serval.autoscaling.period} and {@code serval.cpu-budget}. */
+        public Builder autoscaling(Duration period, int cpuBudget) {
+            this.autoscalingPeriod = period;
+            this.cpuBudget = cpuBudget;
+            return this;
+        }
+
+        /** {@code serval.failure-monitor.*}. */
+        public Builder failureMonitor(boolean enabled, Duration window, double threshold, int minRequests,
+                int maxReplacements) {
+            this.failureMonitorEnabled = enabled;
+            this.failureWindow = window;
+            this.failureThreshold = threshold;
+            this.failureMinRequests = minRequests;
+            this.maxReplacements = maxReplacements;
+            return this;
+        }
+
+        /** {@code serval.multiplex.*}. */
+        public Builder multiplex(Duration refreshPeriod, Duration minResidency, int residencyFactor) {
+            this.multiplexRefreshPeriod = refreshPeriod;
+            this.multiplexMinResidency = minResidency;
+            this.multiplexResidencyFactor = residencyFactor;
+            return this;
+        }
+
+        /** {@code serval.cache.max-bytes}. */
+        public Builder cacheMaxBytes(long maxBytes) {
+            this.cacheMaxBytes = maxBytes;
+            return this;
+        }
+
+        /**
+         * Checks every setting against its bounds and starts the engine.
+         *
+         * @throws InvalidSpec naming the property of the first setting out of its bounds; nothing started then
+         */
+        public ServingEngine start() {
+            return new ServingEngine(settings(), registry);
+        }
+
+        /** The settings given, checked: what {@link #start} starts with. */
+        EngineSettings settings() {
+            return new EngineSettings(autoscalingPeriod, cpuBudget, failureMonitorEnabled, failureWindow,
+                    failureThreshold, failureMinRequests, maxReplacements, multiplexRefreshPeriod,
+                    multiplexMinResidency, multiplexResidencyFactor, cacheMaxBytes);
+        }
+    }
+
     private static EngineSettings settings(FailureMonitor.Settings monitor, Duration autoscalingPeriod, int cpuBudget) {
         EngineSettings defaults = EngineSettings.defaults();
         return new EngineSettings(autoscalingPeriod, cpuBudget, monitor.enabled(), monitor.window(),

@@ -4,7 +4,6 @@ import dev.serval.api.config.ConfigParser;
 import dev.serval.api.config.InvalidConfig;
 import dev.serval.api.config.ServalConfig;
 import dev.serval.deployment.Deployment;
-import dev.serval.deployment.EngineSettings;
 import dev.serval.deployment.ModelLoader;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.error.UnknownDeployment;
@@ -85,7 +84,7 @@ public class Deployments {
         if (initial.isEmpty()) {
             LOG.warn("no deployments configured: Serval serves nothing until the management API adds some");
         }
-        engine = new ServingEngine(engineSettings(), registry);
+        engine = startEngine();
         deployments.engine(engine);
         synchronized (this) {
             Map<String, ServedDeployment> started = new LinkedHashMap<>();
@@ -107,17 +106,20 @@ public class Deployments {
     }
 
     /**
-     * The server's {@code serval.*} settings for the engine, converted once; the engine's settings record checks their
-     * bounds, and a bad value stops the start naming the property.
+     * The engine, started with the server's {@code serval.*} settings: the engine's builder checks their bounds, and a
+     * bad value stops the start naming the property.
      */
-    private EngineSettings engineSettings() {
+    private ServingEngine startEngine() {
         ServalConfig.FailureMonitor monitor = config.failureMonitor();
         ServalConfig.Multiplex multiplex = config.multiplex();
         try {
-            return new EngineSettings(config.autoscaling().period(), config.cpuBudgetOrProcessors(), monitor.enabled(),
-                    monitor.window(), monitor.threshold(), monitor.minRequests(), monitor.maxReplacements(),
-                    multiplex.refreshPeriod(), multiplex.minResidency(), multiplex.residencyFactor(),
-                    config.cache().maxBytes().asLongValue());
+            return ServingEngine.builder(registry)
+                    .autoscaling(config.autoscaling().period(), config.cpuBudgetOrProcessors())
+                    .failureMonitor(monitor.enabled(), monitor.window(), monitor.threshold(), monitor.minRequests(),
+                            monitor.maxReplacements())
+                    .multiplex(multiplex.refreshPeriod(), multiplex.minResidency(), multiplex.residencyFactor())
+                    .cacheMaxBytes(config.cache().maxBytes().asLongValue())
+                    .start();
         } catch (InvalidSpec e) {
             throw new InvalidConfig(e.field(), null, null, e.problem());
         }
