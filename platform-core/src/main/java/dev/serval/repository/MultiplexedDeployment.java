@@ -10,9 +10,9 @@ import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
 import dev.serval.multiplex.MultiplexScaling;
 import dev.serval.multiplex.Multiplexer;
-import dev.serval.spec.AutoscalingStatus;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.DeploymentState;
+import dev.serval.spec.DeploymentStatus;
 import dev.serval.spec.ModelReference;
 import dev.serval.spec.MultiplexSpec;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -96,7 +96,7 @@ public final class MultiplexedDeployment<H> implements AutoCloseable {
     }
 
     /** The autoscaler's latest view; empty while not autoscaled or before its first decision. */
-    public Optional<AutoscalingStatus> autoscaling() {
+    public Optional<DeploymentStatus.Autoscaling> autoscaling() {
         return scaling.status();
     }
 

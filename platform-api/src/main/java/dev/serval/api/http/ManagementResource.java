@@ -8,9 +8,6 @@ import dev.serval.api.serving.MultiplexedModels;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.Deployment;
 import dev.serval.repository.MultiplexedDeployment;
-import dev.serval.spec.AutoscalingDecision;
-import dev.serval.spec.AutoscalingStatus;
-import dev.serval.spec.CacheStatus;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.DeploymentStatus;
 import io.smallrye.common.annotation.Blocking;
@@ -155,7 +152,7 @@ public class ManagementResource {
      * {@code max_bytes}, or its share of {@code serval.cache.max-bytes}), {@code bytes} and {@code entries} held, and
      * the inputs looked up ({@code lookups}) and found ({@code hits}) since the deployment was created.
      */
-    static Map<String, Object> cache(CacheStatus cache) {
+    static Map<String, Object> cache(DeploymentStatus.Cache cache) {
         return Map.of("active", cache.active(), "granted_bytes", cache.grantedBytes(), "bytes", cache.bytes(),
                 "entries", cache.entries(), "hits", cache.hits(), "lookups", cache.lookups());
     }
@@ -217,13 +214,13 @@ public class ManagementResource {
      * {@code wanted_replicas}, {@code reason}, and {@code last_decision} ({@code at}, {@code from}, {@code to},
      * {@code reason}; null before the first change).
      */
-    static Map<String, Object> autoscaling(AutoscalingStatus autoscaling) {
+    static Map<String, Object> autoscaling(DeploymentStatus.Autoscaling autoscaling) {
         Map<String, Object> view = new LinkedHashMap<>();
         double ongoing = autoscaling.ongoingRequests();
         view.put("ongoing_requests", Double.isNaN(ongoing) ? null : Math.round(ongoing * 1000) / 1000.0);
         view.put("wanted_replicas", autoscaling.wantedReplicas());
         view.put("reason", autoscaling.reason());
-        AutoscalingDecision last = autoscaling.lastChange();
+        DeploymentStatus.Autoscaling.Change last = autoscaling.lastChange();
         Map<String, Object> decision = null;
         if (last != null) {
             decision = new LinkedHashMap<>();
