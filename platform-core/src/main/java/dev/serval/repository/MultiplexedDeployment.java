@@ -14,7 +14,6 @@ import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.DeploymentState;
 import dev.serval.spec.DeploymentStatus;
 import dev.serval.spec.ModelReference;
-import dev.serval.spec.MultiplexSpec;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.Optional;
@@ -105,7 +104,7 @@ public final class MultiplexedDeployment<H> implements AutoCloseable {
      * checked to be a model name first (bounded length and alphabet), then matched without backtracking.
      */
     public boolean globMatches(String model) {
-        return DeploymentSpec.isName(model) && MultiplexSpec.matches(glob, model);
+        return DeploymentSpec.isName(model) && spec.globMatches(model);
     }
 
     /**
