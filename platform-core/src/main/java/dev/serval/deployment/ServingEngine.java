@@ -7,6 +7,7 @@ import dev.serval.controller.Controller;
 import dev.serval.controller.ControllerLoop;
 import dev.serval.health.FailureMonitor;
 import dev.serval.metrics.DeploymentMetrics;
+import dev.serval.model.Model;
 import dev.serval.model.ModelCatalog;
 import dev.serval.model.ModelKind;
 import dev.serval.model.NativeRuntime;
@@ -289,12 +290,39 @@ public final class ServingEngine implements AutoCloseable {
      * through a result cache as the spec's {@code cache} says.
      */
     public <I, O> Deployment<I, O> deploy(DeploymentSpec spec, ModelLoader<I, O> loader, ModelKind kind) {
-        return deploy(spec, loader, kind.inputsBeforeLoad(), false, caches(kind));
+        return deploy(spec, ofKind(loader, kind), kind.inputsBeforeLoad(), false, caches(kind));
     }
 
     /** {@link #deployOnDemand(DeploymentSpec, ModelLoader, TensorIO)} of a model of {@code kind}, as the above. */
     public <I, O> Deployment<I, O> deployOnDemand(DeploymentSpec spec, ModelLoader<I, O> loader, ModelKind kind) {
-        return deploy(spec, loader, kind.inputsBeforeLoad(), true, caches(kind));
+        return deploy(spec, ofKind(loader, kind), kind.inputsBeforeLoad(), true, caches(kind));
+    }
+
+    /**
+     * Whether each replica of a model of {@code kind} loads a model of its own ({@link ModelLoader#perReplica}): a
+     * custom handler ({@code kind: java}), whose instance and class loader hold per-replica state, so that a
+     * replacement starts afresh. Every other kind is loaded once per version and shared by its replicas.
+     */
+    public static boolean loadsPerReplica(ModelKind kind) {
+        return kind == ModelKind.JAVA;
+    }
+
+    /** {@code loader}, loading once per replica when {@code kind} must ({@link #loadsPerReplica}). */
+    private static <I, O> ModelLoader<I, O> ofKind(ModelLoader<I, O> loader, ModelKind kind) {
+        if (!loadsPerReplica(kind) || loader.perReplica()) {
+            return loader;
+        }
+        return new ModelLoader<>() {
+            @Override
+            public Model<I, O> load(DeploymentSpec spec) throws Exception {
+                return loader.load(spec);
+            }
+
+            @Override
+            public boolean perReplica() {
+                return true;
+            }
+        };
     }
 
     /**

@@ -2,7 +2,6 @@ package dev.serval.repository;
 
 import dev.serval.deployment.Callees;
 import dev.serval.deployment.Deployment;
-import dev.serval.deployment.ModelLoader;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.error.NotReady;
 import dev.serval.error.UnknownDeployment;
@@ -272,7 +271,7 @@ public final class MultiplexedDeployment<H> implements AutoCloseable {
             DeploymentSpec modelSpec = modelSpec(spec, model, version, 0);
             Deployment<Object, Object> deployment;
             try {
-                deployment = engine.deployOnDemand(modelSpec, loader(kind), kind);
+                deployment = engine.deployOnDemand(modelSpec, MultiplexedDeployment.this::load, kind);
             } catch (IllegalArgumentException e) {
                 throw new NotReady("model '" + model + "' is still being unloaded after it left the repository; retry");
             }
@@ -333,25 +332,13 @@ public final class MultiplexedDeployment<H> implements AutoCloseable {
     }
 
     /**
-     * The loader of one model's deployment: it loads exactly the spec the engine hands it from the repository. A
-     * custom handler ({@code kind: java}) is loaded once per replica (its own instance and class loader); every other
-     * kind once per version.
+     * Loads one model's deployment from the repository: exactly the spec the engine hands it (once per version, or
+     * per replica for the kinds that must, {@link ServingEngine#loadsPerReplica}).
      */
-    private ModelLoader<Object, Object> loader(ModelKind kind) {
-        boolean perReplica = kind == ModelKind.JAVA;
-        return new ModelLoader<>() {
-            @Override
-            @SuppressWarnings("unchecked")
-            public Model<Object, Object> load(DeploymentSpec spec) throws Exception {
-                return (Model<Object, Object>) repository.resolve(spec.model().name(), spec.version())
-                        .load(spec.name(), spec.loadOptions(), callees);
-            }
-
-            @Override
-            public boolean perReplica() {
-                return perReplica;
-            }
-        };
+    @SuppressWarnings("unchecked")
+    private Model<Object, Object> load(DeploymentSpec spec) throws Exception {
+        return (Model<Object, Object>) repository.resolve(spec.model().name(), spec.version())
+                .load(spec.name(), spec.loadOptions(), callees);
     }
 
     /** The spec of one model's deployment: the multiplexed deployment's settings, for that model and version. */

@@ -4,7 +4,6 @@ import dev.serval.api.config.ConfigParser;
 import dev.serval.api.config.InvalidConfig;
 import dev.serval.api.config.ServalConfig;
 import dev.serval.deployment.Deployment;
-import dev.serval.deployment.ModelLoader;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.error.UnknownDeployment;
 import dev.serval.model.Model;
@@ -307,7 +306,7 @@ public class Deployments {
         DeploymentSpec spec = initial;
         Deployment<Object, Object> deployment;
         try {
-            deployment = engine.deploy(spec, loader(source, kind), kind);
+            deployment = engine.deploy(spec, loading -> load(source, loading), kind);
         } catch (IllegalArgumentException e) {
             throw new Conflict("deployment '" + initial.name()
                     + "' is still shutting down after a delete; try again when it is gone");
@@ -321,25 +320,13 @@ public class Deployments {
     }
 
     /**
-     * The loader of a deployment served by {@code source}: it loads exactly the spec the engine hands it (its model
-     * reference carries the loader options), never the deployment's current config, which may have moved on to
-     * another version while the replica was starting. A custom handler ({@code kind: java}) is loaded once per
-     * replica (its own instance and class loader); every other kind once per version.
+     * How the engine loads a deployment served by {@code source}: exactly the spec it hands over (its model reference
+     * carries the loader options), never the deployment's current config, which may have moved on to another version
+     * while the replica was starting. Whether each replica loads its own is the engine's to say, by the model's kind.
      */
-    static ModelLoader<Object, Object> loader(ModelSource source, ModelKind kind) {
-        boolean perReplica = kind == ModelKind.JAVA;
-        return new ModelLoader<>() {
-            @Override
-            @SuppressWarnings("unchecked")
-            public Model<Object, Object> load(DeploymentSpec spec) throws Exception {
-                return (Model<Object, Object>) source.load(spec);
-            }
-
-            @Override
-            public boolean perReplica() {
-                return perReplica;
-            }
-        };
+    @SuppressWarnings("unchecked")
+    static Model<Object, Object> load(ModelSource source, DeploymentSpec spec) throws Exception {
+        return (Model<Object, Object>) source.load(spec);
     }
 
     private static void update(ServedDeployment served, DeploymentSpec next) {
