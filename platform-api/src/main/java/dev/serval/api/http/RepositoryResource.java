@@ -9,7 +9,6 @@ import dev.serval.api.serving.MultiplexedModels;
 import dev.serval.api.serving.RepositoryModelSource;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.repository.ModelRepository;
-import dev.serval.spec.DeploymentState;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.POST;
@@ -66,7 +65,7 @@ public class RepositoryResource {
             }
             for (String version : versions) {
                 ServedDeployment serving = servingOf(name, version, served);
-                boolean idle = serving != null && serving.deployment().state() == DeploymentState.IDLE;
+                boolean idle = serving != null && serving.deployment().status().idle();
                 String under = serving == null || serving.name().equals(name) ? ""
                         : "served by deployment '" + serving.name() + "'";
                 index.add(new IndexEntry(name, version,

@@ -8,7 +8,6 @@ import dev.serval.model.Embedding;
 import dev.serval.model.ModelKind;
 import dev.serval.repository.MultiplexedDeployment;
 import dev.serval.spec.DeploymentSpec;
-import dev.serval.spec.DeploymentState;
 import java.time.Duration;
 
 /**
@@ -147,34 +146,19 @@ public final class ServedDeployment {
     }
 
     /**
-     * Whether the model serves now (its own ready endpoint): at least {@code min_ready_replicas} replicas routable,
-     * or, autoscaled, at least one and as many as it keeps ({@code min_ready_replicas} up to {@code min_replicas}).
-     * An autoscaled deployment at zero replicas is not ready.
+     * Whether the model serves now (its own ready endpoint), as the engine judges its condition against its config
+     * ({@code DeploymentState.ready}); a multiplexed deployment is, as its models load on demand.
      */
     public boolean ready() {
-        DeploymentSpec current = config();
-        if (multiplexed != null) {
-            return true; // its models load on demand
-        }
-        int needed = current.isAutoscaled()
-                ? Math.max(1, Math.min(current.health().minReadyReplicas(), current.autoscaling().minReplicas()))
-                : current.health().minReadyReplicas();
-        return deployment.state() == DeploymentState.READY && deployment.routableReplicas() >= needed;
+        return multiplexed != null || deployment.state().ready(config(), deployment.routableReplicas());
     }
 
     /**
-     * Whether this deployment lets the server report ready ({@code /q/health/ready}, {@code /v2/health/ready}): when
-     * {@link #ready()}; when it needs no replica for that ({@code min_ready_replicas: 0}, as a deployment parked at
-     * {@code num_replicas: 0} must have); and, for an autoscaled deployment that may go to zero, while it is at zero or
-     * starting a replica for a request: the server is what will serve that request, so it must stay in its Service.
+     * Whether this deployment lets the server report ready ({@code /q/health/ready}, {@code /v2/health/ready}), as
+     * the engine judges it ({@code DeploymentState.readyForServer}: also while it needs no replica, or, autoscaled,
+     * while it is at zero or starting a replica for a request); a multiplexed deployment always does.
      */
     public boolean readyForServer() {
-        DeploymentSpec current = config();
-        if (multiplexed != null || (!current.isAutoscaled() && current.health().minReadyReplicas() == 0) || ready()) {
-            return true;
-        }
-        DeploymentState state = deployment.state();
-        return current.isAutoscaled() && current.autoscaling().minReplicas() == 0
-                && (state == DeploymentState.IDLE || state == DeploymentState.LOADING);
+        return multiplexed != null || deployment.state().readyForServer(config(), deployment.routableReplicas());
     }
 }
