@@ -1,6 +1,5 @@
 package dev.serval.repository;
 
-import dev.serval.deployment.Callees;
 import dev.serval.deployment.Deployment;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.error.NotReady;
@@ -45,7 +44,6 @@ public final class MultiplexedDeployment<H> implements AutoCloseable {
     private final String glob;
     private final ServingEngine engine;
     private final ModelRepository repository;
-    private final Callees callees;
     private final Function<Member<H>, H> edge;
     private final GlobCatalog catalog;
     private final Multiplexer<Member<H>> multiplexer;
@@ -58,18 +56,17 @@ public final class MultiplexedDeployment<H> implements AutoCloseable {
      * thread and registers the deployment with the engine's autoscaler.
      *
      * @param spec       the deployment's config: its {@code model} is the glob
-     * @param repository where its models are, loaded with {@code callees} (what a composite model calls)
+     * @param repository where its models are, and what loads them
      * @param edge       what the edge keeps beside one model's deployment, made once per model when it is first
      *                   asked for, under the multiplexer's lock (must not block)
      */
     public MultiplexedDeployment(DeploymentSpec spec, ServingEngine engine, ModelRepository repository,
-            Callees callees, MeterRegistry registry, Function<Member<H>, H> edge) {
+            MeterRegistry registry, Function<Member<H>, H> edge) {
         this.name = spec.name();
         this.glob = spec.model().name();
         this.spec = spec;
         this.engine = engine;
         this.repository = repository;
-        this.callees = callees;
         this.edge = edge;
         this.catalog = new GlobCatalog(repository, name, glob, this::servedKind);
         this.multiplexer = new Multiplexer<>(name, spec.numReplicas(), spec.multiplex(), new Hosting(), catalog,
@@ -337,8 +334,7 @@ public final class MultiplexedDeployment<H> implements AutoCloseable {
      */
     @SuppressWarnings("unchecked")
     private Model<Object, Object> load(DeploymentSpec spec) throws Exception {
-        return (Model<Object, Object>) repository.resolve(spec.model().name(), spec.version())
-                .load(spec.name(), spec.loadOptions(), callees);
+        return (Model<Object, Object>) repository.load(spec);
     }
 
     /** The spec of one model's deployment: the multiplexed deployment's settings, for that model and version. */
