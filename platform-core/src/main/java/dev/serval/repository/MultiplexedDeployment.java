@@ -209,6 +209,11 @@ public final class MultiplexedDeployment<H> implements AutoCloseable {
         private final ModelKind kind;
         /** Written under the multiplexer's lock (its hosting calls, a config change), read by any thread. */
         private volatile DeploymentSpec spec;
+        /**
+         * The multiplexer's entry and the edge's handle: each set once, under the multiplexer's lock, before the
+         * multiplexer publishes the entry (its table is replaced through an AtomicReference), so every request that
+         * finds the member sees both.
+         */
         private Multiplexer.Entry<Member<H>> pin;
         private H edge;
 
