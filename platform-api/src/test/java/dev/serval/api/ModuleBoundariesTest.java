@@ -61,6 +61,39 @@ class ModuleBoundariesTest {
                 && !used.startsWith("dev.serval.api.") && !FACADE.contains(packageOf(used))));
     }
 
+    /**
+     * The engine types the edge may name, and the packages they come from: the edge knows the engine's façade, not
+     * its rooms. A nested type counts as its outer type; a wildcard import of an engine package is refused (it would
+     * hide what it names).
+     */
+    private static final int MAX_ENGINE_TYPES = 30;
+    private static final int MAX_ENGINE_PACKAGES = 7;
+
+    @Test
+    void theEdgeNamesAtMostThirtyEngineTypesFromAtMostSevenPackages() {
+        Set<String> types = new TreeSet<>();
+        List<String> wildcards = new ArrayList<>();
+        sources(API).forEach((file, source) -> {
+            for (String used : uses(source)) {
+                if (used.startsWith("dev.serval.") && !used.startsWith("dev.serval.api.")
+                        && !used.startsWith("dev.serval.spi.")) {
+                    String pkg = packageOf(used);
+                    if (pkg.equals(used)) {
+                        wildcards.add(file + ": " + used + ".*");
+                    } else {
+                        types.add(pkg + "." + used.substring(pkg.length() + 1).split("\\.")[0]);
+                    }
+                }
+            }
+        });
+        assertEquals(List.of(), wildcards, "name the engine's types one by one");
+        Set<String> packages = new TreeSet<>();
+        types.forEach(type -> packages.add(packageOf(type)));
+        assertTrue(types.size() <= MAX_ENGINE_TYPES && packages.size() <= MAX_ENGINE_PACKAGES, types.size()
+                + " engine types from " + packages.size() + " packages (at most " + MAX_ENGINE_TYPES + " from "
+                + MAX_ENGINE_PACKAGES + "): " + types);
+    }
+
     @Test
     void theEngineKnowsNothingOfQuarkusVertxOrCdi() {
         assertEquals(List.of(), violations(CORE, (file, used) -> used.startsWith("io.quarkus.")
