@@ -43,7 +43,7 @@ class ModuleBoundariesTest {
 
     /** The engine packages platform-api may use; the others (routing, replica, admission, ...) are internals. */
     private static final Set<String> FACADE = Set.of("dev.serval.spec", "dev.serval.deployment", "dev.serval.model",
-            "dev.serval.tensor", "dev.serval.error", "dev.serval.multiplex", "dev.serval.request",
+            "dev.serval.tensor", "dev.serval.error", "dev.serval.request",
             "dev.serval.repository");
 
     /**
@@ -59,6 +59,39 @@ class ModuleBoundariesTest {
     void theEdgeUsesOnlyTheEnginesFacadePackages() {
         assertEquals(List.of(), violations(API, (file, used) -> used.startsWith("dev.serval.")
                 && !used.startsWith("dev.serval.api.") && !FACADE.contains(packageOf(used))));
+    }
+
+    /**
+     * The engine types the edge may name, and the packages they come from: the edge knows the engine's façade, not
+     * its rooms. A nested type counts as its outer type; a wildcard import of an engine package is refused (it would
+     * hide what it names).
+     */
+    private static final int MAX_ENGINE_TYPES = 30;
+    private static final int MAX_ENGINE_PACKAGES = 7;
+
+    @Test
+    void theEdgeNamesAtMostThirtyEngineTypesFromAtMostSevenPackages() {
+        Set<String> types = new TreeSet<>();
+        List<String> wildcards = new ArrayList<>();
+        sources(API).forEach((file, source) -> {
+            for (String used : uses(source)) {
+                if (used.startsWith("dev.serval.") && !used.startsWith("dev.serval.api.")
+                        && !used.startsWith("dev.serval.spi.")) {
+                    String pkg = packageOf(used);
+                    if (pkg.equals(used)) {
+                        wildcards.add(file + ": " + used + ".*");
+                    } else {
+                        types.add(pkg + "." + used.substring(pkg.length() + 1).split("\\.")[0]);
+                    }
+                }
+            }
+        });
+        assertEquals(List.of(), wildcards, "name the engine's types one by one");
+        Set<String> packages = new TreeSet<>();
+        types.forEach(type -> packages.add(packageOf(type)));
+        assertTrue(types.size() <= MAX_ENGINE_TYPES && packages.size() <= MAX_ENGINE_PACKAGES, types.size()
+                + " engine types from " + packages.size() + " packages (at most " + MAX_ENGINE_TYPES + " from "
+                + MAX_ENGINE_PACKAGES + "): " + types);
     }
 
     @Test

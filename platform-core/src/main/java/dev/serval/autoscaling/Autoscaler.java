@@ -1,9 +1,8 @@
 package dev.serval.autoscaling;
 
-import dev.serval.spec.AutoscalingDecision;
 import dev.serval.spec.AutoscalingSpec;
-import dev.serval.spec.AutoscalingStatus;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentStatus;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -139,12 +138,13 @@ public final class Autoscaler {
         }
         boolean changed = granted != tracked.current;
         if (changed) {
-            tracked.lastChange = new AutoscalingDecision(wallClock.instant(), tracked.current, granted, reason);
+            tracked.lastChange = new DeploymentStatus.Autoscaling.Change(wallClock.instant(), tracked.current, granted,
+                    reason);
         }
         // Published before the count is handed over: the controller applies it on its own thread, and whoever sees
         // it applied must find the decision (and its meter) that made it.
-        tracked.target.autoscaled(new AutoscalingStatus(step.ongoing(), step.wanted(), reason, tracked.lastChange),
-                changed, refused);
+        tracked.target.autoscaled(new DeploymentStatus.Autoscaling(step.ongoing(), step.wanted(), reason,
+                tracked.lastChange), changed, refused);
         if (changed) {
             tracked.target.scale(granted);
         }
@@ -175,7 +175,7 @@ public final class Autoscaler {
         DeploymentSpec spec;
         int current;
         ScalingPolicy.Step step;
-        AutoscalingDecision lastChange;
+        DeploymentStatus.Autoscaling.Change lastChange;
 
         Tracked(ScalingTarget target, ScalingPolicy policy) {
             this.target = target;

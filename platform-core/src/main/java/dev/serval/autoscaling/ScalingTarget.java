@@ -1,7 +1,7 @@
 package dev.serval.autoscaling;
 
-import dev.serval.spec.AutoscalingStatus;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentStatus;
 
 /** One deployment as the {@link Autoscaler} sees it: its load, its count, and how to change the count. */
 public interface ScalingTarget {
@@ -25,11 +25,12 @@ public interface ScalingTarget {
     void scale(int replicas);
 
     /**
-     * Publishes the autoscaler's latest view of the deployment ({@link AutoscalingStatus}), after each decision and
-     * before {@link #scale} hands the controller a count that decision changed.
+     * Publishes the autoscaler's latest view of the deployment ({@link DeploymentStatus.Autoscaling}), after each
+     * decision and before {@link #scale} hands the controller a count that decision changed.
      *
-     * @param changed       whether this decision changed the count (its {@link AutoscalingStatus#lastChange()})
+     * @param changed       whether this decision changed the count (its
+     *                      {@link DeploymentStatus.Autoscaling#lastChange()})
      * @param budgetRefused whether the CPU budget granted fewer replicas than the decision wanted
      */
-    void autoscaled(AutoscalingStatus status, boolean changed, boolean budgetRefused);
+    void autoscaled(DeploymentStatus.Autoscaling status, boolean changed, boolean budgetRefused);
 }

@@ -2,7 +2,7 @@ package dev.serval.cache;
 
 import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.spec.CacheSpec;
-import dev.serval.spec.CacheStatus;
+import dev.serval.spec.DeploymentStatus;
 import io.micrometer.core.instrument.Counter;
 
 /**
@@ -124,11 +124,11 @@ public final class DeploymentCache<O> implements CacheBudget.Member {
     }
 
     /** The cache now: whether it is active, its granted bound, its size, and its lookups so far. */
-    public CacheStatus status() {
+    public DeploymentStatus.Cache status() {
         ResultCache<O> cache = current;
         long hit = hits == null ? 0 : (long) hits.count();
         long lookups = hits == null ? 0 : hit + (long) misses.count() + (long) coalesced.count();
-        return cache == null ? new CacheStatus(false, 0, 0, 0, hit, lookups)
-                : new CacheStatus(true, granted, cache.bytes(), cache.entries(), hit, lookups);
+        return cache == null ? new DeploymentStatus.Cache(false, 0, 0, 0, hit, lookups)
+                : new DeploymentStatus.Cache(true, granted, cache.bytes(), cache.entries(), hit, lookups);
     }
 }

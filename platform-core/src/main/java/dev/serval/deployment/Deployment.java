@@ -20,8 +20,6 @@ import dev.serval.request.TensorIO;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
 import dev.serval.routing.RoutingSnapshot;
-import dev.serval.spec.AutoscalingStatus;
-import dev.serval.spec.CacheStatus;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.DeploymentState;
 import dev.serval.spec.DeploymentStatus;
@@ -195,7 +193,7 @@ public final class Deployment<I, O> implements AutoCloseable {
     }
 
     /** The autoscaler's latest view (load, wanted replicas, last change and why); empty while not autoscaled. */
-    public Optional<AutoscalingStatus> autoscaling() {
+    public Optional<DeploymentStatus.Autoscaling> autoscaling() {
         return spec.isAutoscaled() ? Optional.ofNullable(scaling.latest()) : Optional.empty();
     }
 
@@ -235,7 +233,7 @@ public final class Deployment<I, O> implements AutoCloseable {
     }
 
     /** The result cache now (whether it is active, its bound, its size). */
-    public CacheStatus cache() {
+    public DeploymentStatus.Cache cache() {
         return intake.cache().status();
     }
 

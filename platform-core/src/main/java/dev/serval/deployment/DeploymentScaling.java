@@ -5,7 +5,6 @@ import dev.serval.controller.Controller;
 import dev.serval.controller.ControllerLoop;
 import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.routing.Router;
-import dev.serval.spec.AutoscalingStatus;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.DeploymentStatus;
 import java.util.concurrent.RejectedExecutionException;
@@ -27,7 +26,7 @@ final class DeploymentScaling<I, O> implements ScalingTarget {
     private final Controller controller;
     private final DeploymentMetrics metrics;
     private final Supplier<DeploymentStatus> status;
-    private volatile AutoscalingStatus autoscaling;
+    private volatile DeploymentStatus.Autoscaling autoscaling;
 
     DeploymentScaling(Deployment<I, O> deployment, Router<I, O> router, ControllerLoop loop, Controller controller,
             DeploymentMetrics metrics, Supplier<DeploymentStatus> status) {
@@ -40,7 +39,7 @@ final class DeploymentScaling<I, O> implements ScalingTarget {
     }
 
     /** The autoscaler's latest view, or null before its first decision. */
-    AutoscalingStatus latest() {
+    DeploymentStatus.Autoscaling latest() {
         return autoscaling;
     }
 
@@ -76,7 +75,7 @@ final class DeploymentScaling<I, O> implements ScalingTarget {
     }
 
     @Override
-    public void autoscaled(AutoscalingStatus next, boolean changed, boolean budgetRefused) {
+    public void autoscaled(DeploymentStatus.Autoscaling next, boolean changed, boolean budgetRefused) {
         autoscaling = next;
         if (changed) {
             metrics.autoscalingDecision(next.lastChange().to() > next.lastChange().from());

@@ -7,6 +7,7 @@ import dev.serval.controller.Controller;
 import dev.serval.controller.ControllerLoop;
 import dev.serval.health.FailureMonitor;
 import dev.serval.metrics.DeploymentMetrics;
+import dev.serval.model.Model;
 import dev.serval.model.ModelCatalog;
 import dev.serval.model.ModelKind;
 import dev.serval.model.NativeRuntime;
@@ -80,6 +81,86 @@ public final class ServingEngine implements AutoCloseable {
      */
     public ServingEngine(EngineSettings settings, MeterRegistry registry) {
         this(Duration.ofSeconds(1), System::nanoTime, java.time.InstantSource.system(), registry, settings);
+    }
+
+    /** A server's engine, from its {@code serval.*} settings (each defaulted until set): {@link Builder#start}. */
+    public static Builder builder(MeterRegistry registry) {
+        return new Builder(registry);
+    }
+
+    /**
+     * The server's settings for its engine, one section at a time, each a {@code serval.*} property; {@link #start}
+     * checks their bounds once ({@link EngineSettings}) and starts the engine of a server (see
+     * {@link #ServingEngine(EngineSettings, MeterRegistry)}). Not thread-safe: one caller builds.
+     */
+    public static final class Builder {
+
+        private static final EngineSettings DEFAULTS = EngineSettings.defaults();
+
+        private final MeterRegistry registry;
+        private Duration autoscalingPeriod = DEFAULTS.autoscalingPeriod();
+        private int cpuBudget = DEFAULTS.cpuBudget();
+        private boolean failureMonitorEnabled = DEFAULTS.failureMonitorEnabled();
+        private Duration failureWindow = DEFAULTS.failureWindow();
+        private double failureThreshold = DEFAULTS.failureThreshold();
+        private int failureMinRequests = DEFAULTS.failureMinRequests();
+        private int maxReplacements = DEFAULTS.maxReplacements();
+        private Duration multiplexRefreshPeriod = DEFAULTS.multiplexRefreshPeriod();
+        private Duration multiplexMinResidency = DEFAULTS.multiplexMinResidency();
+        private int multiplexResidencyFactor = DEFAULTS.multiplexResidencyFactor();
+        private long cacheMaxBytes = DEFAULTS.cacheMaxBytes();
+
+        private Builder(MeterRegistry registry) {
+            this.registry = registry;
+        }
+
+        /** {@code serval.autoscaling.period} and {@code serval.cpu-budget}. */
+        public Builder autoscaling(Duration period, int cpuBudget) {
+            this.autoscalingPeriod = period;
+            this.cpuBudget = cpuBudget;
+            return this;
+        }
+
+        /** {@code serval.failure-monitor.*}. */
+        public Builder failureMonitor(boolean enabled, Duration window, double threshold, int minRequests,
+                int maxReplacements) {
+            this.failureMonitorEnabled = enabled;
+            this.failureWindow = window;
+            this.failureThreshold = threshold;
+            this.failureMinRequests = minRequests;
+            this.maxReplacements = maxReplacements;
+            return this;
+        }
+
+        /** {@code serval.multiplex.*}. */
+        public Builder multiplex(Duration refreshPeriod, Duration minResidency, int residencyFactor) {
+            this.multiplexRefreshPeriod = refreshPeriod;
+            this.multiplexMinResidency = minResidency;
+            this.multiplexResidencyFactor = residencyFactor;
+            return this;
+        }
+
+        /** {@code serval.cache.max-bytes}. */
+        public Builder cacheMaxBytes(long maxBytes) {
+            this.cacheMaxBytes = maxBytes;
+            return this;
+        }
+
+        /**
+         * Checks every setting against its bounds and starts the engine.
+         *
+         * @throws InvalidSpec naming the property of the first setting out of its bounds; nothing started then
+         */
+        public ServingEngine start() {
+            return new ServingEngine(settings(), registry);
+        }
+
+        /** The settings given, checked: what {@link #start} starts with. */
+        EngineSettings settings() {
+            return new EngineSettings(autoscalingPeriod, cpuBudget, failureMonitorEnabled, failureWindow,
+                    failureThreshold, failureMinRequests, maxReplacements, multiplexRefreshPeriod,
+                    multiplexMinResidency, multiplexResidencyFactor, cacheMaxBytes);
+        }
     }
 
     private static EngineSettings settings(FailureMonitor.Settings monitor, Duration autoscalingPeriod, int cpuBudget) {
@@ -209,12 +290,39 @@ public final class ServingEngine implements AutoCloseable {
      * through a result cache as the spec's {@code cache} says.
      */
     public <I, O> Deployment<I, O> deploy(DeploymentSpec spec, ModelLoader<I, O> loader, ModelKind kind) {
-        return deploy(spec, loader, kind.inputsBeforeLoad(), false, caches(kind));
+        return deploy(spec, ofKind(loader, kind), kind.inputsBeforeLoad(), false, caches(kind));
     }
 
     /** {@link #deployOnDemand(DeploymentSpec, ModelLoader, TensorIO)} of a model of {@code kind}, as the above. */
     public <I, O> Deployment<I, O> deployOnDemand(DeploymentSpec spec, ModelLoader<I, O> loader, ModelKind kind) {
-        return deploy(spec, loader, kind.inputsBeforeLoad(), true, caches(kind));
+        return deploy(spec, ofKind(loader, kind), kind.inputsBeforeLoad(), true, caches(kind));
+    }
+
+    /**
+     * Whether each replica of a model of {@code kind} loads a model of its own ({@link ModelLoader#perReplica}): a
+     * custom handler ({@code kind: java}), whose instance and class loader hold per-replica state, so that a
+     * replacement starts afresh. Every other kind is loaded once per version and shared by its replicas.
+     */
+    public static boolean loadsPerReplica(ModelKind kind) {
+        return kind == ModelKind.JAVA;
+    }
+
+    /** {@code loader}, loading once per replica when {@code kind} must ({@link #loadsPerReplica}). */
+    private static <I, O> ModelLoader<I, O> ofKind(ModelLoader<I, O> loader, ModelKind kind) {
+        if (!loadsPerReplica(kind) || loader.perReplica()) {
+            return loader;
+        }
+        return new ModelLoader<>() {
+            @Override
+            public Model<I, O> load(DeploymentSpec spec) throws Exception {
+                return loader.load(spec);
+            }
+
+            @Override
+            public boolean perReplica() {
+                return true;
+            }
+        };
     }
 
     /**

@@ -1,8 +1,8 @@
 package dev.serval.multiplex;
 
 import dev.serval.autoscaling.ScalingTarget;
-import dev.serval.spec.AutoscalingStatus;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentStatus;
 import java.util.Optional;
 
 /**
@@ -19,7 +19,7 @@ public final class MultiplexScaling implements ScalingTarget {
     private final Multiplexer<?> multiplexer;
     private volatile DeploymentSpec spec;
     /** The autoscaler's latest view, or null (before its first decision). */
-    private volatile AutoscalingStatus status;
+    private volatile DeploymentStatus.Autoscaling status;
 
     public MultiplexScaling(Multiplexer<?> multiplexer, DeploymentSpec spec) {
         this.multiplexer = multiplexer;
@@ -38,7 +38,7 @@ public final class MultiplexScaling implements ScalingTarget {
     }
 
     /** The autoscaler's latest view; empty while not autoscaled or before its first decision. */
-    public Optional<AutoscalingStatus> status() {
+    public Optional<DeploymentStatus.Autoscaling> status() {
         return spec.isAutoscaled() ? Optional.ofNullable(status) : Optional.empty();
     }
 
@@ -69,7 +69,7 @@ public final class MultiplexScaling implements ScalingTarget {
     }
 
     @Override
-    public void autoscaled(AutoscalingStatus latest, boolean changed, boolean budgetRefused) {
+    public void autoscaled(DeploymentStatus.Autoscaling latest, boolean changed, boolean budgetRefused) {
         status = latest;
     }
 }

@@ -3,10 +3,15 @@ package dev.serval.repository;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.serval.deployment.Callees;
+import dev.serval.deployment.Deployment;
 import dev.serval.model.Composite;
+import dev.serval.model.Model;
 import dev.serval.model.ModelDescriptor;
 import dev.serval.model.ModelKind;
 import dev.serval.spec.DeploymentSpec;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -17,6 +22,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
@@ -33,8 +39,10 @@ import java.util.stream.Stream;
  * The repository finds folders and keeps reads inside it; what a descriptor's fields mean is read where the types
  * they become live ({@link ModelDescriptor#parse}). Nothing read through the repository lies outside it: model names
  * and versions are plain names (letters, digits, {@code . _ -}, never {@code ..}), descriptor paths are relative and
- * stay inside their version folder, and a symbolic link that leads out of the repository is refused. Thread-safe (it
- * keeps no state but its root and reads the file system each time).
+ * stay inside their version folder, and a symbolic link that leads out of the repository is refused. It loads the
+ * model a deployment's spec names ({@link #load}), as Triton's repository manager does, with the deployments a
+ * composite model may call. Thread-safe (it keeps no state but its root and its callees, both fixed, and reads the
+ * file system each time).
  */
 public final class ModelRepository {
 
@@ -44,10 +52,32 @@ public final class ModelRepository {
     private static final Pattern PLAIN_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
-    private final Path root;
+    /** What a composite model of a repository created without callees finds: no deployment. */
+    private static final Callees NO_CALLEES = new Callees() {
+        private final MeterRegistry meters = new SimpleMeterRegistry();
 
-    /** @param root the repository directory; created if missing */
+        @Override
+        public Deployment<?, ?> find(String name) {
+            return null;
+        }
+
+        @Override
+        public MeterRegistry meters() {
+            return meters;
+        }
+    };
+
+    private final Path root;
+    /** The deployments a composite model loaded by {@link #load} calls. */
+    private final Callees callees;
+
+    /** @param root the repository directory; created if missing; its composite models find no deployment to call */
     public ModelRepository(Path root) {
+        this(root, NO_CALLEES);
+    }
+
+    private ModelRepository(Path root, Callees callees) {
+        this.callees = callees;
         try {
             Files.createDirectories(root);
             this.root = root.toRealPath();
@@ -61,12 +91,39 @@ public final class ModelRepository {
      * version already there keeps its descriptor), as a server starts it.
      *
      * @param classLoader where the shipped models' resources are
-     * @throws IllegalArgumentException when they are not on its class path
+     * @param deployments the deployments a composite model it loads may call, by name (null when none has that name);
+     *                    looked up on every call, so that a callee replaced, deleted or created later is found as it
+     *                    is then; any thread
+     * @param meters      where those calls' meters go ({@code serval_call_seconds})
+     * @throws IllegalArgumentException when the shipped models are not on the class path
      */
-    public static ModelRepository withBundledModels(Path root, ClassLoader classLoader) {
-        ModelRepository repository = new ModelRepository(root);
+    public static ModelRepository withBundledModels(Path root, ClassLoader classLoader,
+            Function<String, Deployment<?, ?>> deployments, MeterRegistry meters) {
+        ModelRepository repository = new ModelRepository(root, new Callees() {
+            @Override
+            public Deployment<?, ?> find(String name) {
+                return deployments.apply(name);
+            }
+
+            @Override
+            public MeterRegistry meters() {
+                return meters;
+            }
+        });
         BundledModels.install(repository, classLoader);
         return repository;
+    }
+
+    /**
+     * Loads the model version {@code spec} names ({@code model}, {@code version}) for its deployment, with its load
+     * options ({@link ModelVersion#load}); blocks, so it runs on a launcher thread. Reads only what makes the key
+     * under which replicas share a loaded model: the spec may be older than the deployment's current one.
+     *
+     * @throws IllegalArgumentException as {@link #resolve}, or when an option does not fit the model
+     * @throws IOException              when a file is unreadable or the model fails its first inference
+     */
+    public Model<?, ?> load(DeploymentSpec spec) throws IOException {
+        return resolve(spec.model().name(), spec.version()).load(spec.name(), spec.loadOptions(), callees);
     }
 
     public Path root() {

@@ -253,6 +253,14 @@ public record DeploymentSpec(
         return multiplex != null;
     }
 
+    /**
+     * Whether this deployment's glob (its {@code model}, when multiplexed) matches {@code name}, without backtracking
+     * ({@link MultiplexSpec#matches}); false for a deployment of one model.
+     */
+    public boolean globMatches(String name) {
+        return isMultiplexed() && MultiplexSpec.matches(model.name(), name);
+    }
+
     /** Whether the replica count follows the load ({@link #autoscaling()} is set). */
     public boolean isAutoscaled() {
         return autoscaling != null;

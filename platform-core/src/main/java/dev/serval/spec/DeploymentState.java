@@ -48,4 +48,30 @@ public enum DeploymentState {
         }
         return status.failedStarts() > 0 && status.starting() == 0 ? FAILED : LOADING;
     }
+
+    /**
+     * Whether a deployment in this condition, with {@code routable} replicas routable, serves as {@code spec} asks
+     * (its model's own ready endpoint): at least {@code min_ready_replicas} routable, or, autoscaled, at least one and
+     * as many as it keeps ({@code min_ready_replicas} up to {@code min_replicas}). An autoscaled deployment at zero
+     * replicas is not ready.
+     */
+    public boolean ready(DeploymentSpec spec, int routable) {
+        int needed = spec.isAutoscaled()
+                ? Math.max(1, Math.min(spec.health().minReadyReplicas(), spec.autoscaling().minReplicas()))
+                : spec.health().minReadyReplicas();
+        return this == READY && routable >= needed;
+    }
+
+    /**
+     * Whether such a deployment lets the server report ready: when {@link #ready}; when it needs no replica for that
+     * ({@code min_ready_replicas: 0}, as a deployment parked at {@code num_replicas: 0} must have); and, autoscaled
+     * and allowed to go to zero, while it is at zero or starting a replica for a request: the server is what will
+     * serve that request, so it must stay in its Service.
+     */
+    public boolean readyForServer(DeploymentSpec spec, int routable) {
+        if ((!spec.isAutoscaled() && spec.health().minReadyReplicas() == 0) || ready(spec, routable)) {
+            return true;
+        }
+        return spec.isAutoscaled() && spec.autoscaling().minReplicas() == 0 && (this == IDLE || this == LOADING);
+    }
 }

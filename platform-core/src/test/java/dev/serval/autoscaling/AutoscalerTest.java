@@ -5,10 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.serval.spec.AutoscalingDecision;
 import dev.serval.spec.AutoscalingSpec;
-import dev.serval.spec.AutoscalingStatus;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentStatus;
 import dev.serval.spec.MultiplexSpec;
 import dev.serval.spec.PredictorSpec;
 import java.time.Duration;
@@ -30,7 +29,7 @@ class AutoscalerTest {
         volatile int ongoing;
         volatile int desired;
         final List<Integer> scaled = new ArrayList<>();
-        AutoscalingStatus status;
+        DeploymentStatus.Autoscaling status;
         int budgetRefusals;
 
         FakeTarget(DeploymentSpec spec) {
@@ -65,7 +64,7 @@ class AutoscalerTest {
         }
 
         @Override
-        public void autoscaled(AutoscalingStatus next, boolean changed, boolean budgetRefused) {
+        public void autoscaled(DeploymentStatus.Autoscaling next, boolean changed, boolean budgetRefused) {
             status = next;
             budgetRefusals += budgetRefused ? 1 : 0;
         }
@@ -96,7 +95,7 @@ class AutoscalerTest {
         ticks(7);
 
         assertEquals(List.of(3), target.scaled);
-        AutoscalingDecision change = target.status.lastChange();
+        DeploymentStatus.Autoscaling.Change change = target.status.lastChange();
         assertEquals(1, change.from());
         assertEquals(3, change.to());
         assertTrue(change.reason().contains("up from 1 to 3"), change.reason());

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.serval.spec.InvalidSpec;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -48,5 +49,20 @@ class EngineSettingsTest {
         assertEquals(1000, edges.multiplexTuning().residencyFactor());
         assertEquals(DEFAULTS.failureWindow(), edges.failureMonitor().window());
         with(Duration.ofSeconds(10), 1, Duration.ofMillis(100), Duration.ZERO, 0);
+    }
+
+    @Test
+    void theEnginesBuilderDefaultsWhatIsNotSetAndChecksTheBoundsOnce() {
+        ServingEngine.Builder builder = ServingEngine.builder(new SimpleMeterRegistry())
+                .multiplex(Duration.ofSeconds(2), Duration.ZERO, 0).cacheMaxBytes(0);
+        EngineSettings settings = builder.settings();
+        assertEquals(DEFAULTS.autoscalingPeriod(), settings.autoscalingPeriod());
+        assertEquals(DEFAULTS.failureMonitor(), settings.failureMonitor());
+        assertEquals(Duration.ofSeconds(2), settings.multiplexRefreshPeriod());
+        assertEquals(0, settings.cacheMaxBytes());
+        refuses("serval.cpu-budget", "must be at least 1 thread, not 0",
+                () -> builder.autoscaling(Duration.ofMillis(100), 0).start());
+        assertThrows(IllegalArgumentException.class, () -> builder.autoscaling(Duration.ofMillis(100), 1)
+                .failureMonitor(true, Duration.ZERO, 0.5, 10, 3).settings());
     }
 }

@@ -4,8 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.serval.spec.AdmissionSpec;
 import dev.serval.model.ChunkReduction;
+import dev.serval.model.Model;
+import dev.serval.model.ModelKind;
+import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.LongInputPolicy;
 import dev.serval.spec.ModelReference;
@@ -77,6 +79,31 @@ class SharedModelsTest {
         assertEquals(List.of(1, 2), loads.stream().map(s -> s.predictors().intraOpThreads()).toList(),
                 "the new replica loaded its own session with 2 intra-op threads");
         assertEquals(List.of("A"), deployment.submit(List.of("a")).get(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void theEngineLoadsACustomHandlerOncePerReplicaAndEveryOtherKindOncePerVersion() {
+        List<DeploymentSpec> handlerLoads = new CopyOnWriteArrayList<>();
+        List<DeploymentSpec> tensorLoads = new CopyOnWriteArrayList<>();
+        Deployment<Object, Object> handler = engine.deploy(spec().withNumReplicas(2), spec -> {
+            handlerLoads.add(spec);
+            return anyModel();
+        }, ModelKind.JAVA);
+        Deployment<Object, Object> tensor = engine.deploy(DeploymentSpec.defaults("tensor", "fake:")
+                .withPredictors(new PredictorSpec(1, 1, true)).withNumReplicas(2), spec -> {
+                    tensorLoads.add(spec);
+                    return anyModel();
+                }, ModelKind.TENSOR);
+        awaitSettled(handler, 2);
+        awaitSettled(tensor, 2);
+
+        assertEquals(2, handlerLoads.size(), "each replica of a java model loads its own");
+        assertEquals(1, tensorLoads.size(), "the replicas of a tensor model share one load");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Model<Object, Object> anyModel() {
+        return (Model<Object, Object>) (Model<?, ?>) new FakeModel();
     }
 
     /** Waits until exactly {@code running} replicas run and none is updating, stopping or starting. */

@@ -11,8 +11,8 @@ import dev.serval.error.NotReady;
 import dev.serval.multiplex.Multiplexer.Candidate;
 import dev.serval.multiplex.Multiplexer.Entry;
 import dev.serval.spec.AutoscalingSpec;
-import dev.serval.spec.AutoscalingStatus;
 import dev.serval.spec.DeploymentSpec;
+import dev.serval.spec.DeploymentStatus;
 import dev.serval.spec.MultiplexSpec;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -526,7 +526,7 @@ class MultiplexerTest {
         scaling.scale(3);
         assertEquals(3, scaling.desiredReplicas());
         assertTrue(scaling.status().isEmpty());
-        AutoscalingStatus seen = new AutoscalingStatus(1.0, 3, "steady", null);
+        DeploymentStatus.Autoscaling seen = new DeploymentStatus.Autoscaling(1.0, 3, "steady", null);
         scaling.autoscaled(seen, false, false);
         assertSame(seen, scaling.status().orElseThrow());
 

@@ -106,4 +106,12 @@ class DeploymentSpecTest {
         InvalidSpec e = assertThrows(InvalidSpec.class, build::get);
         assertEquals(field, e.field(), e.getMessage());
     }
+
+    @Test
+    void aMultiplexedDeploymentsGlobMatchesNamesAndADeploymentOfOneModelMatchesNone() {
+        DeploymentSpec tenants = DeploymentSpec.defaults("tenants", "tenant-*").withMultiplex(MultiplexSpec.DEFAULTS);
+        assertTrue(tenants.globMatches("tenant-a"));
+        assertFalse(tenants.globMatches("tenants"));
+        assertFalse(DeploymentSpec.defaults("plain", "encoder").globMatches("encoder"));
+    }
 }

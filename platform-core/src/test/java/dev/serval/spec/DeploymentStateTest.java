@@ -1,6 +1,8 @@
 package dev.serval.spec;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
@@ -39,5 +41,29 @@ class DeploymentStateTest {
         assertEquals(DeploymentState.STOPPED, DeploymentState.of(true, 0, none, false));
         assertEquals(DeploymentState.LOADING, DeploymentState.of(false, 0, none, true),
                 "loaded on demand: at zero it waits for a request");
+    }
+
+    @Test
+    void readyNeedsItsMinReadyReplicasRoutableAndAnAutoscaledOneAtLeastOneOfThoseItKeeps() {
+        DeploymentSpec two = DeploymentSpec.defaults("d", "m").withHealth(HealthSpec.DEFAULTS.withMinReadyReplicas(2));
+        assertFalse(DeploymentState.READY.ready(two, 1));
+        assertTrue(DeploymentState.READY.ready(two, 2));
+        assertFalse(DeploymentState.LOADING.ready(two, 2));
+        DeploymentSpec toZero = two.withAutoscaling(AutoscalingSpec.DEFAULTS.withMinReplicas(0));
+        assertFalse(DeploymentState.READY.ready(toZero, 0), "an autoscaled deployment at zero is not ready");
+        assertTrue(DeploymentState.READY.ready(toZero, 1), "min_ready_replicas up to min_replicas, at least one");
+    }
+
+    @Test
+    void theServerStaysReadyForADeploymentThatNeedsNoReplicaOrWakesFromZero() {
+        DeploymentSpec parked = DeploymentSpec.defaults("d", "m").withNumReplicas(0)
+                .withHealth(HealthSpec.DEFAULTS.withMinReadyReplicas(0));
+        assertTrue(DeploymentState.LOADING.readyForServer(parked, 0));
+        DeploymentSpec toZero = DeploymentSpec.defaults("d", "m")
+                .withAutoscaling(AutoscalingSpec.DEFAULTS.withMinReplicas(0));
+        assertTrue(DeploymentState.IDLE.readyForServer(toZero, 0));
+        assertTrue(DeploymentState.LOADING.readyForServer(toZero, 0));
+        assertFalse(DeploymentState.FAILED.readyForServer(toZero, 0));
+        assertFalse(DeploymentState.LOADING.readyForServer(DeploymentSpec.defaults("d", "m"), 0));
     }
 }

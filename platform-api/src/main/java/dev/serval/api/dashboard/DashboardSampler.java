@@ -6,7 +6,7 @@ import dev.serval.api.serving.Outcome;
 import dev.serval.api.serving.RequestMeters;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.PhaseMeters;
-import dev.serval.spec.CacheStatus;
+import dev.serval.spec.DeploymentStatus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.event.Observes;
@@ -194,7 +194,7 @@ public class DashboardSampler {
             HistogramReading inputsNow = HistogramReading.ofSummary(engine.requestInputs());
             point[DeploymentHistory.INPUTS_MEAN] = inputsNow.since(inputs).mean();
             inputs = inputsNow;
-            CacheStatus cache = served.deployment().cache();
+            DeploymentStatus.Cache cache = served.deployment().cache();
             long lookups = cache.lookups() - cacheLookups;
             point[DeploymentHistory.CACHE_HIT_RATE] = lookups > 0 ? (double) (cache.hits() - cacheHits) / lookups
                     : Double.NaN;

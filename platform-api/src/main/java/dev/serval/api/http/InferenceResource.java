@@ -124,7 +124,7 @@ public class InferenceResource {
     /** A multiplexed deployment's own metadata: the models it serves (the repository's, as of its last scan). */
     private static ModelMetadata multiplexed(MultiplexedModels models) {
         return ModelMetadata.multiplexed(models.name(), models.config().model().name(),
-                models.multiplexer().candidates().keySet().stream().sorted().toList());
+                models.deployment().modelsMatching());
     }
 
     private static ModelMetadata metadata(String name, Deployment<?, ?> deployment) {
@@ -151,7 +151,7 @@ public class InferenceResource {
     public boolean ready(String name) {
         ServedDeployment served = deployments.find(name).orElse(null);
         MultiplexedModels models = served == null ? deployments.multiplexing(name) : null;
-        if (served == null && (models == null || !models.multiplexer().matches(name))) {
+        if (served == null && (models == null || !models.deployment().matches(name))) {
             throw deployments.unknown(name);
         }
         return served == null || served.ready();

@@ -7,10 +7,7 @@ import dev.serval.api.serving.Deployments;
 import dev.serval.api.serving.MultiplexedModels;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.Deployment;
-import dev.serval.multiplex.Multiplexer;
-import dev.serval.spec.AutoscalingDecision;
-import dev.serval.spec.AutoscalingStatus;
-import dev.serval.spec.CacheStatus;
+import dev.serval.repository.MultiplexedDeployment;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.DeploymentStatus;
 import io.smallrye.common.annotation.Blocking;
@@ -28,6 +25,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.IntStream;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
@@ -154,7 +152,7 @@ public class ManagementResource {
      * {@code max_bytes}, or its share of {@code serval.cache.max-bytes}), {@code bytes} and {@code entries} held, and
      * the inputs looked up ({@code lookups}) and found ({@code hits}) since the deployment was created.
      */
-    static Map<String, Object> cache(CacheStatus cache) {
+    static Map<String, Object> cache(DeploymentStatus.Cache cache) {
         return Map.of("active", cache.active(), "granted_bytes", cache.grantedBytes(), "bytes", cache.bytes(),
                 "entries", cache.entries(), "hits", cache.hits(), "lookups", cache.lookups());
     }
@@ -170,7 +168,7 @@ public class ManagementResource {
         view.put("state", "READY");
         view.put("ready", true);
         view.put("multiplex", multiplex(models));
-        models.autoscaling().ifPresent(autoscaling -> view.put("autoscaling", autoscaling(autoscaling)));
+        models.deployment().autoscaling().ifPresent(autoscaling -> view.put("autoscaling", autoscaling(autoscaling)));
         view.put("config", ConfigParser.toMap(models.config()));
         return view;
     }
@@ -183,29 +181,30 @@ public class ManagementResource {
      * {@code last_error}.
      */
     static Map<String, Object> multiplex(MultiplexedModels models) {
-        Multiplexer<ServedDeployment> multiplexer = models.multiplexer();
+        MultiplexedDeployment<ServedDeployment> multiplexed = models.deployment();
         Map<String, Object> view = new LinkedHashMap<>();
-        view.put("num_replicas", multiplexer.replicas());
-        view.put("models_matching", multiplexer.candidates().size());
-        view.put("models_loaded", multiplexer.loadedCount());
-        view.put("replicas", multiplexer.replicaModels().stream().map(replica -> Map.of("replica", replica.replica(),
-                "models", replica.models())).toList());
+        view.put("num_replicas", multiplexed.replicas());
+        view.put("models_matching", multiplexed.modelsMatching().size());
+        view.put("models_loaded", multiplexed.modelsLoaded());
+        List<List<String>> held = multiplexed.replicaModels();
+        view.put("replicas", IntStream.range(0, held.size()).mapToObj(replica -> Map.of("replica", replica,
+                "models", held.get(replica))).toList());
         List<Map<String, Object>> each = new java.util.ArrayList<>();
-        for (ServedDeployment model : multiplexer.handles()) {
+        for (ServedDeployment model : multiplexed.models()) {
             Map<String, Object> entry = new LinkedHashMap<>();
             entry.put("name", model.name());
             entry.put("version", model.config().version());
             entry.put("kind", model.kind().id());
-            List<Integer> replicas = multiplexer.replicasOf(model.name());
+            List<Integer> replicas = multiplexed.replicasOf(model.name());
             entry.put("state", !replicas.isEmpty() ? model.deployment().state().name()
-                    : multiplexer.waitsForRoom(model.name()) ? "WAITING_FOR_ROOM" : "UNLOADED");
+                    : multiplexed.waitsForRoom(model.name()) ? "WAITING_FOR_ROOM" : "UNLOADED");
             entry.put("replicas", replicas);
             entry.put("last_error", model.deployment().failure().orElse(null));
             each.add(entry);
         }
         each.sort(java.util.Comparator.comparing(entry -> (String) entry.get("name")));
         view.put("models", each);
-        view.put("not_served", models.notServed().stream().map(skipped -> Map.of("model", skipped.model(),
+        view.put("not_served", multiplexed.notServed().stream().map(skipped -> Map.of("model", skipped.model(),
                 "version", skipped.version(), "problem", skipped.problem())).toList());
         return view;
     }
@@ -215,13 +214,13 @@ public class ManagementResource {
      * {@code wanted_replicas}, {@code reason}, and {@code last_decision} ({@code at}, {@code from}, {@code to},
      * {@code reason}; null before the first change).
      */
-    static Map<String, Object> autoscaling(AutoscalingStatus autoscaling) {
+    static Map<String, Object> autoscaling(DeploymentStatus.Autoscaling autoscaling) {
         Map<String, Object> view = new LinkedHashMap<>();
         double ongoing = autoscaling.ongoingRequests();
         view.put("ongoing_requests", Double.isNaN(ongoing) ? null : Math.round(ongoing * 1000) / 1000.0);
         view.put("wanted_replicas", autoscaling.wantedReplicas());
         view.put("reason", autoscaling.reason());
-        AutoscalingDecision last = autoscaling.lastChange();
+        DeploymentStatus.Autoscaling.Change last = autoscaling.lastChange();
         Map<String, Object> decision = null;
         if (last != null) {
             decision = new LinkedHashMap<>();

@@ -9,7 +9,6 @@ import dev.serval.api.serving.MultiplexedModels;
 import dev.serval.api.serving.RepositoryModelSource;
 import dev.serval.api.serving.ServedDeployment;
 import dev.serval.repository.ModelRepository;
-import dev.serval.spec.DeploymentState;
 import io.smallrye.common.annotation.Blocking;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.POST;
@@ -66,16 +65,17 @@ public class RepositoryResource {
             }
             for (String version : versions) {
                 ServedDeployment serving = servingOf(name, version, served);
-                DeploymentState state = serving == null ? null : serving.deployment().state();
-                boolean atZero = state == DeploymentState.IDLE || state == DeploymentState.PARKED;
+                String atZero = serving == null ? null : switch (serving.deployment().state()) {
+                    case IDLE -> "scaled to zero; a request loads it";
+                    case PARKED -> "parked at num_replicas 0";
+                    default -> null;
+                };
                 String under = serving == null || serving.name().equals(name) ? ""
                         : "served by deployment '" + serving.name() + "'";
                 index.add(new IndexEntry(name, version,
-                        serving == null || atZero ? "UNAVAILABLE" : serving.ready() ? "READY" : "LOADING",
+                        serving == null || atZero != null ? "UNAVAILABLE" : serving.ready() ? "READY" : "LOADING",
                         serving == null ? "not deployed"
-                                : state == DeploymentState.IDLE ? join(under, "scaled to zero; a request loads it")
-                                : state == DeploymentState.PARKED ? join(under, "parked at num_replicas 0")
-                                : join(under, serving.deployment().failure().orElse(""))));
+                                : join(under, atZero != null ? atZero : serving.deployment().failure().orElse(""))));
             }
         });
         return index;
@@ -110,8 +110,8 @@ public class RepositoryResource {
      */
     private static List<IndexEntry> multiplexedEntries(String name, List<String> versions,
             MultiplexedModels models) {
-        ServedDeployment model = models.multiplexer().find(name);
-        boolean loaded = model != null && !models.multiplexer().replicasOf(name).isEmpty();
+        ServedDeployment model = models.deployment().find(name);
+        boolean loaded = model != null && !models.deployment().replicasOf(name).isEmpty();
         String served = model != null ? model.config().version() : null;
         List<IndexEntry> entries = new ArrayList<>();
         for (String version : versions) {

@@ -61,7 +61,7 @@ public class StatusResource {
             entry.put("state", "READY");
             entry.put("ready", true);
             entry.put("multiplex", ManagementResource.multiplex(served.multiplexed()));
-            entry.put("ongoing_requests", served.multiplexed().multiplexer().ongoingRequests());
+            entry.put("ongoing_requests", served.multiplexed().deployment().ongoingRequests());
             return entry;
         }
         Deployment<?, ?> deployment = served.deployment();

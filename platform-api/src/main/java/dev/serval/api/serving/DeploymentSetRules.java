@@ -2,7 +2,6 @@ package dev.serval.api.serving;
 
 import dev.serval.api.config.InvalidConfig;
 import dev.serval.spec.DeploymentSpec;
-import dev.serval.spec.MultiplexSpec;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -79,23 +78,21 @@ final class DeploymentSetRules {
         Collection<String> models = repositoryModels.get();
         for (int i = 0; i < globs.size(); i++) {
             DeploymentSpec glob = globs.get(i);
-            String pattern = glob.model().name();
-            if (MultiplexSpec.matches(pattern, glob.name())) {
+            if (glob.globMatches(glob.name())) {
                 throw new InvalidConfig(source, glob.name(), "model", "the glob '" + glob.model().name()
                         + "' matches the deployment's own name: a model of that name could not be called by it; "
                         + "rename the deployment or narrow the glob");
             }
             for (DeploymentSpec other : all) {
-                if (other != glob && MultiplexSpec.matches(pattern, other.name())) {
+                if (other != glob && glob.globMatches(other.name())) {
                     throw new InvalidConfig(source, glob.name(), "model", "the glob '" + glob.model().name()
                             + "' matches the name of deployment '" + other.name() + "': requests for '" + other.name()
                             + "' would have two deployments; rename it or narrow the glob");
                 }
             }
             for (DeploymentSpec later : globs.subList(i + 1, globs.size())) {
-                String second = later.model().name();
                 for (String model : models) {
-                    if (MultiplexSpec.matches(pattern, model) && MultiplexSpec.matches(second, model)) {
+                    if (glob.globMatches(model) && later.globMatches(model)) {
                         throw new InvalidConfig(source, later.name(), "model", "repository model '" + model
                                 + "' matches both '" + glob.model().name() + "' (deployment '" + glob.name()
                                 + "') and '" + later.model().name() + "'; a model is served by one deployment");

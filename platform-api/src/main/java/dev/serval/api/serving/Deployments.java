@@ -4,8 +4,6 @@ import dev.serval.api.config.ConfigParser;
 import dev.serval.api.config.InvalidConfig;
 import dev.serval.api.config.ServalConfig;
 import dev.serval.deployment.Deployment;
-import dev.serval.deployment.EngineSettings;
-import dev.serval.deployment.ModelLoader;
 import dev.serval.deployment.ServingEngine;
 import dev.serval.error.UnknownDeployment;
 import dev.serval.model.Model;
@@ -85,7 +83,7 @@ public class Deployments {
         if (initial.isEmpty()) {
             LOG.warn("no deployments configured: Serval serves nothing until the management API adds some");
         }
-        engine = new ServingEngine(engineSettings(), registry);
+        engine = startEngine();
         deployments.engine(engine);
         synchronized (this) {
             Map<String, ServedDeployment> started = new LinkedHashMap<>();
@@ -107,17 +105,20 @@ public class Deployments {
     }
 
     /**
-     * The server's {@code serval.*} settings for the engine, converted once; the engine's settings record checks their
-     * bounds, and a bad value stops the start naming the property.
+     * The engine, started with the server's {@code serval.*} settings: the engine's builder checks their bounds, and a
+     * bad value stops the start naming the property.
      */
-    private EngineSettings engineSettings() {
+    private ServingEngine startEngine() {
         ServalConfig.FailureMonitor monitor = config.failureMonitor();
         ServalConfig.Multiplex multiplex = config.multiplex();
         try {
-            return new EngineSettings(config.autoscaling().period(), config.cpuBudgetOrProcessors(), monitor.enabled(),
-                    monitor.window(), monitor.threshold(), monitor.minRequests(), monitor.maxReplacements(),
-                    multiplex.refreshPeriod(), multiplex.minResidency(), multiplex.residencyFactor(),
-                    config.cache().maxBytes().asLongValue());
+            return ServingEngine.builder(registry)
+                    .autoscaling(config.autoscaling().period(), config.cpuBudgetOrProcessors())
+                    .failureMonitor(monitor.enabled(), monitor.window(), monitor.threshold(), monitor.minRequests(),
+                            monitor.maxReplacements())
+                    .multiplex(multiplex.refreshPeriod(), multiplex.minResidency(), multiplex.residencyFactor())
+                    .cacheMaxBytes(config.cache().maxBytes().asLongValue())
+                    .start();
         } catch (InvalidSpec e) {
             throw new InvalidConfig(e.field(), null, null, e.problem());
         }
@@ -292,12 +293,11 @@ public class Deployments {
 
     private ServedDeployment create(DeploymentSpec initial) {
         if (initial.isMultiplexed()) {
-            RepositoryModelSource repository = repository();
-            MultiplexedModels models = new MultiplexedModels(initial, engine, registry, repository.repository(),
-                    repository);
+            MultiplexedModels models = new MultiplexedModels(initial, repository().multiplex(initial, engine, model ->
+                    new ServedDeployment(model, new RequestMeters(model.deployment(), registry, model.kind()))));
             LOG.infof("deployment '%s': serving the repository models matching '%s' (%d now), on %d replica(s) of "
                     + "at most %d models each", initial.name(), initial.model().name(),
-                    models.multiplexer().candidates().size(), initial.numReplicas(),
+                    models.deployment().modelsMatching().size(), initial.numReplicas(),
                     initial.multiplex().maxModelsPerReplica());
             return new ServedDeployment(models);
         }
@@ -306,7 +306,7 @@ public class Deployments {
         DeploymentSpec spec = initial;
         Deployment<Object, Object> deployment;
         try {
-            deployment = engine.deploy(spec, loader(source, kind), kind);
+            deployment = engine.deploy(spec, loading -> load(source, loading), kind);
         } catch (IllegalArgumentException e) {
             throw new Conflict("deployment '" + initial.name()
                     + "' is still shutting down after a delete; try again when it is gone");
@@ -320,25 +320,13 @@ public class Deployments {
     }
 
     /**
-     * The loader of a deployment served by {@code source}: it loads exactly the spec the engine hands it (its model
-     * reference carries the loader options), never the deployment's current config, which may have moved on to
-     * another version while the replica was starting. A custom handler ({@code kind: java}) is loaded once per
-     * replica (its own instance and class loader); every other kind once per version.
+     * How the engine loads a deployment served by {@code source}: exactly the spec it hands over (its model reference
+     * carries the loader options), never the deployment's current config, which may have moved on to another version
+     * while the replica was starting. Whether each replica loads its own is the engine's to say, by the model's kind.
      */
-    static ModelLoader<Object, Object> loader(ModelSource source, ModelKind kind) {
-        boolean perReplica = kind == ModelKind.JAVA;
-        return new ModelLoader<>() {
-            @Override
-            @SuppressWarnings("unchecked")
-            public Model<Object, Object> load(DeploymentSpec spec) throws Exception {
-                return (Model<Object, Object>) source.load(spec);
-            }
-
-            @Override
-            public boolean perReplica() {
-                return perReplica;
-            }
-        };
+    @SuppressWarnings("unchecked")
+    static Model<Object, Object> load(ModelSource source, DeploymentSpec spec) throws Exception {
+        return (Model<Object, Object>) source.load(spec);
     }
 
     private static void update(ServedDeployment served, DeploymentSpec next) {

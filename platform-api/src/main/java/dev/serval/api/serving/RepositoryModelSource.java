@@ -1,15 +1,16 @@
 package dev.serval.api.serving;
 
 import dev.serval.api.config.ServalConfig;
-import dev.serval.deployment.Callees;
-import dev.serval.deployment.Deployment;
+import dev.serval.deployment.ServingEngine;
 import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
 import dev.serval.repository.ModelRepository;
+import dev.serval.repository.MultiplexedDeployment;
 import dev.serval.spec.DeploymentSpec;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.inject.Singleton;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * Models from the model repository ({@code serval.repository.path}), by name and version: the engine's repository
@@ -21,29 +22,34 @@ import java.util.List;
 public class RepositoryModelSource implements ModelSource {
 
     private final ModelRepository repository;
-    /** The deployments a pipeline or a handler calls: the plain deployments this server runs now, by name. */
-    private final Callees callees;
+    private final MeterRegistry meters;
 
+    /**
+     * The repository loads a pipeline's or handler's model with the deployments it may call: the plain deployments
+     * this server runs now, by name, looked up on every call.
+     */
     RepositoryModelSource(ServalConfig config, DeploymentRegistry deployments, MeterRegistry meters) {
-        this.callees = new Callees() {
-            @Override
-            public Deployment<?, ?> find(String name) {
-                ServedDeployment served = deployments.plain(name);
-                return served == null ? null : served.deployment();
-            }
-
-            @Override
-            public MeterRegistry meters() {
-                return meters;
-            }
-        };
+        this.meters = meters;
         ClassLoader classLoader = Thread.currentThread().getContextClassLoader() != null
                 ? Thread.currentThread().getContextClassLoader() : RepositoryModelSource.class.getClassLoader();
-        this.repository = ModelRepository.withBundledModels(config.repository().path(), classLoader);
+        this.repository = ModelRepository.withBundledModels(config.repository().path(), classLoader, name -> {
+            ServedDeployment served = deployments.plain(name);
+            return served == null ? null : served.deployment();
+        }, meters);
     }
 
     public ModelRepository repository() {
         return repository;
+    }
+
+    /**
+     * The engine's multiplexed deployment of {@code spec} (whose {@code model} is a glob over this repository), its
+     * models loaded with this server's deployments as their callees; {@code edge} makes what the edge keeps beside
+     * each model's deployment.
+     */
+    MultiplexedDeployment<ServedDeployment> multiplex(DeploymentSpec spec, ServingEngine engine,
+            Function<MultiplexedDeployment.Member<ServedDeployment>, ServedDeployment> edge) {
+        return new MultiplexedDeployment<>(spec, engine, repository, meters, edge);
     }
 
     @Override
@@ -80,6 +86,6 @@ public class RepositoryModelSource implements ModelSource {
 
     @Override
     public Model<?, ?> load(DeploymentSpec spec) throws Exception {
-        return repository.resolve(spec.model().name(), spec.version()).load(spec.name(), spec.loadOptions(), callees);
+        return repository.load(spec);
     }
 }

@@ -6,9 +6,8 @@ import dev.serval.error.NotReady;
 import dev.serval.error.UnknownDeployment;
 import dev.serval.model.Embedding;
 import dev.serval.model.ModelKind;
-import dev.serval.multiplex.Multiplexer;
+import dev.serval.repository.MultiplexedDeployment;
 import dev.serval.spec.DeploymentSpec;
-import dev.serval.spec.DeploymentState;
 import java.time.Duration;
 
 /**
@@ -24,17 +23,14 @@ public final class ServedDeployment {
     private final Deployment<?, ?> deployment;
     private final RequestMeters meters;
     private final ModelKind kind;
-    /**
-     * For a model of a multiplexed deployment: its multiplexer entry, through which a request pins it; else null. Set
-     * once ({@link #pinnedThrough}) before the multiplexer publishes the model, so every request sees it.
-     */
-    private Multiplexer.Entry<ServedDeployment> pin;
+    /** For a model of a multiplexed deployment: the engine's member, through which a request pins it; else null. */
+    private final MultiplexedDeployment.Member<ServedDeployment> pin;
     /** For a multiplexed deployment: its models; else null. */
     private final MultiplexedModels multiplexed;
     /**
      * The current config, for the edge (request timeout, readiness, the management API's view); written by
-     * {@link Deployments} under its lock, read by request threads. The model loader never reads it: it loads the spec
-     * it is given.
+     * {@link Deployments} under its lock, read by request threads (a multiplexed model's is its engine member's,
+     * {@link #config()}). The model loader never reads it: it loads the spec it is given.
      */
     private volatile DeploymentSpec config;
 
@@ -44,6 +40,17 @@ public final class ServedDeployment {
         this.kind = kind;
         this.config = initial;
         this.multiplexed = null;
+        this.pin = null;
+    }
+
+    /** A model of a multiplexed deployment, served by its own deployment; its config is the engine's member's. */
+    ServedDeployment(MultiplexedDeployment.Member<ServedDeployment> model, RequestMeters meters) {
+        this.deployment = model.deployment();
+        this.meters = meters;
+        this.kind = model.kind();
+        this.config = model.spec();
+        this.multiplexed = null;
+        this.pin = model;
     }
 
     /** A multiplexed deployment. */
@@ -53,10 +60,11 @@ public final class ServedDeployment {
         this.kind = null;
         this.config = multiplexed.config();
         this.multiplexed = multiplexed;
+        this.pin = null;
     }
 
     public String name() {
-        return config.name();
+        return config().name();
     }
 
     /**
@@ -91,14 +99,9 @@ public final class ServedDeployment {
      *     deployment is shutting down
      */
     public void pin() {
-        if (pin != null && !pin.acquire()) {
-            throw new UnknownDeployment(name());
+        if (pin != null) {
+            pin.pin();
         }
-    }
-
-    /** {@link MultiplexedModels} only, once, before the model is published: the entry that pins it. */
-    void pinnedThrough(Multiplexer.Entry<ServedDeployment> entry) {
-        pin = entry;
     }
 
     /** Gives back the pin a request took on a multiplexed model ({@link #pin()}); else nothing. */
@@ -117,7 +120,7 @@ public final class ServedDeployment {
     }
 
     public DeploymentSpec config() {
-        return config;
+        return pin != null ? pin.spec() : config;
     }
 
     void config(DeploymentSpec next) {
@@ -125,7 +128,7 @@ public final class ServedDeployment {
     }
 
     public Duration requestTimeout() {
-        return config.admission().requestTimeout();
+        return config().admission().requestTimeout();
     }
 
     /**
@@ -143,34 +146,19 @@ public final class ServedDeployment {
     }
 
     /**
-     * Whether the model serves now (its own ready endpoint): at least {@code min_ready_replicas} replicas routable,
-     * or, autoscaled, at least one and as many as it keeps ({@code min_ready_replicas} up to {@code min_replicas}).
-     * An autoscaled deployment at zero replicas is not ready.
+     * Whether the model serves now (its own ready endpoint), as the engine judges its condition against its config
+     * ({@code DeploymentState.ready}); a multiplexed deployment is, as its models load on demand.
      */
     public boolean ready() {
-        DeploymentSpec current = config;
-        if (multiplexed != null) {
-            return true; // its models load on demand
-        }
-        int needed = current.isAutoscaled()
-                ? Math.max(1, Math.min(current.health().minReadyReplicas(), current.autoscaling().minReplicas()))
-                : current.health().minReadyReplicas();
-        return deployment.state() == DeploymentState.READY && deployment.routableReplicas() >= needed;
+        return multiplexed != null || deployment.state().ready(config(), deployment.routableReplicas());
     }
 
     /**
-     * Whether this deployment lets the server report ready ({@code /q/health/ready}, {@code /v2/health/ready}): when
-     * {@link #ready()}; when it needs no replica for that ({@code min_ready_replicas: 0}, as a deployment parked at
-     * {@code num_replicas: 0} must have); and, for an autoscaled deployment that may go to zero, while it is at zero or
-     * starting a replica for a request: the server is what will serve that request, so it must stay in its Service.
+     * Whether this deployment lets the server report ready ({@code /q/health/ready}, {@code /v2/health/ready}), as
+     * the engine judges it ({@code DeploymentState.readyForServer}: also while it needs no replica, or, autoscaled,
+     * while it is at zero or starting a replica for a request); a multiplexed deployment always does.
      */
     public boolean readyForServer() {
-        DeploymentSpec current = config;
-        if (multiplexed != null || (!current.isAutoscaled() && current.health().minReadyReplicas() == 0) || ready()) {
-            return true;
-        }
-        DeploymentState state = deployment.state();
-        return current.isAutoscaled() && current.autoscaling().minReplicas() == 0
-                && (state == DeploymentState.IDLE || state == DeploymentState.LOADING);
+        return multiplexed != null || deployment.state().readyForServer(config(), deployment.routableReplicas());
     }
 }

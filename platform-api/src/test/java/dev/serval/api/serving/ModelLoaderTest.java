@@ -54,11 +54,9 @@ class ModelLoaderTest {
         DeploymentSpec v2 = config(Map.of("model", "other-encoder", "version", "2", "max_length", 64,
                 "intra_op_threads", 2, "batch_invariance", false));
         RecordingSource source = new RecordingSource();
-        var loader = Deployments.loader(source, dev.serval.model.ModelKind.TENSOR);
-
         // The engine may start a replica of v1 after the management API has already switched the config to v2.
-        loader.load(v2);
-        loader.load(v1);
+        Deployments.load(source, v2);
+        Deployments.load(source, v1);
 
         assertEquals(List.of(v2.model(), v1.model()), source.references);
         assertEquals(List.of("2", "1"), source.specs.stream().map(DeploymentSpec::version).toList());
@@ -72,7 +70,7 @@ class ModelLoaderTest {
                 ChunkReduction.MAX, 8);
         RecordingSource source = new RecordingSource();
 
-        Deployments.loader(source, dev.serval.model.ModelKind.TENSOR).load(DeploymentSpec.defaults("d", "encoder").withModel(reference));
+        Deployments.load(source, DeploymentSpec.defaults("d", "encoder").withModel(reference));
 
         assertEquals(List.of(reference), source.references);
         assertThrows(IllegalArgumentException.class, () -> ModelReference.named(" "));

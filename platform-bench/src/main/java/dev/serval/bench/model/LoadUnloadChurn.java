@@ -48,7 +48,7 @@ import java.util.logging.Logger;
  *       predictor, one inference, then the predictor and the model closed: what a multiplexed model's load and
  *       eviction do to native memory;</li>
  *   <li>{@code replica}: the multiplexer's path: a deployment of the model on a {@link ServingEngine} scaled from 0
- *       replicas to 1, one request, and back to 0, as {@code MultiplexedModels.replicas} does on a load and an
+ *       replicas to 1, one request, and back to 0, as {@code MultiplexedDeployment} does on a load and an
  *       eviction (the replica launcher, the deployment's shared models, the predictor thread's close), counting the
  *       models and predictors opened and closed;</li>
  *   <li>{@code tokenizer}: only the Hugging Face tokenizer built and closed;</li>
@@ -403,7 +403,7 @@ public final class LoadUnloadChurn {
     /**
      * The multiplexer's path for one model: a deployment of the model scaled from 0 replicas to 1 (its model loaded by
      * the replica launcher, through the deployment's shared models), one request, and back to 0 (the replica stops
-     * and the last reference closes the model), as {@code MultiplexedModels.replicas} does on a load and an eviction.
+     * and the last reference closes the model), as {@code MultiplexedDeployment} does on a load and an eviction.
      * Counts the models and predictors opened and closed: after each cycle every one is closed, or the cycle fails.
      */
     private static final class ReplicaCycle implements Cycle, AutoCloseable {
