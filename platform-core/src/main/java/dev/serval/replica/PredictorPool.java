@@ -2,14 +2,19 @@ package dev.serval.replica;
 
 import dev.serval.admission.RetryAfter;
 import dev.serval.batching.BatchPolicy;
+import dev.serval.batching.TokenBudget;
 import dev.serval.error.InferenceFailed;
+import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.model.BatchingDecision;
+import dev.serval.model.InputTokens;
 import dev.serval.model.Model;
 import dev.serval.model.Predictor;
 import dev.serval.request.CallContext;
+import dev.serval.spec.AdmissionSpec;
+import dev.serval.spec.BatchingSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,6 +39,15 @@ import java.util.function.LongSupplier;
  * {@link BatchPolicy}'s answer ({@link #fill}); running the batch and handling its failures is the
  * {@link BatchRunner}'s.
  *
+ * <p>Tokens. A text model's inputs have tokens ({@link Model#maxInputTokens}), and two budgets bound them: a batch's
+ * ({@code max_batch_tokens}: a worker takes queued inputs while their tokens stay within it, and the input that would
+ * pass it starts the worker's next batch, carried over; an input alone always runs) and a request's
+ * ({@code max_tokens_per_request}: the input whose tokens pass it fails its request, see {@link PoolRequest#charge}).
+ * A worker counts an input it claimed by tokenising it ({@link Predictor#tokens}) and hands that tokenisation to the
+ * input's inference, so an input is tokenised once, on a predictor thread; it counts only where a budget could be
+ * passed ({@link TokenBudget}), so a model that reads no tokens, and the defaults with a truncating model, count
+ * nothing.
+ *
  * <p>Ending early. A request that ends before its tasks ran (its caller cancelled it, or it failed) gives back at once
  * the queue places of the tasks no worker has claimed and drops its inputs: the tasks left in the queue hold no input
  * and are skipped when a worker reaches them; so are those of a request whose deadline passed ({@link BatchRunner}).
@@ -53,7 +67,9 @@ import java.util.function.LongSupplier;
  * health-check thread; {@link #idleCores} is taken and released by workers around each inference;
  * {@link #pace} is written by workers without coordination and read for Retry-After estimates (best-effort by design:
  * a lost update only ages the estimate); {@link #policy} and {@link #idleSpinNanos} are
- * replaced by {@link #tune} (the controller thread) and read once per batch; {@link #accepting} and {@link #stopped} are written
+ * replaced by {@link #tune}, {@link #tokenBudget} by {@link #budgetTokens} (the controller thread), each read once per
+ * batch (the token budget also once per admitted request); each worker's batch being formed, with the input it carried
+ * over, is its own ({@link Forming}); {@link #accepting} and {@link #stopped} are written
  * once each by the closing thread; a worker stops at its next task once {@link #stopped} is set. Each
  * {@link Predictor} is created, used and closed by one worker.
  *
@@ -81,6 +97,8 @@ final class PredictorPool<I, O> {
     private final boolean batches;
     /** How workers form batches; replaced at run time by {@link #tune}. */
     private volatile BatchPolicy policy;
+    /** The token budgets and when they need counting; replaced by {@link #budgetTokens}. */
+    private volatile TokenBudget tokenBudget;
     /** How long a worker that found the queue empty keeps looking before it sleeps; replaced by {@link #tune}. */
     private volatile long idleSpinNanos;
     /** Predictors running an inference now: a predictor waits for a fuller batch only while another one is busy. */
@@ -113,6 +131,8 @@ final class PredictorPool<I, O> {
         this.batches = model.batching().batched();
         this.policy = BatchPolicy.of(batches, predictorThreads, model.batching().batchLimit(maxBatch), Duration.ZERO);
         this.model = model;
+        this.tokenBudget = new TokenBudget(model.maxInputTokens(), BatchingSpec.DEFAULT_MAX_BATCH_TOKENS,
+                AdmissionSpec.DEFAULT_MAX_TOKENS_PER_REQUEST);
         this.nanoTime = nanoTime;
         this.pace = RetryAfter.servicePaced(predictorThreads);
         this.queue = new InputQueue<>(deployment, maxQueuedInputs, pace);
@@ -158,7 +178,8 @@ final class PredictorPool<I, O> {
         if (!accepting) {
             throw new NotReady("model '" + deployment + "' is shutting down");
         }
-        PoolRequest<I, O> request = queue.admit(inputs, deadlineNanos, nanoTime.getAsLong());
+        PoolRequest<I, O> request = queue.admit(inputs, deadlineNanos, nanoTime.getAsLong(),
+                tokenBudget.forRequest(inputs.size()));
         if (stopped) {
             failQueued();
         }
@@ -173,6 +194,14 @@ final class PredictorPool<I, O> {
     void tune(int maxBatchSize, Duration batchWait, Duration idleSpin) {
         policy = BatchPolicy.of(batches, workers.length, model.batching().batchLimit(maxBatchSize), batchWait);
         idleSpinNanos = idleSpin.toNanos();
+    }
+
+    /**
+     * Changes the token budgets ({@code max_batch_tokens}, {@code max_tokens_per_request}): batches from the next one
+     * on, requests from the next admitted. Inert for a model that reads no tokens ({@link Model#maxInputTokens}).
+     */
+    void budgetTokens(int maxBatchTokens, int maxTokensPerRequest) {
+        tokenBudget = new TokenBudget(model.maxInputTokens(), maxBatchTokens, maxTokensPerRequest);
     }
 
     /** The model's probe input, run like a one-input request (a health check). */
@@ -312,42 +341,62 @@ final class PredictorPool<I, O> {
     }
 
     private void serve(Predictor<I, O> predictor) {
-        List<InputTask<I, O>> batch = new ArrayList<>();
+        Forming<I, O> forming = new Forming<>();
         List<I> inputs = new ArrayList<>();
-        while (!stopped) {
-            InputTask<I, O> task;
-            try {
-                task = queue.take(idleSpinNanos);
-            } catch (InterruptedException e) {
-                return;
+        List<InputTokens> tokens = new ArrayList<>();
+        boolean stopAfter = false;
+        try {
+            while (!stopped) {
+                List<InputTask<I, O>> batch = forming.begin();
+                InputTask<I, O> first = null;
+                if (batch.isEmpty()) { // nothing carried over from the previous batch
+                    if (stopAfter) {
+                        return;
+                    }
+                    InputTask<I, O> task;
+                    try {
+                        task = queue.take(idleSpinNanos);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    if (task.isStop()) {
+                        return;
+                    }
+                    first = queue.claim(task) ? task : null;
+                }
+                BatchPolicy batching = policy;
+                TokenBudget budget = tokenBudget;
+                boolean countBatch = budget.countsBatches(batching.maxBatch());
+                if (first != null) {
+                    add(predictor, forming, first, budget, countBatch);
+                }
+                if (!stopAfter) {
+                    stopAfter = fill(predictor, forming, batching, budget, countBatch);
+                }
+                batch.removeIf(taken -> taken.request().isDone()); // expired or cancelled while the batch formed
+                if (!batch.isEmpty() && !run(predictor, batch, inputs, tokens)) {
+                    return;
+                }
             }
-            if (task.isStop()) {
-                return;
-            }
-            batch.clear();
-            if (queue.claim(task)) {
-                batch.add(task);
-            }
-            boolean stopAfter = fill(batch);
-            batch.removeIf(taken -> taken.request().isDone()); // expired or cancelled while the batch formed
-            if (!batch.isEmpty() && !run(predictor, batch, inputs)) {
-                return;
-            }
-            if (stopAfter) {
-                return;
+        } finally {
+            InputTask<I, O> carried = forming.carried;
+            if (carried != null) { // the pool stopped before the task carried over ran
+                carried.request().fail(new NotReady("model '" + deployment + "' shut down before running this request"));
             }
         }
     }
 
     /**
-     * Fills {@code batch} as the {@link BatchPolicy} says: first, without waiting, up to this predictor's fair share of
-     * the queue; then, only while the policy says to wait for company (another predictor busy, a backlog queued, the
-     * batch not full), more as they come, until the batch is full or the wait is over.
+     * Fills the batch being formed as the {@link BatchPolicy} says: first, without waiting, up to this predictor's fair
+     * share of the queue; then, only while the policy says to wait for company (another predictor busy, a backlog
+     * queued, the batch not full), more as they come, until the batch is full or the wait is over. A task whose tokens
+     * do not fit the batch's token budget ends the batch ({@link #add}).
      *
-     * @return whether a stop signal was taken (the worker stops after this batch)
+     * @return whether a stop signal was taken (the worker stops after this batch and any task carried over)
      */
-    private boolean fill(List<InputTask<I, O>> batch) {
-        BatchPolicy batching = policy;
+    private boolean fill(Predictor<I, O> predictor, Forming<I, O> forming, BatchPolicy batching, TokenBudget budget,
+            boolean countBatch) {
+        List<InputTask<I, O>> batch = forming.tasks;
         int share = batching.share(queue.queuedInputs(), batch.size());
         while (batch.size() < share) {
             InputTask<I, O> next = queue.poll();
@@ -357,8 +406,8 @@ final class PredictorPool<I, O> {
             if (next.isStop()) {
                 return true;
             }
-            if (queue.claim(next)) {
-                batch.add(next);
+            if (queue.claim(next) && !add(predictor, forming, next, budget, countBatch)) {
+                return false;
             }
         }
         if (!batching.waitsForCompany(batch.size(), busy.get(), queue.queuedInputs())) {
@@ -379,8 +428,8 @@ final class PredictorPool<I, O> {
                 if (next.isStop()) {
                     return true;
                 }
-                if (queue.claim(next)) {
-                    batch.add(next);
+                if (queue.claim(next) && !add(predictor, forming, next, budget, countBatch)) {
+                    return false;
                 }
             }
         } catch (InterruptedException e) {
@@ -392,15 +441,62 @@ final class PredictorPool<I, O> {
     }
 
     /**
+     * Adds a claimed task to the batch being formed. When a token budget needs its input's tokens (the batch's, or its
+     * request's: {@link TokenBudget}), this predictor tokenises it first ({@link Predictor#tokens}, which its inference
+     * then reuses) and charges its request ({@link PoolRequest#charge}): a request past its budget fails with its 400
+     * and the input is dropped; so is one whose tokenising shows input the model cannot take ({@link InvalidInput}).
+     *
+     * @return false when the input does not fit the batch's token budget: it is carried over to start this predictor's
+     *     next batch, and this batch is complete
+     */
+    private boolean add(Predictor<I, O> predictor, Forming<I, O> forming, InputTask<I, O> task, TokenBudget budget,
+            boolean countBatch) {
+        PoolRequest<I, O> request = task.request();
+        if (!countBatch && !request.countsTokens()) {
+            forming.tasks.add(task);
+            return true;
+        }
+        I input = request.input(task.index());
+        if (input == null) {
+            return true; // its request ended: nothing to run
+        }
+        InputTokens counted;
+        try {
+            counted = predictor.tokens(input);
+        } catch (InvalidInput refused) {
+            request.fail(refused);
+            return true;
+        } catch (Exception e) {
+            counted = null; // uncounted: its inference tokenises it again and fails as that fails
+        }
+        if (counted == null) {
+            forming.tasks.add(task);
+            return true;
+        }
+        if (request.countsTokens() && !request.charge(counted.count(), deployment)) {
+            return true;
+        }
+        InputTask<I, O> tokenised = task.withTokens(counted);
+        if (countBatch && !budget.fits(forming.tasks.size(), forming.tokens, counted.count())) {
+            forming.carried = tokenised;
+            return false;
+        }
+        forming.tasks.add(tokenised);
+        forming.tokens += counted.count();
+        return true;
+    }
+
+    /**
      * Runs one inference over {@code batch}, counted as busy; false when the pool stopped while it ran. When the model
      * widens, it first takes this predictor's cores ({@link IdleCores}), and every idle one's too when nothing is
      * queued and widened inferences of the batch's size are measured faster, and runs widened if it got them.
      */
-    private boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs) {
+    private boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs,
+            List<InputTokens> tokens) {
         if (idleCores == null) {
             busy.incrementAndGet();
             try {
-                return runner.run(predictor, batch, inputs);
+                return runner.run(predictor, batch, inputs, tokens);
             } finally {
                 busy.decrementAndGet();
                 finished.increment();
@@ -417,7 +513,7 @@ final class PredictorPool<I, O> {
         busy.incrementAndGet();
         long start = nanoTime.getAsLong();
         try {
-            return runner.run(predictor, batch, inputs);
+            return runner.run(predictor, batch, inputs, tokens);
         } finally {
             if (borrowed || (idle && busy.get() == 1)) { // it ran alone from start to end, widened or not
                 idleCores.lone(size, borrowed, nanoTime.getAsLong() - start);
@@ -442,5 +538,29 @@ final class PredictorPool<I, O> {
             }
         }
         return size;
+    }
+
+    /**
+     * One predictor's batch as it forms: its tasks, their counted tokens, and the task that did not fit the previous
+     * batch's token budget, which starts the next. Owned by one predictor thread.
+     */
+    private static final class Forming<I, O> {
+        final List<InputTask<I, O>> tasks = new ArrayList<>();
+        /** Tokens of the counted tasks in {@link #tasks}. */
+        long tokens;
+        /** The task that starts the next batch, or null. */
+        InputTask<I, O> carried;
+
+        /** Starts a new batch, holding the carried task if there is one; returns its tasks. */
+        List<InputTask<I, O>> begin() {
+            tasks.clear();
+            tokens = 0;
+            if (carried != null) {
+                tasks.add(carried);
+                tokens = carried.tokens().count();
+                carried = null;
+            }
+            return tasks;
+        }
     }
 }
