@@ -4,7 +4,6 @@ import dev.serval.admission.RetryAfter;
 import dev.serval.batching.BatchPolicy;
 import dev.serval.batching.TokenBudget;
 import dev.serval.error.InferenceFailed;
-import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.metrics.DeploymentMetrics;
@@ -36,17 +35,14 @@ import java.util.function.LongSupplier;
  * inputs do not all fit is refused whole with {@link Overloaded}. Each input becomes one {@link InputTask} and runs on
  * whichever worker takes it, alone or in a batch; the last task of a request to finish completes the request
  * ({@link PoolRequest}), on that worker's thread. How many tasks a worker takes, and whether it waits for more, is the
- * {@link BatchPolicy}'s answer ({@link #fill}); running the batch and handling its failures is the
- * {@link BatchRunner}'s.
+ * {@link BatchPolicy}'s answer, how many tokens they may hold the {@link TokenBudget}'s; each worker's
+ * {@link BatchFormer} forms its batches; running a batch and handling its failures is the {@link BatchRunner}'s.
  *
  * <p>Tokens. A text model's inputs have tokens ({@link Model#maxInputTokens}), and two budgets bound them: a batch's
- * ({@code max_batch_tokens}: a worker takes queued inputs while their tokens stay within it, and the input that would
- * pass it starts the worker's next batch, carried over; an input alone always runs) and a request's
- * ({@code max_tokens_per_request}: the input whose tokens pass it fails its request, see {@link PoolRequest#charge}).
- * A worker counts an input it claimed by tokenising it ({@link Predictor#tokens}) and hands that tokenisation to the
- * input's inference, so an input is tokenised once, on a predictor thread; it counts only where a budget could be
- * passed ({@link TokenBudget}), so a model that reads no tokens, and the defaults with a truncating model, count
- * nothing.
+ * ({@code max_batch_tokens}) and a request's ({@code max_tokens_per_request}, fixed for a request when it is admitted:
+ * {@link TokenBudget#forRequest}). A worker counts an input by tokenising it and hands that to the input's inference,
+ * so an input is tokenised once, on a predictor thread ({@link BatchFormer}); only where a budget could be passed, so a
+ * model that reads no tokens, and the defaults with a truncating model, count nothing.
  *
  * <p>Ending early. A request that ends before its tasks ran (its caller cancelled it, or it failed) gives back at once
  * the queue places of the tasks no worker has claimed and drops its inputs: the tasks left in the queue hold no input
@@ -68,8 +64,7 @@ import java.util.function.LongSupplier;
  * {@link #pace} is written by workers without coordination and read for Retry-After estimates (best-effort by design:
  * a lost update only ages the estimate); {@link #policy} and {@link #idleSpinNanos} are
  * replaced by {@link #tune}, {@link #tokenBudget} by {@link #budgetTokens} (the controller thread), each read once per
- * batch (the token budget also once per admitted request); each worker's batch being formed, with the input it carried
- * over, is its own ({@link Forming}); {@link #accepting} and {@link #stopped} are written
+ * batch (the token budget also once per admitted request); {@link #accepting} and {@link #stopped} are written
  * once each by the closing thread; a worker stops at its next task once {@link #stopped} is set. Each
  * {@link Predictor} is created, used and closed by one worker.
  *
@@ -341,149 +336,20 @@ final class PredictorPool<I, O> {
     }
 
     private void serve(Predictor<I, O> predictor) {
-        Forming<I, O> forming = new Forming<>();
+        BatchFormer<I, O> batches = new BatchFormer<>(deployment, queue, predictor, () -> policy, () -> tokenBudget,
+                busy::get, nanoTime, metrics);
         List<I> inputs = new ArrayList<>();
         List<InputTokens> tokens = new ArrayList<>();
-        boolean stopAfter = false;
         try {
             while (!stopped) {
-                List<InputTask<I, O>> batch = forming.begin();
-                InputTask<I, O> first = null;
-                if (batch.isEmpty()) { // nothing carried over from the previous batch
-                    if (stopAfter) {
-                        return;
-                    }
-                    InputTask<I, O> task;
-                    try {
-                        task = queue.take(idleSpinNanos);
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                    if (task.isStop()) {
-                        return;
-                    }
-                    first = queue.claim(task) ? task : null;
-                }
-                BatchPolicy batching = policy;
-                TokenBudget budget = tokenBudget;
-                boolean countBatch = budget.countsBatches(batching.maxBatch());
-                if (first != null) {
-                    add(predictor, forming, first, budget, countBatch);
-                }
-                if (!stopAfter) {
-                    stopAfter = fill(predictor, forming, batching, budget, countBatch);
-                }
-                batch.removeIf(taken -> taken.request().isDone()); // expired or cancelled while the batch formed
-                if (!batch.isEmpty() && !run(predictor, batch, inputs, tokens)) {
+                List<InputTask<I, O>> batch = batches.next(idleSpinNanos);
+                if (batch == null || (!batch.isEmpty() && !run(predictor, batch, inputs, tokens))) {
                     return;
                 }
             }
         } finally {
-            InputTask<I, O> carried = forming.carried;
-            if (carried != null) { // the pool stopped before the task carried over ran
-                carried.request().fail(new NotReady("model '" + deployment + "' shut down before running this request"));
-            }
+            batches.abandon();
         }
-    }
-
-    /**
-     * Fills the batch being formed as the {@link BatchPolicy} says: first, without waiting, up to this predictor's fair
-     * share of the queue; then, only while the policy says to wait for company (another predictor busy, a backlog
-     * queued, the batch not full), more as they come, until the batch is full or the wait is over. A task whose tokens
-     * do not fit the batch's token budget ends the batch ({@link #add}).
-     *
-     * @return whether a stop signal was taken (the worker stops after this batch and any task carried over)
-     */
-    private boolean fill(Predictor<I, O> predictor, Forming<I, O> forming, BatchPolicy batching, TokenBudget budget,
-            boolean countBatch) {
-        List<InputTask<I, O>> batch = forming.tasks;
-        int share = batching.share(queue.queuedInputs(), batch.size());
-        while (batch.size() < share) {
-            InputTask<I, O> next = queue.poll();
-            if (next == null) {
-                break;
-            }
-            if (next.isStop()) {
-                return true;
-            }
-            if (queue.claim(next) && !add(predictor, forming, next, budget, countBatch)) {
-                return false;
-            }
-        }
-        if (!batching.waitsForCompany(batch.size(), busy.get(), queue.queuedInputs())) {
-            return false;
-        }
-        long start = nanoTime.getAsLong();
-        long waitUntil = batching.waitDeadline(start);
-        try {
-            for (;;) {
-                long left = batching.waitLeft(batch.size(), waitUntil, nanoTime.getAsLong());
-                if (left <= 0) {
-                    return false;
-                }
-                InputTask<I, O> next = queue.poll(left);
-                if (next == null) {
-                    return false;
-                }
-                if (next.isStop()) {
-                    return true;
-                }
-                if (queue.claim(next) && !add(predictor, forming, next, budget, countBatch)) {
-                    return false;
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        } finally {
-            metrics.batchWait(Math.min(nanoTime.getAsLong(), waitUntil) - start);
-        }
-    }
-
-    /**
-     * Adds a claimed task to the batch being formed. When a token budget needs its input's tokens (the batch's, or its
-     * request's: {@link TokenBudget}), this predictor tokenises it first ({@link Predictor#tokens}, which its inference
-     * then reuses) and charges its request ({@link PoolRequest#charge}): a request past its budget fails with its 400
-     * and the input is dropped; so is one whose tokenising shows input the model cannot take ({@link InvalidInput}).
-     *
-     * @return false when the input does not fit the batch's token budget: it is carried over to start this predictor's
-     *     next batch, and this batch is complete
-     */
-    private boolean add(Predictor<I, O> predictor, Forming<I, O> forming, InputTask<I, O> task, TokenBudget budget,
-            boolean countBatch) {
-        PoolRequest<I, O> request = task.request();
-        if (!countBatch && !request.countsTokens()) {
-            forming.tasks.add(task);
-            return true;
-        }
-        I input = request.input(task.index());
-        if (input == null) {
-            return true; // its request ended: nothing to run
-        }
-        InputTokens counted;
-        try {
-            counted = predictor.tokens(input);
-        } catch (InvalidInput refused) {
-            request.fail(refused);
-            return true;
-        } catch (Exception e) {
-            counted = null; // uncounted: its inference tokenises it again and fails as that fails
-        }
-        if (counted == null) {
-            forming.tasks.add(task);
-            return true;
-        }
-        if (request.countsTokens() && !request.charge(counted.count(), deployment)) {
-            return true;
-        }
-        InputTask<I, O> tokenised = task.withTokens(counted);
-        if (countBatch && !budget.fits(forming.tasks.size(), forming.tokens, counted.count())) {
-            forming.carried = tokenised;
-            return false;
-        }
-        forming.tasks.add(tokenised);
-        forming.tokens += counted.count();
-        return true;
     }
 
     /**
@@ -538,29 +404,5 @@ final class PredictorPool<I, O> {
             }
         }
         return size;
-    }
-
-    /**
-     * One predictor's batch as it forms: its tasks, their counted tokens, and the task that did not fit the previous
-     * batch's token budget, which starts the next. Owned by one predictor thread.
-     */
-    private static final class Forming<I, O> {
-        final List<InputTask<I, O>> tasks = new ArrayList<>();
-        /** Tokens of the counted tasks in {@link #tasks}. */
-        long tokens;
-        /** The task that starts the next batch, or null. */
-        InputTask<I, O> carried;
-
-        /** Starts a new batch, holding the carried task if there is one; returns its tasks. */
-        List<InputTask<I, O>> begin() {
-            tasks.clear();
-            tokens = 0;
-            if (carried != null) {
-                tasks.add(carried);
-                tokens = carried.tokens().count();
-                carried = null;
-            }
-            return tasks;
-        }
     }
 }

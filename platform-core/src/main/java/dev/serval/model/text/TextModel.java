@@ -228,14 +228,6 @@ abstract class TextModel<I, O> implements Model<I, O> {
         return chunker == null ? maxLength : (long) maxChunks * maxLength;
     }
 
-    /**
-     * An input tokenised by {@link TextPredictor#tokens}: its one encoding when truncated, its windows when chunked.
-     *
-     * @param count the tokens of all of them
-     */
-    private record Tokenised(Encoding[] windows, int count) implements InputTokens {
-    }
-
     /** {@inheritDoc} Here the input's length in characters: a proxy for its tokens that costs nothing to read. */
     @Override
     public long inputSize(I input) {
@@ -295,14 +287,14 @@ abstract class TextModel<I, O> implements Model<I, O> {
         public InputTokens tokens(I input) throws Exception {
             if (chunker == null) {
                 Encoding encoding = inputs.truncated(tokenizer, input, maxLength);
-                return new Tokenised(new Encoding[] {encoding}, encoding.getIds().length);
+                return new TextTokens(new Encoding[] {encoding}, encoding.getIds().length);
             }
             Encoding[] windows = windowsOf(input);
             int count = 0;
             for (Encoding window : windows) {
                 count += window.getIds().length;
             }
-            return new Tokenised(windows, count);
+            return new TextTokens(windows, count);
         }
 
         /**
@@ -313,7 +305,7 @@ abstract class TextModel<I, O> implements Model<I, O> {
          */
         @Override
         public O predict(I input, InputTokens tokens, BooleanSupplier abandoned) throws Exception {
-            Tokenised counted = tokens instanceof Tokenised own ? own : null;
+            TextTokens counted = tokens instanceof TextTokens own ? own : null;
             if (chunker == null) {
                 return run(counted != null ? counted.windows()[0] : inputs.truncated(tokenizer, input, maxLength));
             }
@@ -337,11 +329,7 @@ abstract class TextModel<I, O> implements Model<I, O> {
             return head.combine(parts);
         }
 
-        /**
-         * The windows of a chunked input, the whole text's first.
-         *
-         * @throws InvalidInput when there are more than {@code max_chunks_per_input}
-         */
+        /** The windows of a chunked input, the whole text's first; InvalidInput past {@code max_chunks_per_input}. */
         private Encoding[] windowsOf(I input) {
             String text = inputs.text(input);
             Encoding whole = chunker.encode(text);
@@ -384,7 +372,7 @@ abstract class TextModel<I, O> implements Model<I, O> {
             Integer[] order = new Integer[n];
             for (int i = 0; i < n; i++) {
                 InputTokens counted = tokens.isEmpty() ? null : tokens.get(i);
-                encodings[i] = counted instanceof Tokenised own ? own.windows()[0]
+                encodings[i] = counted instanceof TextTokens own ? own.windows()[0]
                         : inputs.truncated(tokenizer, batch.get(i), maxLength);
                 order[i] = i;
             }
