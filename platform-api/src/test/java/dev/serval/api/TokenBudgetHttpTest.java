@@ -37,8 +37,8 @@ class TokenBudgetHttpTest {
 
     /** Some 60 tokens: 6 windows of 16 with 4 shared. */
     private static final String LONG = "the quick brown fox jumps over the lazy dog ".repeat(6).trim();
-    private static final String REFUSED = "the request holds more tokens than the 200 model 'budgeted' reads per request"
-            + " (max_tokens_per_request): ";
+    private static final String REFUSED = "the request holds more tokens than the 200 model 'budgeted' reads per "
+            + "request (max_tokens_per_request): ";
 
     @BeforeEach
     void ready() {

@@ -49,8 +49,9 @@ final class BatchRunner<I, O> {
     /**
      * Runs one inference over {@code batch}, claimed tasks whose requests may have ended since; {@code inputs} and
      * {@code tokens} are the calling predictor's scratch lists (each input's tokens as that predictor counted them, or
-     * null, are handed to its inference so that it does not tokenise the input again). Tasks whose requests ended are dropped from {@code batch} first, and so are
-     * those whose deadline has passed, their requests ended with {@code DeadlineExceeded} ({@link PoolRequest#expire}).
+     * null, are handed to its inference so that it does not tokenise the input again). Tasks whose requests ended are
+     * dropped from {@code batch} first, and so are those whose deadline has passed, their requests ended with
+     * {@code DeadlineExceeded} ({@link PoolRequest#expire}).
      *
      * @return false when the pool stopped while it ran: the predictor exits
      */
@@ -77,7 +78,8 @@ final class BatchRunner<I, O> {
             if (batch.size() == 1) {
                 InputTask<I, O> only = batch.getFirst();
                 // the request tells the predictor when it is abandoned (a chunked text stops between its windows)
-                only.request().answer(only.index(), predictor.predict(inputs.getFirst(), only.tokens(), only.request()));
+                only.request().answer(only.index(),
+                        predictor.predict(inputs.getFirst(), only.tokens(), only.request()));
             } else {
                 List<O> outputs = predictor.predictBatch(inputs, tokens);
                 for (int i = 0; i < batch.size(); i++) {

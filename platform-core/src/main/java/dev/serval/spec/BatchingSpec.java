@@ -54,6 +54,7 @@ public record BatchingSpec(boolean batchInvariance, int maxBatchSize, Duration b
     }
 
     public BatchingSpec withMaxBatchTokens(int tokens) {
-        return tokens == maxBatchTokens ? this : new BatchingSpec(batchInvariance, maxBatchSize, batchWaitTimeout, tokens);
+        return tokens == maxBatchTokens ? this
+                : new BatchingSpec(batchInvariance, maxBatchSize, batchWaitTimeout, tokens);
     }
 }

@@ -222,7 +222,7 @@ abstract class TextModel<I, O> implements Model<I, O> {
         return model.widens();
     }
 
-    /** {@inheritDoc} Here {@code max_length} when truncating, {@code max_chunks_per_input} windows of it when chunking. */
+    /** {@inheritDoc} Here {@code max_length} truncating, {@code max_chunks_per_input} windows of it chunking. */
     @Override
     public long maxInputTokens() {
         return chunker == null ? maxLength : (long) maxChunks * maxLength;
