@@ -11,6 +11,7 @@ import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.HealthSpec;
 import dev.serval.spec.PredictorSpec;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -24,14 +25,15 @@ import java.util.concurrent.locks.LockSupport;
  * {@code minilm-mixed} texts (1 % of 320+ words, {@link ChatTexts#withLongTexts}) against their p99 on the short
  * texts alone, at 70 % of saturation, on a model whose rows are independent (the fp32 all-MiniLM-L6-v2, see
  * {@link BatchSizeBenchmark#loadModel}), in the engine (a {@link Deployment} of one replica of 2 predictor threads,
- * no HTTP). Saturation is measured first in the same run (closed loop on the short texts, {@value #OUTSTANDING}
- * requests outstanding); then each variant is an open loop of one-text requests with Poisson arrivals at 0.7 of it,
- * for {@code seconds}, after a warm-up of a quarter of that. Each variant: short texts' p50, p99, and the ratio of
- * their p99 to the short-only run's with the same budget.
+ * no HTTP). The run is {@code rounds} rounds, so that a machine whose other load changes weighs on every variant alike:
+ * each round measures saturation (3 s of closed loop on the short texts, {@value #OUTSTANDING} requests outstanding),
+ * then runs every budget's two open loops (short texts, then the mixed ones) of one-text requests with Poisson
+ * arrivals at 0.7 of it, each for {@code seconds} after a warm-up of a quarter of that. Per budget, over all rounds:
+ * short texts' p50 and p99 alone and beside the long ones, and the ratio of the two p99s.
  *
  * <p>Run from the repository root after {@code ./mvnw -q -B -o -DskipTests package -pl platform-bench -am}:
  * <pre>{@code
- * java -cp platform-bench/target/benchmarks.jar dev.serval.bench.model.MixedTokensLatency 20 16384,512,256
+ * java -cp platform-bench/target/benchmarks.jar dev.serval.bench.model.MixedTokensLatency 6 8 16384,512,256
  * }</pre>
  */
 public final class MixedTokensLatency {
@@ -43,8 +45,9 @@ public final class MixedTokensLatency {
     }
 
     public static void main(String[] args) throws Exception {
-        int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 20;
-        int[] budgets = Arrays.stream((args.length > 1 ? args[1] : "16384,512,256").split(","))
+        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 6;
+        int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 8;
+        int[] budgets = Arrays.stream((args.length > 2 ? args[2] : "16384,256").split(","))
                 .mapToInt(Integer::parseInt).toArray();
         List<String> shortTexts = ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED);
         List<String> mixed = ChatTexts.withLongTexts(ChatTexts.COUNT, ChatTexts.SEED);
@@ -60,21 +63,43 @@ public final class MixedTokensLatency {
                     deployed -> BatchSizeBenchmark.loadModel(deployed.predictors().intraOpThreads()));
             BenchmarkBase.awaitReady(deployment);
             System.out.println("batching: " + deployment.batching().orElseThrow());
-            closedLoop(deployment, shortTexts, seconds / 4.0);
-            double saturation = closedLoop(deployment, shortTexts, seconds / 2.0);
-            double rate = 0.7 * saturation;
-            System.out.printf("saturation %.0f texts/s; open loop at %.0f/s%n", saturation, rate);
-            for (int budget : budgets) {
-                deployment.update(spec.withBatching(BatchingSpec.DEFAULTS.withMaxBatchTokens(budget))).join();
-                long[] alone = openLoop(deployment, shortTexts, rate, seconds);
-                long[] beside = openLoop(deployment, mixed, rate, seconds);
-                System.out.printf("max_batch_tokens %6d: short alone p50 %.2f p99 %.2f ms | short beside long p50 "
-                        + "%.2f p99 %.2f ms | p99 ratio %.2f%n", budget, ms(alone, 0.50), ms(alone, 0.99),
-                        ms(beside, 0.50), ms(beside, 0.99), ms(beside, 0.99) / ms(alone, 0.99));
+            closedLoop(deployment, shortTexts, 5);
+            List<List<Long>> alone = new ArrayList<>();
+            List<List<Long>> beside = new ArrayList<>();
+            for (int b = 0; b < budgets.length; b++) {
+                alone.add(new ArrayList<>());
+                beside.add(new ArrayList<>());
+            }
+            for (int round = 0; round < rounds; round++) {
+                deployment.update(spec).join();
+                double rate = 0.7 * closedLoop(deployment, shortTexts, 3);
+                System.out.printf("round %d: open loops at %.0f texts/s%n", round + 1, rate);
+                for (int b = 0; b < budgets.length; b++) {
+                    deployment.update(spec.withBatching(BatchingSpec.DEFAULTS.withMaxBatchTokens(budgets[b]))).join();
+                    for (long latency : openLoop(deployment, shortTexts, rate, seconds)) {
+                        alone.get(b).add(latency);
+                    }
+                    for (long latency : openLoop(deployment, mixed, rate, seconds)) {
+                        beside.get(b).add(latency);
+                    }
+                }
+            }
+            for (int b = 0; b < budgets.length; b++) {
+                long[] a = sorted(alone.get(b));
+                long[] m = sorted(beside.get(b));
+                System.out.printf("max_batch_tokens %6d: short alone p50 %.2f p99 %.2f ms (%d) | short beside long p50 "
+                        + "%.2f p99 %.2f ms (%d) | p99 ratio %.2f%n", budgets[b], ms(a, 0.50), ms(a, 0.99), a.length,
+                        ms(m, 0.50), ms(m, 0.99), m.length, ms(m, 0.99) / ms(a, 0.99));
             }
         } finally {
             engine.close();
         }
+    }
+
+    private static long[] sorted(List<Long> latencies) {
+        long[] sorted = latencies.stream().mapToLong(Long::longValue).toArray();
+        Arrays.sort(sorted);
+        return sorted;
     }
 
     /** Texts per second with {@value #OUTSTANDING} one-text requests always outstanding. */
