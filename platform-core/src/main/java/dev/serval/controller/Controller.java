@@ -82,7 +82,8 @@ public final class Controller {
                 managed.retireCurrentReplicas();
             } else if (!managed.spec.equals(spec)) {
                 for (RoutableReplica<I, O> replica : managed.routable.values()) {
-                    replica.tune(spec); // batch size, wait and idle spin change in place, O(n) once per such change
+                    // batch size, wait, idle spin, token budgets change in place, O(n) once per such change
+                    replica.tune(spec);
                 }
             }
             managed.respec(spec);

@@ -69,6 +69,16 @@ public interface Model<I, O> extends AutoCloseable {
         return 1;
     }
 
+    /**
+     * The most tokens one input can make this model read ({@link InputTokens#count}), whatever its length: a text
+     * model's {@code max_length} when it truncates, its windows' total when it chunks. 0 for a model that reads no
+     * tokens: token budgets ({@code max_batch_tokens}, {@code max_tokens_per_request}) do not apply to it, and its
+     * predictors are never asked to count ({@link Predictor#tokens}).
+     */
+    default long maxInputTokens() {
+        return 0;
+    }
+
     /** Whether inputs may share an inference, decided when the model loaded. By default: each input alone. */
     default BatchingDecision batching() {
         return BatchingDecision.single("the model runs one input per inference");

@@ -45,6 +45,37 @@ public interface Predictor<I, O> extends AutoCloseable {
     }
 
     /**
+     * Tokenises {@code input} as this predictor's inference of it would, and counts its tokens: for a token budget that
+     * must know an input's tokens before it runs. The result is handed back to this predictor's inference of the same
+     * input ({@link #predict(Object, InputTokens, BooleanSupplier)}, {@link #predictBatch(List, List)}), which then
+     * does not tokenise it again. Called only for a model whose {@link Model#maxInputTokens} is above 0; by default
+     * null (nothing counted).
+     *
+     * @throws dev.serval.error.InvalidInput when tokenising shows input the model cannot take (a text that splits into
+     *                                       too many windows), as its inference would
+     */
+    default InputTokens tokens(I input) throws Exception {
+        return null;
+    }
+
+    /**
+     * {@link #predict(Object, BooleanSupplier)} of an input already tokenised by {@link #tokens}: {@code tokens} is
+     * what this predictor returned for it, or null when it was not counted. By default the tokens are not used.
+     */
+    default O predict(I input, InputTokens tokens, BooleanSupplier abandoned) throws Exception {
+        return predict(input, abandoned);
+    }
+
+    /**
+     * {@link #predictBatch(List)} of inputs some of which are already tokenised: {@code tokens} is empty (none
+     * counted) or holds, for each input in order, what {@link #tokens} returned for it on this predictor or null. By
+     * default the tokens are not used.
+     */
+    default List<O> predictBatch(List<I> inputs, List<InputTokens> tokens) throws Exception {
+        return predictBatch(inputs);
+    }
+
+    /**
      * Runs this predictor's next inferences, until called again, on the model's wider session ({@code true}: the
      * replica lends the cores of its idle predictors to this one) or on its own share ({@code false}, the state a
      * predictor starts in). Called by the predictor pool between inferences, only for a model that

@@ -6,6 +6,7 @@ import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.error.ServalException;
 import dev.serval.metrics.DeploymentMetrics;
+import dev.serval.model.InputTokens;
 import dev.serval.model.Predictor;
 import java.util.List;
 import java.util.function.BooleanSupplier;
@@ -46,15 +47,18 @@ final class BatchRunner<I, O> {
     }
 
     /**
-     * Runs one inference over {@code batch}, claimed tasks whose requests may have ended since; {@code inputs} is the
-     * calling predictor's scratch list. Tasks whose requests ended are dropped from {@code batch} first, and so are
-     * those whose deadline has passed, their requests ended with {@code DeadlineExceeded} ({@link PoolRequest#expire}).
+     * Runs one inference over {@code batch}, claimed tasks whose requests may have ended since; {@code inputs} and
+     * {@code tokens} are the calling predictor's scratch lists (each input's tokens as that predictor counted them, or
+     * null, are handed to its inference so that it does not tokenise the input again). Tasks whose requests ended are
+     * dropped from {@code batch} first, and so are those whose deadline has passed, their requests ended with
+     * {@code DeadlineExceeded} ({@link PoolRequest#expire}).
      *
      * @return false when the pool stopped while it ran: the predictor exits
      */
-    boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs) {
+    boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs, List<InputTokens> tokens) {
         long start = nanoTime.getAsLong();
         inputs.clear();
+        tokens.clear();
         for (int i = 0; i < batch.size(); i++) {
             InputTask<I, O> task = batch.get(i);
             task.request().expire(start, deployment);
@@ -65,6 +69,7 @@ final class BatchRunner<I, O> {
             }
             metrics.predictorWait(start - task.queuedAt());
             inputs.add(input);
+            tokens.add(task.tokens());
         }
         if (batch.isEmpty()) {
             return true;
@@ -73,9 +78,10 @@ final class BatchRunner<I, O> {
             if (batch.size() == 1) {
                 InputTask<I, O> only = batch.getFirst();
                 // the request tells the predictor when it is abandoned (a chunked text stops between its windows)
-                only.request().answer(only.index(), predictor.predict(inputs.getFirst(), only.request()));
+                only.request().answer(only.index(),
+                        predictor.predict(inputs.getFirst(), only.tokens(), only.request()));
             } else {
-                List<O> outputs = predictor.predictBatch(inputs);
+                List<O> outputs = predictor.predictBatch(inputs, tokens);
                 for (int i = 0; i < batch.size(); i++) {
                     InputTask<I, O> task = batch.get(i);
                     task.request().answer(task.index(), outputs.get(i));
@@ -111,7 +117,7 @@ final class BatchRunner<I, O> {
             return true; // another input of its request failed already, or its caller went away
         }
         try {
-            task.request().answer(task.index(), predictor.predict(input));
+            task.request().answer(task.index(), predictor.predict(input, task.tokens(), () -> false));
         } catch (Throwable t) {
             if (stopped.getAsBoolean()) {
                 return false;

@@ -80,13 +80,21 @@ final class InputQueue<I, O> {
      * @throws Overloaded when the queue cannot take all the inputs
      */
     PoolRequest<I, O> admit(List<I> inputs, long deadlineNanos, long nowNanos) {
+        return admit(inputs, deadlineNanos, nowNanos, 0);
+    }
+
+    /**
+     * {@link #admit(List, long, long)} for a request whose inputs' tokens are counted against {@code tokenBudget}
+     * ({@code max_tokens_per_request}; 0: not counted, see {@link PoolRequest#charge}).
+     */
+    PoolRequest<I, O> admit(List<I> inputs, long deadlineNanos, long nowNanos, long tokenBudget) {
         int n = inputs.size();
         if (!queued.tryAcquire(n)) {
             int current = queued.count();
             throw new Overloaded("model '" + deployment + "' is overloaded: " + current + " inputs queued, "
                     + n + " more would exceed max-queued-inputs " + queued.limit(), retryAfter.estimate(current));
         }
-        PoolRequest<I, O> request = new PoolRequest<>(inputs, queued, deadlineNanos);
+        PoolRequest<I, O> request = new PoolRequest<>(inputs, queued, deadlineNanos, tokenBudget);
         waiting.add(new Waiting<>(request, n, nowNanos));
         wake(n);
         return request;

@@ -2,14 +2,18 @@ package dev.serval.replica;
 
 import dev.serval.admission.RetryAfter;
 import dev.serval.batching.BatchPolicy;
+import dev.serval.batching.TokenBudget;
 import dev.serval.error.InferenceFailed;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.metrics.DeploymentMetrics;
 import dev.serval.model.BatchingDecision;
+import dev.serval.model.InputTokens;
 import dev.serval.model.Model;
 import dev.serval.model.Predictor;
 import dev.serval.request.CallContext;
+import dev.serval.spec.AdmissionSpec;
+import dev.serval.spec.BatchingSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,8 +35,14 @@ import java.util.function.LongSupplier;
  * inputs do not all fit is refused whole with {@link Overloaded}. Each input becomes one {@link InputTask} and runs on
  * whichever worker takes it, alone or in a batch; the last task of a request to finish completes the request
  * ({@link PoolRequest}), on that worker's thread. How many tasks a worker takes, and whether it waits for more, is the
- * {@link BatchPolicy}'s answer ({@link #fill}); running the batch and handling its failures is the
- * {@link BatchRunner}'s.
+ * {@link BatchPolicy}'s answer, how many tokens they may hold the {@link TokenBudget}'s; each worker's
+ * {@link BatchFormer} forms its batches; running a batch and handling its failures is the {@link BatchRunner}'s.
+ *
+ * <p>Tokens. A text model's inputs have tokens ({@link Model#maxInputTokens}), and two budgets bound them: a batch's
+ * ({@code max_batch_tokens}) and a request's ({@code max_tokens_per_request}, fixed for a request when it is admitted:
+ * {@link TokenBudget#forRequest}). A worker counts an input by tokenising it and hands that to the input's inference,
+ * so an input is tokenised once, on a predictor thread ({@link BatchFormer}); only where a budget could be passed, so a
+ * model that reads no tokens, and the defaults with a truncating model, count nothing.
  *
  * <p>Ending early. A request that ends before its tasks ran (its caller cancelled it, or it failed) gives back at once
  * the queue places of the tasks no worker has claimed and drops its inputs: the tasks left in the queue hold no input
@@ -53,7 +63,8 @@ import java.util.function.LongSupplier;
  * health-check thread; {@link #idleCores} is taken and released by workers around each inference;
  * {@link #pace} is written by workers without coordination and read for Retry-After estimates (best-effort by design:
  * a lost update only ages the estimate); {@link #policy} and {@link #idleSpinNanos} are
- * replaced by {@link #tune} (the controller thread) and read once per batch; {@link #accepting} and {@link #stopped} are written
+ * replaced by {@link #tune}, {@link #tokenBudget} by {@link #budgetTokens} (the controller thread), each read once per
+ * batch (the token budget also once per admitted request); {@link #accepting} and {@link #stopped} are written
  * once each by the closing thread; a worker stops at its next task once {@link #stopped} is set. Each
  * {@link Predictor} is created, used and closed by one worker.
  *
@@ -81,6 +92,8 @@ final class PredictorPool<I, O> {
     private final boolean batches;
     /** How workers form batches; replaced at run time by {@link #tune}. */
     private volatile BatchPolicy policy;
+    /** The token budgets and when they need counting; replaced by {@link #budgetTokens}. */
+    private volatile TokenBudget tokenBudget;
     /** How long a worker that found the queue empty keeps looking before it sleeps; replaced by {@link #tune}. */
     private volatile long idleSpinNanos;
     /** Predictors running an inference now: a predictor waits for a fuller batch only while another one is busy. */
@@ -113,6 +126,8 @@ final class PredictorPool<I, O> {
         this.batches = model.batching().batched();
         this.policy = BatchPolicy.of(batches, predictorThreads, model.batching().batchLimit(maxBatch), Duration.ZERO);
         this.model = model;
+        this.tokenBudget = new TokenBudget(model.maxInputTokens(), BatchingSpec.DEFAULT_MAX_BATCH_TOKENS,
+                AdmissionSpec.DEFAULT_MAX_TOKENS_PER_REQUEST);
         this.nanoTime = nanoTime;
         this.pace = RetryAfter.servicePaced(predictorThreads);
         this.queue = new InputQueue<>(deployment, maxQueuedInputs, pace);
@@ -158,7 +173,8 @@ final class PredictorPool<I, O> {
         if (!accepting) {
             throw new NotReady("model '" + deployment + "' is shutting down");
         }
-        PoolRequest<I, O> request = queue.admit(inputs, deadlineNanos, nanoTime.getAsLong());
+        PoolRequest<I, O> request = queue.admit(inputs, deadlineNanos, nanoTime.getAsLong(),
+                tokenBudget.forRequest(inputs.size()));
         if (stopped) {
             failQueued();
         }
@@ -173,6 +189,14 @@ final class PredictorPool<I, O> {
     void tune(int maxBatchSize, Duration batchWait, Duration idleSpin) {
         policy = BatchPolicy.of(batches, workers.length, model.batching().batchLimit(maxBatchSize), batchWait);
         idleSpinNanos = idleSpin.toNanos();
+    }
+
+    /**
+     * Changes the token budgets ({@code max_batch_tokens}, {@code max_tokens_per_request}): batches from the next one
+     * on, requests from the next admitted. Inert for a model that reads no tokens ({@link Model#maxInputTokens}).
+     */
+    void budgetTokens(int maxBatchTokens, int maxTokensPerRequest) {
+        tokenBudget = new TokenBudget(model.maxInputTokens(), maxBatchTokens, maxTokensPerRequest);
     }
 
     /** The model's probe input, run like a one-input request (a health check). */
@@ -312,82 +336,19 @@ final class PredictorPool<I, O> {
     }
 
     private void serve(Predictor<I, O> predictor) {
-        List<InputTask<I, O>> batch = new ArrayList<>();
+        BatchFormer<I, O> batches = new BatchFormer<>(deployment, queue, predictor, () -> policy, () -> tokenBudget,
+                busy::get, nanoTime, metrics);
         List<I> inputs = new ArrayList<>();
-        while (!stopped) {
-            InputTask<I, O> task;
-            try {
-                task = queue.take(idleSpinNanos);
-            } catch (InterruptedException e) {
-                return;
-            }
-            if (task.isStop()) {
-                return;
-            }
-            batch.clear();
-            if (queue.claim(task)) {
-                batch.add(task);
-            }
-            boolean stopAfter = fill(batch);
-            batch.removeIf(taken -> taken.request().isDone()); // expired or cancelled while the batch formed
-            if (!batch.isEmpty() && !run(predictor, batch, inputs)) {
-                return;
-            }
-            if (stopAfter) {
-                return;
-            }
-        }
-    }
-
-    /**
-     * Fills {@code batch} as the {@link BatchPolicy} says: first, without waiting, up to this predictor's fair share of
-     * the queue; then, only while the policy says to wait for company (another predictor busy, a backlog queued, the
-     * batch not full), more as they come, until the batch is full or the wait is over.
-     *
-     * @return whether a stop signal was taken (the worker stops after this batch)
-     */
-    private boolean fill(List<InputTask<I, O>> batch) {
-        BatchPolicy batching = policy;
-        int share = batching.share(queue.queuedInputs(), batch.size());
-        while (batch.size() < share) {
-            InputTask<I, O> next = queue.poll();
-            if (next == null) {
-                break;
-            }
-            if (next.isStop()) {
-                return true;
-            }
-            if (queue.claim(next)) {
-                batch.add(next);
-            }
-        }
-        if (!batching.waitsForCompany(batch.size(), busy.get(), queue.queuedInputs())) {
-            return false;
-        }
-        long start = nanoTime.getAsLong();
-        long waitUntil = batching.waitDeadline(start);
+        List<InputTokens> tokens = new ArrayList<>();
         try {
-            for (;;) {
-                long left = batching.waitLeft(batch.size(), waitUntil, nanoTime.getAsLong());
-                if (left <= 0) {
-                    return false;
-                }
-                InputTask<I, O> next = queue.poll(left);
-                if (next == null) {
-                    return false;
-                }
-                if (next.isStop()) {
-                    return true;
-                }
-                if (queue.claim(next)) {
-                    batch.add(next);
+            while (!stopped) {
+                List<InputTask<I, O>> batch = batches.next(idleSpinNanos);
+                if (batch == null || (!batch.isEmpty() && !run(predictor, batch, inputs, tokens))) {
+                    return;
                 }
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
         } finally {
-            metrics.batchWait(Math.min(nanoTime.getAsLong(), waitUntil) - start);
+            batches.abandon();
         }
     }
 
@@ -396,11 +357,12 @@ final class PredictorPool<I, O> {
      * widens, it first takes this predictor's cores ({@link IdleCores}), and every idle one's too when nothing is
      * queued and widened inferences of the batch's size are measured faster, and runs widened if it got them.
      */
-    private boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs) {
+    private boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs,
+            List<InputTokens> tokens) {
         if (idleCores == null) {
             busy.incrementAndGet();
             try {
-                return runner.run(predictor, batch, inputs);
+                return runner.run(predictor, batch, inputs, tokens);
             } finally {
                 busy.decrementAndGet();
                 finished.increment();
@@ -417,7 +379,7 @@ final class PredictorPool<I, O> {
         busy.incrementAndGet();
         long start = nanoTime.getAsLong();
         try {
-            return runner.run(predictor, batch, inputs);
+            return runner.run(predictor, batch, inputs, tokens);
         } finally {
             if (borrowed || (idle && busy.get() == 1)) { // it ran alone from start to end, widened or not
                 idleCores.lone(size, borrowed, nanoTime.getAsLong() - start);

@@ -193,9 +193,13 @@ public final class Replica<I, O> implements RoutableReplica<I, O> {
         tune(pool, spec);
     }
 
-    /** Gives {@code pool} the settings of {@code spec} that change in place: batch size and wait, idle spin. */
+    /**
+     * Gives {@code pool} the settings of {@code spec} that change in place: batch size and wait, idle spin, token
+     * budgets.
+     */
     private static void tune(PredictorPool<?, ?> pool, DeploymentSpec spec) {
         pool.tune(spec.batching().maxBatchSize(), spec.batching().batchWaitTimeout(), spec.predictors().idleSpin());
+        pool.budgetTokens(spec.batching().maxBatchTokens(), spec.admission().maxTokensPerRequest());
     }
 
     /**

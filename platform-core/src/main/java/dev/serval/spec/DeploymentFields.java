@@ -78,6 +78,8 @@ final class DeploymentFields {
     static final Field<Duration> IDLE_SPIN = field(PredictorSpec.IDLE_SPIN, s -> s.predictors().idleSpin());
     static final Field<Integer> MAX_INPUTS_PER_REQUEST = field(tighter(AdmissionSpec.MAX_INPUTS_PER_REQUEST, MAX_COUNT),
             s -> s.admission().maxInputsPerRequest());
+    static final Field<Integer> MAX_TOKENS_PER_REQUEST = field(AdmissionSpec.MAX_TOKENS_PER_REQUEST,
+            s -> s.admission().maxTokensPerRequest());
     static final Field<Duration> HEALTH_CHECK_PERIOD = field(HealthSpec.HEALTH_CHECK_PERIOD,
             s -> s.health().healthCheckPeriod());
     static final Field<Integer> HEALTH_CHECK_FAILURE_THRESHOLD = field(HealthSpec.HEALTH_CHECK_FAILURE_THRESHOLD,
@@ -91,6 +93,8 @@ final class DeploymentFields {
     static final Field<Integer> MAX_BATCH_SIZE = field(BatchingSpec.MAX_BATCH_SIZE, s -> s.batching().maxBatchSize());
     static final Field<Duration> BATCH_WAIT_TIMEOUT = field(BatchingSpec.BATCH_WAIT_TIMEOUT,
             s -> s.batching().batchWaitTimeout());
+    static final Field<Integer> MAX_BATCH_TOKENS = field(BatchingSpec.MAX_BATCH_TOKENS,
+            s -> s.batching().maxBatchTokens());
     static final Field<Double> ROLLING_UPDATE_FRACTION = field(RolloutSpec.ROLLING_UPDATE_FRACTION,
             SettingKind.FRACTION, s -> s.rollout().rollingUpdateFraction());
 
@@ -132,8 +136,8 @@ final class DeploymentFields {
     static final List<Field<?>> ALL = List.of(MODEL, VERSION, MAX_LENGTH, LONG_INPUTS, CHUNK_OVERLAP, CHUNK_REDUCTION,
             MAX_CHUNKS_PER_INPUT, NUM_REPLICAS, MIN_READY_REPLICAS, MAX_ONGOING_REQUESTS, MAX_QUEUED_REQUESTS,
             PREDICTOR_THREADS, INTRA_OP_THREADS, LEND_IDLE_CORES, IDLE_SPIN, MAX_INPUTS_PER_REQUEST,
-            HEALTH_CHECK_PERIOD, HEALTH_CHECK_FAILURE_THRESHOLD, GRACEFUL_SHUTDOWN_TIMEOUT, REQUEST_TIMEOUT,
-            BATCH_INVARIANCE, MAX_BATCH_SIZE, BATCH_WAIT_TIMEOUT, ROLLING_UPDATE_FRACTION,
+            MAX_TOKENS_PER_REQUEST, HEALTH_CHECK_PERIOD, HEALTH_CHECK_FAILURE_THRESHOLD, GRACEFUL_SHUTDOWN_TIMEOUT, REQUEST_TIMEOUT,
+            BATCH_INVARIANCE, MAX_BATCH_SIZE, BATCH_WAIT_TIMEOUT, MAX_BATCH_TOKENS, ROLLING_UPDATE_FRACTION,
             MAX_MODELS_PER_REPLICA, MAX_MODEL_MEMORY,
             MIN_REPLICAS, MAX_REPLICAS_FIELD, INITIAL_REPLICAS, TARGET_ONGOING_REQUESTS, UPSCALE_DELAY, DOWNSCALE_DELAY,
             DOWNSCALE_TO_ZERO_DELAY, LOOK_BACK_PERIOD, UPSCALING_FACTOR, DOWNSCALING_FACTOR,
@@ -162,9 +166,10 @@ final class DeploymentFields {
                 values.get(VERSION),
                 values.get(NUM_REPLICAS),
                 new AdmissionSpec(values.get(MAX_ONGOING_REQUESTS), values.get(MAX_QUEUED_REQUESTS),
-                        values.get(MAX_INPUTS_PER_REQUEST), values.get(REQUEST_TIMEOUT)),
+                        values.get(MAX_INPUTS_PER_REQUEST), values.get(REQUEST_TIMEOUT),
+                        values.get(MAX_TOKENS_PER_REQUEST)),
                 new BatchingSpec(values.get(BATCH_INVARIANCE), values.get(MAX_BATCH_SIZE),
-                        values.get(BATCH_WAIT_TIMEOUT)),
+                        values.get(BATCH_WAIT_TIMEOUT), values.get(MAX_BATCH_TOKENS)),
                 new PredictorSpec(values.get(PREDICTOR_THREADS), values.get(INTRA_OP_THREADS),
                         values.get(LEND_IDLE_CORES), values.get(IDLE_SPIN)),
                 new HealthSpec(values.get(HEALTH_CHECK_PERIOD), values.get(HEALTH_CHECK_FAILURE_THRESHOLD),

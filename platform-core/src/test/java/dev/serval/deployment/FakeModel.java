@@ -55,6 +55,21 @@ public final class FakeModel implements Model<String, String> {
     public final java.util.List<String> widened = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Set when a widened inference and any other inference were inside the model at the same time. */
     public volatile boolean wideOverlap;
+    /**
+     * The most tokens one input has ({@link #maxInputTokens}); 0 (the default): the model reads no tokens. An input's
+     * tokens are its characters, at most this many (truncation).
+     */
+    public volatile long maxInputTokens;
+    /** Every input its predictors tokenised ({@link Predictor#tokens}), in order. */
+    public final java.util.List<String> tokenised = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Every input whose inference was handed the tokens counted for it, in order. */
+    public final java.util.List<String> ranCounted = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    @Override
+    public long maxInputTokens() {
+        return maxInputTokens;
+    }
+
     /** What {@link #waitsOnOtherDeployments} answers: true stands for a composite model waiting on a step. */
     volatile boolean waitsOnOthers;
 
@@ -135,6 +150,33 @@ public final class FakeModel implements Model<String, String> {
                     outputs.add(predict(input));
                 }
                 return outputs;
+            }
+
+            @Override
+            public dev.serval.model.InputTokens tokens(String input) {
+                tokenised.add(input);
+                int count = (int) Math.min(input.length(), maxInputTokens);
+                return () -> count;
+            }
+
+            @Override
+            public java.util.List<String> predictBatch(java.util.List<String> inputs,
+                    java.util.List<dev.serval.model.InputTokens> tokens) throws Exception {
+                for (int i = 0; i < tokens.size(); i++) {
+                    if (tokens.get(i) != null) {
+                        ranCounted.add(inputs.get(i));
+                    }
+                }
+                return predictBatch(inputs);
+            }
+
+            @Override
+            public String predict(String input, dev.serval.model.InputTokens tokens,
+                    java.util.function.BooleanSupplier abandoned) throws Exception {
+                if (tokens != null) {
+                    ranCounted.add(input);
+                }
+                return predict(input, abandoned);
             }
 
             @Override

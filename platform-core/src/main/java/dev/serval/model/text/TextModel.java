@@ -6,6 +6,7 @@ import ai.djl.translate.TranslateException;
 import dev.serval.error.InvalidInput;
 import dev.serval.model.BatchObserver;
 import dev.serval.model.BatchingDecision;
+import dev.serval.model.InputTokens;
 import dev.serval.model.LoadOptions;
 import dev.serval.model.LongInputs;
 import dev.serval.model.Model;
@@ -221,6 +222,12 @@ abstract class TextModel<I, O> implements Model<I, O> {
         return model.widens();
     }
 
+    /** {@inheritDoc} Here {@code max_length} truncating, {@code max_chunks_per_input} windows of it chunking. */
+    @Override
+    public long maxInputTokens() {
+        return chunker == null ? maxLength : (long) maxChunks * maxLength;
+    }
+
     /** {@inheritDoc} Here the input's length in characters: a proxy for its tokens that costs nothing to read. */
     @Override
     public long inputSize(I input) {
@@ -264,7 +271,30 @@ abstract class TextModel<I, O> implements Model<I, O> {
 
         @Override
         public O predict(I input) throws Exception {
-            return predict(input, NEVER_ABANDONED);
+            return predict(input, null, NEVER_ABANDONED);
+        }
+
+        @Override
+        public O predict(I input, BooleanSupplier abandoned) throws Exception {
+            return predict(input, null, abandoned);
+        }
+
+        /**
+         * {@inheritDoc} Truncated, the one encoding the model reads; chunked, every window, refused as the inference
+         * would refuse them (more than {@code max_chunks_per_input}).
+         */
+        @Override
+        public InputTokens tokens(I input) throws Exception {
+            if (chunker == null) {
+                Encoding encoding = inputs.truncated(tokenizer, input, maxLength);
+                return new TextTokens(new Encoding[] {encoding}, encoding.getIds().length);
+            }
+            Encoding[] windows = windowsOf(input);
+            int count = 0;
+            for (Encoding window : windows) {
+                count += window.getIds().length;
+            }
+            return new TextTokens(windows, count);
         }
 
         /**
@@ -274,24 +304,15 @@ abstract class TextModel<I, O> implements Model<I, O> {
          *                      after tokenising, before any window runs)
          */
         @Override
-        public O predict(I input, BooleanSupplier abandoned) throws Exception {
+        public O predict(I input, InputTokens tokens, BooleanSupplier abandoned) throws Exception {
+            TextTokens counted = tokens instanceof TextTokens own ? own : null;
             if (chunker == null) {
-                return run(inputs.truncated(tokenizer, input, maxLength));
+                return run(counted != null ? counted.windows()[0] : inputs.truncated(tokenizer, input, maxLength));
             }
-            String text = inputs.text(input);
-            Encoding whole = chunker.encode(text);
-            Encoding[] rest = whole.getOverflowing();
-            if (rest == null || rest.length == 0) {
-                return run(whole); // within the maximum: no chunking work beyond this one tokenisation
+            Encoding[] windows = counted != null ? counted.windows() : windowsOf(input);
+            if (windows.length == 1) {
+                return run(windows[0]); // within the maximum: no chunking work beyond this one tokenisation
             }
-            if (rest.length + 1 > maxChunks) {
-                throw new InvalidInput("a text of " + text.length() + " characters splits into " + (rest.length + 1)
-                        + " windows of " + maxLength + " tokens; this model runs at most " + maxChunks
-                        + " windows per text (max_chunks_per_input)");
-            }
-            Encoding[] windows = new Encoding[rest.length + 1];
-            windows[0] = whole;
-            System.arraycopy(rest, 0, windows, 1, rest.length);
             List<O> parts = new ArrayList<>(windows.length);
             int step = rows.batched() ? WINDOWS_PER_INFERENCE : 1; // row-coupled models run windows alone
             for (int start = 0; start < windows.length; start += step) {
@@ -308,6 +329,25 @@ abstract class TextModel<I, O> implements Model<I, O> {
             return head.combine(parts);
         }
 
+        /** The windows of a chunked input, the whole text's first; InvalidInput past {@code max_chunks_per_input}. */
+        private Encoding[] windowsOf(I input) {
+            String text = inputs.text(input);
+            Encoding whole = chunker.encode(text);
+            Encoding[] rest = whole.getOverflowing();
+            if (rest == null || rest.length == 0) {
+                return new Encoding[] {whole};
+            }
+            if (rest.length + 1 > maxChunks) {
+                throw new InvalidInput("a text of " + text.length() + " characters splits into " + (rest.length + 1)
+                        + " windows of " + maxLength + " tokens; this model runs at most " + maxChunks
+                        + " windows per text (max_chunks_per_input)");
+            }
+            Encoding[] windows = new Encoding[rest.length + 1];
+            windows[0] = whole;
+            System.arraycopy(rest, 0, windows, 1, rest.length);
+            return windows;
+        }
+
         /** One already-tokenised window or text, alone. */
         O run(Encoding encoding) throws Exception {
             return predictor.predict(new Encoding[] {encoding}).getFirst();
@@ -315,14 +355,25 @@ abstract class TextModel<I, O> implements Model<I, O> {
 
         @Override
         public List<O> predictBatch(List<I> batch) throws Exception {
-            if (chunker != null || !rows.batched() || batch.size() == 1) {
-                return Predictor.super.predictBatch(batch);
-            }
+            return predictBatch(batch, List.of());
+        }
+
+        @Override
+        public List<O> predictBatch(List<I> batch, List<InputTokens> tokens) throws Exception {
             int n = batch.size();
+            if (chunker != null || !rows.batched() || n == 1) {
+                List<O> outputs = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    outputs.add(predict(batch.get(i), tokens.isEmpty() ? null : tokens.get(i), NEVER_ABANDONED));
+                }
+                return outputs;
+            }
             Encoding[] encodings = new Encoding[n];
             Integer[] order = new Integer[n];
             for (int i = 0; i < n; i++) {
-                encodings[i] = inputs.truncated(tokenizer, batch.get(i), maxLength);
+                InputTokens counted = tokens.isEmpty() ? null : tokens.get(i);
+                encodings[i] = counted instanceof TextTokens own ? own.windows()[0]
+                        : inputs.truncated(tokenizer, batch.get(i), maxLength);
                 order[i] = i;
             }
             Arrays.sort(order, Comparator.comparingInt(i -> encodings[i].getIds().length));
