@@ -13,8 +13,10 @@ the fp32 model's vectors (--reference, by default the fp32 export from the langc
   often the model ranks it as fp32 does;
 - batch invariance (with --batch-check): a text's vector alone against the same text padded in a length-sorted batch
   of 16 (largest element difference over all texts), the property that lets Serval batch a model;
-- raw speed (with --speed): texts/s of one onnxruntime thread at batch 1 and over length-sorted batches of 16, on the
-  same texts, tokenisation excluded (a guide: the Serval figures come from platform-bench).
+- raw cost (with --speed): the process CPU time per text of one onnxruntime thread at batch 1 and over length-sorted
+  batches of 16, on short texts (the first 14 words of 400 of the texts), tokenisation excluded, the models in turn
+  for --rounds rounds (CPU time, not texts/s: the steadier figure on a shared machine; the Serval figures come from
+  platform-bench); with --profile also onnxruntime's kernel time per text by operator type, each text alone.
 
 The texts (--texts, default 3000) are deterministic and offline: paragraphs of the docstrings of Python's standard
 library (read with ast from this interpreter's own sources, sorted) and of the repository's docs/*.md prose, cleaned,
@@ -22,7 +24,7 @@ de-duplicated, drawn with a fixed seed; texts of the calibration set (scripts/da
 
     ~/.cache/serval/venvs/int8/bin/python scripts/int8_accuracy.py \
         --model dynamic=~/.cache/serval/repository/all-minilm-l6-v2/1 \
-        --model static=~/.cache/serval/repository/all-minilm-l6-v2-int8/1 --batch-check --speed
+        --model static=~/.cache/serval/repository/all-minilm-l6-v2-int8/1 --batch-check --speed --profile
 """
 import argparse
 import ast
@@ -164,23 +166,38 @@ class Encoder:
             worst = max(worst, float(np.abs(batch - alone[rows]).max()))
         return worst
 
-    def speed(self, texts, batch, seconds=4.0):
+    def cpu_per_text(self, texts, batch):
+        """Process CPU microseconds per text over `texts` in length-sorted batches of `batch` (feeds made first)."""
         encodings = [self.tokenizer.encode(t) for t in texts]
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        groups = [[encodings[i] for i in order[s:s + batch]] for s in range(0, len(order), batch)]
-        random.Random(SEED).shuffle(groups)
-        prepared = [self.feeds(g)[0] for g in groups]
+        prepared = [self.feeds([encodings[i] for i in order[s:s + batch]])[0] for s in range(0, len(order), batch)]
         for f in prepared[:3]:
             self.session.run(["last_hidden_state"], f)
-        done = 0
-        start = time.perf_counter()
-        i = 0
-        while time.perf_counter() - start < seconds:
-            f = prepared[i % len(prepared)]
+        start = time.process_time()
+        for f in prepared:
             self.session.run(["last_hidden_state"], f)
-            done += f["input_ids"].shape[0]
-            i += 1
-        return done / (time.perf_counter() - start)
+        return (time.process_time() - start) / len(texts) * 1e6
+
+
+def kernel_profile(folder, texts):
+    """onnxruntime's kernel time per text by operator type (its profiler), each text alone, one thread."""
+    import collections
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.enable_profiling = True
+    options.profile_file_prefix = str(Path(tempfile.gettempdir()) / "int8-profile")
+    encoder = Encoder(folder / "model.onnx", folder / "tokenizer.json", 256)
+    session = ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
+    for t in texts:
+        session.run(["last_hidden_state"], encoder.feeds([encoder.tokenizer.encode(t)])[0])
+    path = session.end_profiling()
+    times = collections.Counter()
+    for event in json.loads(Path(path).read_text()):
+        if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
+            times[event["args"]["op_name"]] += event["dur"]
+    Path(path).unlink()
+    return {op: round(us / len(texts)) for op, us in times.most_common()}
 
 
 def top(similarity, k):
@@ -204,7 +221,8 @@ def main():
     p.add_argument("--max-length", type=int, default=256)
     p.add_argument("--batch-check", action="store_true")
     p.add_argument("--speed", action="store_true")
-    p.add_argument("--speed-texts", type=int, default=512)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--profile", action="store_true")
     p.add_argument("--json", help="also write the figures here")
     args = p.parse_args()
 
@@ -266,13 +284,27 @@ def main():
             if args.batch_check:
                 sample = texts[:512]
                 figures["batch16_max_difference"] = encoder.batch_difference(sample, vectors[:512])
-            if args.speed:
-                sample = texts[:args.speed_texts]
-                figures["texts_per_s_batch1"] = encoder.speed(sample, 1)
-                figures["texts_per_s_batch16"] = encoder.speed(sample, 16)
             results["models"][name] = figures
             print(name, json.dumps({k: round(v, 6) if isinstance(v, float) else v for k, v in figures.items()}),
                   f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        if args.speed or args.profile:
+            short = [" ".join(t.split()[:14]) for t in texts[:400]]
+        if args.speed:
+            for round_ in range(1, args.rounds + 1):
+                for name, encoder in models.items():
+                    one, sixteen = encoder.cpu_per_text(short, 1), encoder.cpu_per_text(short, 16)
+                    results["models"][name].setdefault("cpu_us_per_text_batch1", []).append(round(one))
+                    results["models"][name].setdefault("cpu_us_per_text_batch16", []).append(round(sixteen))
+                    print(f"round {round_} {name}: CPU per short text {one:.0f} us alone, {sixteen:.0f} us in "
+                          f"batches of 16", flush=True)
+        if args.profile:
+            folders = {"fp32": None}
+            folders.update({spec.split("=", 1)[0]: Path(spec.split("=", 1)[1]).expanduser() for spec in args.model})
+            for name, folder in folders.items():
+                if folder is not None:
+                    split = kernel_profile(folder, short[:300])
+                    results["models"][name]["kernel_us_per_text"] = split
+                    print(f"{name}: kernel time per short text {sum(split.values())} us: {split}", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 

@@ -221,7 +221,7 @@ def main():
     p.add_argument("--exclude", default=None,
                    help="a regular expression: MatMul nodes whose name it finds stay fp32")
     p.add_argument("--quantise-outputs", action=argparse.BooleanOptionalAction, default=False,
-                   help="also quantise each MatMul's output (the tool's default; costs accuracy, see the README)")
+                   help="also quantise each MatMul's output (the tool's default; costs accuracy: docs/benchmarks/int8-static)")
     p.add_argument("--smooth", type=float, default=0.8,
                    help="SmoothQuant's alpha (0: off): balance activation and weight ranges per channel first")
     p.add_argument("--smooth-nodes", default="",
