@@ -221,7 +221,8 @@ def main():
     p.add_argument("--exclude", default=None,
                    help="a regular expression: MatMul nodes whose name it finds stay fp32")
     p.add_argument("--quantise-outputs", action=argparse.BooleanOptionalAction, default=False,
-                   help="also quantise each MatMul's output (the tool's default; costs accuracy: docs/benchmarks/int8-static)")
+                   help="also quantise each MatMul's output (the tool's default; it costs accuracy: "
+                        "docs/benchmarks/int8-static)")
     p.add_argument("--smooth", type=float, default=0.8,
                    help="SmoothQuant's alpha (0: off): balance activation and weight ranges per channel first")
     p.add_argument("--smooth-nodes", default="",
@@ -269,8 +270,9 @@ def main():
                         weight_type=TYPES[args.weights], nodes_to_exclude=exclude,
                         calibrate_method=METHODS[args.method], extra_options=extra)
         result = onnx.load(str(quantised))
-        # Drop the shapes quant_pre_process inferred: with them ONNX Runtime fuses each residual Add and LayerNorm into
-        # SkipLayerNormalization, whose CPU kernel costs more than the two at MiniLM's sizes (docs/benchmarks/int8-static).
+        # Drop the shapes quant_pre_process inferred: with them ONNX Runtime fuses each residual Add and LayerNorm
+        # into SkipLayerNormalization, whose CPU kernel costs more than the two at MiniLM's sizes
+        # (docs/benchmarks/int8-static).
         del result.graph.value_info[:]
         onnx.save(result, str(quantised))
         ops = {n.op_type for n in result.graph.node}

@@ -58,7 +58,8 @@ public final class StaticInt8Check {
         }
         LoadOptions options = LoadOptions.defaults().withMaxLength(MAX_LENGTH);
         try (Model<String, Embedding> staticModel = TextModels.embedding(folder.resolve("model.onnx"),
-                folder.resolve("tokenizer.json"), ModelKind.TEXT_EMBEDDING.defaultOutput(), OnnxOptions.none(), options);
+                folder.resolve("tokenizer.json"), ModelKind.TEXT_EMBEDDING.defaultOutput(), OnnxOptions.none(),
+                options);
                 Model<String, Embedding> dynamic = RawEmbeddingLoop.load(true);
                 Model<String, Embedding> dynamicBatched = RawEmbeddingLoop.load(false)) {
             report("static int8 (" + folder + ")", staticModel.batching());
@@ -84,9 +85,10 @@ public final class StaticInt8Check {
     }
 
     private static void report(String name, BatchingDecision decision) {
+        Object preferred = decision.preferredBatch() == BatchingDecision.NO_PREFERENCE ? "none (max_batch_size)"
+                : decision.preferredBatch();
         System.out.printf(Locale.ROOT, "%s: batched=%s batch-invariant=%s preferred batch=%s%n  %s%n", name,
-                decision.batched(), decision.batchInvariant(), decision.preferredBatch() == BatchingDecision.NO_PREFERENCE
-                        ? "none (max_batch_size)" : decision.preferredBatch(), decision.reason());
+                decision.batched(), decision.batchInvariant(), preferred, decision.reason());
     }
 
     /** The largest element difference between each text alone and in a batch of consecutive texts. */
