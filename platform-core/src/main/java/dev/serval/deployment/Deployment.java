@@ -323,16 +323,9 @@ public final class Deployment<I, O> implements AutoCloseable {
     }
 
     /**
-     * The token embeddings of {@code texts} (TEI's {@code /embed_all}): routed as {@link #embed} routes them, for a
-     * deployment of a text-embedding model, but never through the result cache, which holds pooled results only:
-     * every text runs, and each answered {@link Embedding} carries its {@link Embedding#tokenVectors}.
-     *
-     * @param context as {@link #embed}'s
-     * @return completed with one embedding per text, each with its token vectors; or exceptionally with
-     *     {@link InvalidInput} naming the first text the model gave none for (a text read in windows, which are not
-     *     one sequence: {@code long_inputs: chunk}; a model that pools inside its graph)
-     * @throws InvalidInput as {@link #submit}
-     * @throws NotReady     as {@link #submit}
+     * {@link #embed} for TEI's {@code /embed_all}, past the result cache (which holds pooled results): each answer
+     * carries its {@link Embedding#tokenVectors}, or the future fails with {@link InvalidInput} naming a text that has
+     * none (read in windows under {@code long_inputs: chunk}).
      */
     public CompletableFuture<List<Embedding>> embedTokens(List<String> texts, CallContext context) {
         return intake.embedTokens(texts, context);

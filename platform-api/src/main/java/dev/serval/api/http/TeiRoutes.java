@@ -10,7 +10,6 @@ import dev.serval.api.serving.ServedDeployment;
 import dev.serval.model.Embedding;
 import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
-import dev.serval.model.TokenVectors;
 import dev.serval.spec.DeploymentSpec;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.Router;
@@ -203,7 +202,7 @@ public class TeiRoutes {
         try (JsonGenerator gen = factory.createGenerator(out)) {
             gen.writeStartArray();
             for (Embedding embedding : embeddings) {
-                TokenVectors tokens = embedding.tokenVectors();
+                var tokens = embedding.tokenVectors();
                 gen.writeStartArray();
                 for (int t = 0; t < tokens.tokens(); t++) {
                     numbers.write(gen, tokens.token(t));
