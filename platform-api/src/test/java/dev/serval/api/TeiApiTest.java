@@ -96,9 +96,12 @@ class TeiApiTest {
             one.then().statusCode(200).body("$", hasSize(1));
             assertTokenVectors(love, one.jsonPath().getList("[0]"), path + ", alone");
         }
-        // A text past max_length is truncated at it, as /embed reads it.
+        // A text past max_length is truncated at it, as /embed reads it; its answer is bounded by max_length, not by
+        // its length, so a long document is not refused as too large for the byte budget.
         post("/embed_all", "{\"inputs\":\"" + "word ".repeat(400) + "\"}").then().statusCode(200)
                 .body("[0]", hasSize(256));
+        post("/embed_all", "{\"inputs\":[\"" + "word ".repeat(200_000) + "\",\"I love it\"]}").then().statusCode(200)
+                .body("[0]", hasSize(256)).body("[1]", hasSize(5));
     }
 
     @Test

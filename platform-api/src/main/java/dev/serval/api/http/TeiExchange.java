@@ -4,6 +4,8 @@ import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.Deployment;
 import dev.serval.error.Overloaded;
 import dev.serval.model.Embedding;
+import dev.serval.model.Model;
+import dev.serval.model.TextTokenizer;
 import dev.serval.request.CallContext;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.RoutingContext;
@@ -64,6 +66,8 @@ final class TeiExchange extends InferenceExchange<TeiRequest, List<Embedding>> {
         Deployment<?, ?> deployment = served.embeddings(); // refuses models of other kinds
         if (task == Task.EMBED_ALL) {
             long width = deployment.signature().map(s -> s.outputs().getFirst().shape().get(1)).orElse(0L);
+            int maxLength = deployment.newestModel(Model::tokenizer).flatMap(t -> t).map(TextTokenizer::maxLength)
+                    .orElse(served.config().model().maxLength());
             ByteBudget budget = routes.budget();
             context.addEndHandler(ignored -> {
                 long held = reserved.getAndSet(-1);
@@ -71,7 +75,7 @@ final class TeiExchange extends InferenceExchange<TeiRequest, List<Embedding>> {
                     budget.release(held);
                 }
             });
-            reserve(TeiRoutes.tokenAnswerBound(request.texts(), served.config().model().maxLength(), width));
+            reserve(TeiRoutes.tokenAnswerBound(request.texts(), maxLength, width));
         }
         return request;
     }

@@ -219,8 +219,9 @@ public class TeiRoutes {
     /**
      * The most bytes an {@code /embed_all} answer for {@code texts} can hold ({@link #TOKEN_FLOAT_BYTES} a float),
      * known before it is computed: each text has at most 3 tokens a character (a UTF-16 character is at most 3 UTF-8
-     * bytes, and no tokenizer makes more than one token of a byte) and 8 special tokens, and at most the model's
-     * {@code max_length} when the spec sets it; 0 while the model's width is unknown (it has never served). O(texts).
+     * bytes, and no tokenizer makes more than one token of a byte) and 8 special tokens, and at most the serving
+     * model's {@code max_length} ({@code maxLength}, 0 when not known); 0 while the model's width is unknown (it has
+     * never served). O(texts).
      */
     static long tokenAnswerBound(List<String> texts, int maxLength, long width) {
         long tokens = 0;

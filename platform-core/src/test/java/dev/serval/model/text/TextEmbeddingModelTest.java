@@ -73,6 +73,7 @@ class TextEmbeddingModelTest {
         assertEquals("[CLS] hello, world! [SEP]", tokenizer.decode(ids, false));
         String huge = "word ".repeat(2_000_000); // 10 MB: tokenised on a bounded prefix, cut at max_length
         assertEquals(256, tokenizer.tokenize(huge, true).size());
+        assertEquals(256, tokenizer.maxLength(), "the most tokens it reads of a text");
     }
 
     @Test
