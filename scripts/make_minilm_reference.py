@@ -6,7 +6,9 @@ Serval serves (from the Maven artifact dev.langchain4j:langchain4j-embeddings-al
 and computes what sentence-transformers computes for all-MiniLM-L6-v2: WordPiece tokenisation with
 [CLS]/[SEP], truncation at 256 tokens, no padding (one sentence at a time), masked mean pooling over
 last_hidden_state, L2 normalisation. Each sentence also records the pooled vector's length before normalisation
-("norm": the unnormalised embedding, TEI's normalize: false, is the embedding times it).
+("norm": the unnormalised embedding, TEI's normalize: false, is the embedding times it). The sentences of
+TOKEN_SENTENCES also record their token embeddings ("token_embeddings": last_hidden_state unpooled, one vector per
+token, [CLS] and [SEP] included: what TEI's /embed_all answers).
 
     pip install -r scripts/requirements-reference.txt   (onnxruntime pinned to the version Serval uses)
     python3 scripts/make_minilm_reference.py \
@@ -47,6 +49,8 @@ SENTENCES = [
     LONG,
 ]
 
+TOKEN_SENTENCES = {"Hello, world!", "I love it"}
+
 
 def main(jar_path: str, out_path: str) -> None:
     with zipfile.ZipFile(jar_path) as jar, tempfile.TemporaryDirectory() as tmp:
@@ -73,8 +77,11 @@ def main(jar_path: str, out_path: str) -> None:
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             norm = max(float(np.linalg.norm(pooled[0])), 1e-12)
             vector = pooled[0] / norm
-            records.append({"text": text, "tokens": len(enc.ids), "norm": norm,
-                            "embedding": [float(x) for x in vector]})
+            record = {"text": text, "tokens": len(enc.ids), "norm": norm,
+                      "embedding": [float(x) for x in vector]}
+            if text in TOKEN_SENTENCES:
+                record["token_embeddings"] = [[float(x) for x in token] for token in hidden[0]]
+            records.append(record)
 
     with open(out_path, "w", encoding="utf-8") as out:
         json.dump(

@@ -3,6 +3,7 @@ package dev.serval.api;
 import static dev.serval.api.Serving.INFER;
 import static io.restassured.RestAssured.given;
 import static org.hamcrest.Matchers.containsString;
+import static org.hamcrest.Matchers.equalTo;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -47,6 +48,18 @@ class ByteBudgetTest {
 
     private static final String GOOD =
             "{\"inputs\":[{\"name\":\"text\",\"datatype\":\"BYTES\",\"shape\":[1],\"data\":[\"fine\"]}]}";
+
+    @Test
+    void anEmbedAllAnswerIsTakenFromTheBudgetBeforeItIsComputedAndGivenBack() throws Exception {
+        Serving.awaitReady();
+        // One text of 13 characters: at most 47 tokens of 384 floats, about 361 KB of answer: past the 64 KiB budget.
+        var refused = given().contentType("application/json").body("{\"inputs\":\"Hello, world!\"}")
+                .post("/embed_all");
+        refused.then().statusCode(429).header("Retry-After", "1")
+                .body("error", containsString("serval.http.max-buffered-bytes"))
+                .body("error_type", equalTo("overloaded")); // TEI's refusal for load
+        awaitBuffered(bytes -> bytes == 0);
+    }
 
     @Test
     void bodiesHeldPastTheBudgetMakeNewRequestsWaitOutsideAndTheBytesComeBackWhenClientsLeave() throws Exception {

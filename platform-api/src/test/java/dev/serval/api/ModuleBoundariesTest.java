@@ -135,6 +135,10 @@ class ModuleBoundariesTest {
                     "the worker loop and its shutdown; its sub-machines are already types (InputQueue, BatchRunner,"
                             + " IdleCores, PoolRequest) and a third of it is the design comment naming every field's"
                             + " writers and readers"),
+            "dev/serval/deployment/Deployment.java", new Oversized(410,
+                    "the edge's one face of a served model: its request entries (infer, embed, embedTokens, submit),"
+                            + " its condition and its changes; its sub-machines are already types (Intake, AtZero,"
+                            + " ServingSignal, DeploymentScaling)"),
             "dev/serval/model/text/TextModel.java", new Oversized(404,
                     "the text kinds' one path (tokenise, pad, run, pool) with its batching probe"),
             "dev/serval/api/http/InferenceExchange.java", new Oversized(416,

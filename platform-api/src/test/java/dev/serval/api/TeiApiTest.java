@@ -59,6 +59,93 @@ class TeiApiTest {
         }
     }
 
+    /** Asserts that {@code actual} (one text's token vectors, as answered) equals the reference's within 1e-4. */
+    private static void assertTokenVectors(JsonNode expected, List<List<Float>> actual, String where) {
+        assertEquals(expected.size(), actual.size(), "one vector per token, [CLS] and [SEP] included: " + where);
+        for (int t = 0; t < expected.size(); t++) {
+            assertEquals(384, actual.get(t).size(), where);
+            for (int d = 0; d < 384; d++) {
+                assertEquals(expected.get(t).get(d).asDouble(), actual.get(t).get(d), 1e-4,
+                        where + ", token " + t + ", element " + d);
+            }
+        }
+    }
+
+    private static JsonNode withTokens(String text) {
+        for (JsonNode sentence : Serving.reference().get("sentences")) {
+            if (sentence.get("text").asText().equals(text)) {
+                return sentence.get("token_embeddings");
+            }
+        }
+        throw new AssertionError("no reference token embeddings for " + text);
+    }
+
+    @Test
+    void embedAllAnswersEveryTokensVectorAsTheReferenceAtTheRootAndUnderTheDeploymentsPath() {
+        JsonNode hello = withTokens("Hello, world!");
+        JsonNode love = withTokens("I love it");
+        for (String path : List.of("/embed_all", "/tei/" + MODEL + "/embed_all")) {
+            Response two = post(path, "{\"inputs\":[\"Hello, world!\",\"I love it\"],\"truncate\":true,"
+                    + "\"truncation_direction\":\"right\"}");
+            two.then().statusCode(200).contentType("application/json").body("$", hasSize(2))
+                    .body("[0]", hasSize(6)).body("[1]", hasSize(5));
+            assertTokenVectors(hello, two.jsonPath().getList("[0]"), path + " [0]");
+            assertTokenVectors(love, two.jsonPath().getList("[1]"), path + " [1]");
+
+            Response one = post(path, "{\"inputs\":\"I love it\"}");
+            one.then().statusCode(200).body("$", hasSize(1));
+            assertTokenVectors(love, one.jsonPath().getList("[0]"), path + ", alone");
+        }
+        // A text past max_length is truncated at it, as /embed reads it; its answer is bounded by max_length, not by
+        // its length, so a long document is not refused as too large for the byte budget.
+        post("/embed_all", "{\"inputs\":\"" + "word ".repeat(400) + "\"}").then().statusCode(200)
+                .body("[0]", hasSize(256));
+        post("/embed_all", "{\"inputs\":[\"" + "word ".repeat(200_000) + "\",\"I love it\"]}").then().statusCode(200)
+                .body("[0]", hasSize(256)).body("[1]", hasSize(5));
+    }
+
+    @Test
+    void aTextsTokenVectorsDoNotDependOnWhatItIsSentWith() {
+        List<List<Float>> alone = post("/embed_all", "{\"inputs\":[\"I love it\"]}").jsonPath().getList("[0]");
+        StringBuilder many = new StringBuilder("{\"inputs\":[");
+        for (int i = 0; i < 31; i++) {
+            many.append('"').append("a longer companion text, number ").append(i).append(" of many").append("\",");
+        }
+        Response together = post("/embed_all", many.append("\"I love it\"]}").toString());
+        together.then().statusCode(200).body("$", hasSize(32));
+        assertEquals(alone, together.jsonPath().getList("[31]"));
+    }
+
+    @Test
+    void embedAllIsNeverAnsweredFromThePooledResultCacheNorFillsIt() {
+        String text = "cached then asked token by token " + System.nanoTime();
+        float[] pooled = Serving.floats(post("/embed", "{\"inputs\":\"" + text + "\"}").jsonPath()
+                .getList("[0]", Float.class));
+        Response tokens = post("/embed_all", "{\"inputs\":\"" + text + "\"}");
+        tokens.then().statusCode(200).body("[0][0]", hasSize(384));
+        assertTrue(tokens.jsonPath().getList("[0]").size() > 3, "token vectors, not the cached pooled one");
+        float[] again = Serving.floats(post("/embed", "{\"inputs\":\"" + text + "\"}").jsonPath()
+                .getList("[0]", Float.class));
+        assertEquals(384, again.length);
+        for (int d = 0; d < 384; d++) {
+            assertEquals(pooled[d], again[d], 0f, "the pooled answer is unchanged, element " + d);
+        }
+    }
+
+    @Test
+    void embedAllRefusesMoreTextsThanItsBoundInTeisBatchSizeShape() {
+        StringBuilder body = new StringBuilder("{\"inputs\":[");
+        for (int i = 0; i < 33; i++) {
+            body.append(i == 0 ? "" : ",").append("\"t\"");
+        }
+        expectError(post("/embed_all", body.append("]}").toString()), 413, "validation",
+                "holds 33 texts; at most 32 are allowed per request (serval.tei.max-embed-all-inputs)");
+        expectError(post("/embed_all", "{\"inputs\":\"x\",\"truncation_direction\":\"left\"}"), 422,
+                "validation", "'left' is not supported");
+        expectError(post("/embed_all", "{\"inputs\":[]}"), 422, "validation", "'inputs' cannot be empty");
+        expectError(given().get("/embed_all"), 405, "validation", "use POST");
+    }
+
     @Test
     void normalizeFalseAnswersThePooledVectorBeforeItsNormalisation() {
         JsonNode sentence = Serving.reference().get("sentences").get(3);

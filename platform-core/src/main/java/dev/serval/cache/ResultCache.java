@@ -99,11 +99,20 @@ public final class ResultCache<O> {
         flight.completeExceptionally(failure);
     }
 
-    /** Stores the result {@code producer} made for {@code text}; a null producer (a stand-in replica) stores nothing. */
+    /**
+     * Stores the result {@code producer} made for {@code text}; a null producer (a stand-in replica) stores nothing. An
+     * embedding is stored without its token vectors ({@link Embedding#withoutTokenVectors}): they are a view into
+     * their inference's whole output, which an entry must not keep alive, and the cache answers pooled results only.
+     */
     public void put(ServedModel producer, String text, O value) {
         if (producer != null && value != null) {
-            entries.put(new ResultKey(producer, text), value);
+            entries.put(new ResultKey(producer, text), stored(value));
         }
+    }
+
+    @SuppressWarnings("unchecked") // an Embedding's stored form is an Embedding
+    private O stored(O value) {
+        return value instanceof Embedding embedding ? (O) embedding.withoutTokenVectors() : value;
     }
 
     /** Changes the bound; entries past it are evicted at once. */

@@ -321,6 +321,15 @@ public final class Deployment<I, O> implements AutoCloseable {
     }
 
     /**
+     * {@link #embed} for TEI's {@code /embed_all}, past the result cache (which holds pooled results): each answer
+     * carries its {@link Embedding#tokenVectors}, or the future fails with {@link InvalidInput} naming a text that has
+     * none (read in windows under {@code long_inputs: chunk}).
+     */
+    public CompletableFuture<List<Embedding>> embedTokens(List<String> texts, CallContext context) {
+        return intake.embedTokens(texts, context);
+    }
+
+    /**
      * Checks the request's size and routes it to a replica, which validates the inputs against its own model, or
      * queues it while every replica is full. Never blocks.
      *

@@ -22,7 +22,8 @@ import java.util.concurrent.Future;
 /**
  * A deployment's requests on their way in and their answers on the way out: readiness and size checks, the mapping
  * of a request's tensors and of its answer, the hand-over to the {@link Router} with the request's deadline. The
- * contracts are {@link Deployment}'s ({@link Deployment#infer}, {@link Deployment#embed}, {@link Deployment#submit},
+ * contracts are {@link Deployment}'s ({@link Deployment#infer}, {@link Deployment#embed},
+ * {@link Deployment#embedTokens}, {@link Deployment#submit},
  * {@link Deployment#checkAccepting}).
  *
  * <p>Which model judges a request: the one of the replica that runs it. Each routable replica carries its loaded
@@ -114,6 +115,23 @@ final class Intake<I, O> {
             // The model that answered is the newest serving one, but for a rolling update's overlap: judged by it.
             return checkDimensions(dimensions, width, router.snapshot().newest()) ? embeddings
                     : embeddings.stream().map(embedding -> embedding.cut(dimensions)).toList();
+        });
+    }
+
+    /** {@link Deployment#embedTokens}: routed past the result cache, whose entries hold no token vectors. */
+    @SuppressWarnings("unchecked")
+    CompletableFuture<List<Embedding>> embedTokens(List<String> texts, CallContext context) {
+        CompletableFuture<?> submitted = route(router.snapshot(), (List<I>) texts, context.deadlineNanos());
+        return Answering.of((CompletableFuture<List<Embedding>>) submitted, embeddings -> {
+            for (int i = 0; i < embeddings.size(); i++) {
+                Embedding embedding = embeddings.get(i);
+                if (embedding.tokenVectors() == null) {
+                    throw new InvalidInput("text " + i + " has no token embeddings: model '" + deployment.name()
+                            + "' read it in windows (" + embedding.tokens() + " tokens, past its max_length, with "
+                            + "long_inputs: chunk), or pools inside its graph; send texts within max_length");
+                }
+            }
+            return embeddings;
         });
     }
 

@@ -14,6 +14,9 @@ public interface TextTokenizer {
      */
     List<Token> tokenize(String text, boolean addSpecialTokens);
 
+    /** The most tokens the model reads of one text (one window, for a text read in windows): its {@code max_length}. */
+    int maxLength();
+
     /**
      * The text of {@code ids}.
      *

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.serval.model.Embedding;
+import dev.serval.model.TokenVectors;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.ServedModel;
 import java.util.HashMap;
@@ -49,6 +50,22 @@ class ResultCacheTest {
         assertNull(cache.get(new ResultKey(V1, "BB")));
         assertNull(cache.get(new ResultKey(V2, "Aa")), "another version's result is not this one's");
         assertEquals("first", cache.get(new ResultKey(V1, "Aa")));
+    }
+
+    @Test
+    void anEmbeddingIsStoredWithoutItsTokenVectorsSoThatNoEntryHoldsAnInferencesOutput() {
+        ResultCache<Embedding> cache = new ResultCache<>(1L << 20, () -> { });
+        float[] output = new float[64 * 8]; // a whole inference's [rows, width, dim] output
+        float[] vector = new float[8];
+        Embedding answered = new Embedding(vector, 3, 2f, new TokenVectors(output, 16, 3, 8));
+
+        cache.put(V1, "text", answered);
+
+        Embedding stored = cache.get(new ResultKey(V1, "text"));
+        assertNull(stored.tokenVectors(), "a cached answer is pooled only");
+        assertSame(vector, stored.vector());
+        assertEquals(2f, stored.norm());
+        assertEquals(ResultCache.ENTRY_OVERHEAD + 2 * 4 + 4 * 8, cache.bytes(), "weighed as pooled");
     }
 
     @Test

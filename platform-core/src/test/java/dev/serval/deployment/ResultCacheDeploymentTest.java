@@ -4,6 +4,7 @@ import static dev.serval.deployment.AwaitState.awaitState;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -15,6 +16,7 @@ import dev.serval.model.ModelKind;
 import dev.serval.model.ModelSignature;
 import dev.serval.model.Predictor;
 import dev.serval.model.TensorSignature;
+import dev.serval.model.TokenVectors;
 import dev.serval.request.CallContext;
 import dev.serval.request.InferenceRequest;
 import dev.serval.request.TensorIO;
@@ -34,6 +36,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
@@ -363,6 +366,46 @@ class ResultCacheDeploymentTest {
             Thread.onSpinWait();
             Thread.yield();
         }
+    }
+
+    @Test
+    void tokenRequestsNeitherReadNorFillTheCacheAndStoredEmbeddingsHoldNoTokenVectors() throws Exception {
+        TextModel<Embedding> model = new TextModel<>(ResultCacheDeploymentTest::withTokens);
+        models.add(model);
+        Deployment<String, Embedding> deployment = ready(spec("1"), ignored -> model);
+        deployment.embed(List.of("a", "b"), 0, CallContext.NONE).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        model.ran.clear();
+
+        List<Embedding> tokens = deployment.embedTokens(List.of("a", "b"), CallContext.NONE)
+                .get(WAIT_SECONDS, TimeUnit.SECONDS);
+
+        assertEquals(List.of("a", "b"), model.ran, "both ran, though cached pooled");
+        assertEquals(1, tokens.get(0).tokenVectors().tokens());
+        model.ran.clear();
+        List<Embedding> pooled = deployment.embed(List.of("a", "c"), 0, CallContext.NONE)
+                .get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertEquals(List.of("c"), model.ran, "the token request left the pooled entry alone");
+        assertEquals(null, pooled.get(0).tokenVectors(), "a cached answer holds no inference's output");
+    }
+
+    @Test
+    void aTokenRequestForATextWithoutTokenVectorsIsRefusedNamingIt() throws Exception {
+        TextModel<Embedding> model = new TextModel<>(text -> text.startsWith("long") ? embedding(text) : withTokens(text));
+        models.add(model);
+        Deployment<String, Embedding> deployment = ready(spec("1"), ignored -> model);
+
+        ExecutionException failed = assertThrows(ExecutionException.class, () -> deployment
+                .embedTokens(List.of("short", "long one"), CallContext.NONE).get(WAIT_SECONDS, TimeUnit.SECONDS));
+
+        InvalidInput refused = assertInstanceOf(InvalidInput.class, failed.getCause());
+        assertTrue(refused.getMessage().startsWith("text 1 has no token embeddings: model 'cached' read it in windows"),
+                refused.getMessage());
+    }
+
+    /** {@link #embedding} with one token vector, as a model that leaves its tokens answers. */
+    private static Embedding withTokens(String text) {
+        Embedding pooled = embedding(text);
+        return new Embedding(pooled.vector(), 1, 1f, new TokenVectors(pooled.vector(), 0, 1, pooled.vector().length));
     }
 
     private static Embedding embedding(String text) {

@@ -230,6 +230,14 @@ public interface ServalConfig {
         /** The deployment TEI's root paths ({@code /embed}, {@code /info}, ...) serve; others answer under /tei/<name>/. */
         @WithDefault("all-minilm-l6-v2")
         String deployment();
+
+        /**
+         * Texts per {@code /embed_all} request (TEI's {@code max_client_batch_size} default): its answer is every
+         * token's vector, up to {@code max_length × width} floats per text; more is TEI's 413.
+         */
+        @WithName("max-embed-all-inputs")
+        @WithDefault("32")
+        int maxEmbedAllInputs();
     }
 
     /** Console logs as one JSON object per line (with the MDC, so the request id), instead of text. */

@@ -7,7 +7,8 @@ import java.util.List;
 
 /**
  * A decoded Hugging Face TEI embedding request: {@code POST /embed} (and {@code POST /tei/<deployment>}, which
- * {@code huggingface_hub}'s {@code InferenceClient.feature_extraction} posts to) or {@code POST /similarity}.
+ * {@code huggingface_hub}'s {@code InferenceClient.feature_extraction} posts to), {@code POST /embed_all} or
+ * {@code POST /similarity}.
  *
  * <p>As TEI does, fields it does not know are ignored (its clients send the parameters of other tasks). The options
  * Serval cannot honour are refused by name rather than ignored: {@code truncation_direction: left} (texts are
@@ -23,6 +24,9 @@ import java.util.List;
  */
 record TeiRequest(List<String> texts, int dimensions, boolean similarity, boolean normalize) {
 
+    private static final String MAX_TEXTS = "serval.http.max-texts-per-request";
+    private static final String MAX_EMBED_ALL_TEXTS = "serval.tei.max-embed-all-inputs";
+
     /** Decodes an embed request; {@code maxTexts} is {@code serval.http.max-texts-per-request}. */
     static TeiRequest embed(JsonNode body, int maxTexts) {
         boolean normalize = checkOptions(body, "");
@@ -30,8 +34,21 @@ record TeiRequest(List<String> texts, int dimensions, boolean similarity, boolea
         if (parameters != null && parameters.isObject()) {
             normalize &= checkOptions(parameters, "parameters.");
         }
-        return new TeiRequest(texts(body.get("inputs"), maxTexts), EmbeddingsRequest.dimensions(body.get("dimensions")),
-                false, normalize);
+        return new TeiRequest(texts(body.get("inputs"), maxTexts, MAX_TEXTS),
+                EmbeddingsRequest.dimensions(body.get("dimensions")), false, normalize);
+    }
+
+    /**
+     * Decodes an {@code /embed_all} request: {@code inputs}, {@code truncate}, {@code truncation_direction},
+     * {@code prompt_name}, as {@link #embed} reads them (TEI's {@code EmbedAllRequest} has no {@code normalize} or
+     * {@code dimensions}: the token vectors are answered as the model gives them).
+     *
+     * @param maxTexts {@code serval.tei.max-embed-all-inputs}: each text's answer is up to {@code max_length × width}
+     *                 floats, so the count is bounded far below {@link #embed}'s
+     */
+    static TeiRequest embedAll(JsonNode body, int maxTexts) {
+        checkTruncation(body, "");
+        return new TeiRequest(texts(body.get("inputs"), maxTexts, MAX_EMBED_ALL_TEXTS), 0, false, true);
     }
 
     /**
@@ -59,7 +76,7 @@ record TeiRequest(List<String> texts, int dimensions, boolean similarity, boolea
         if (sentences == null || !sentences.isArray()) {
             throw new InvalidInput("inputs.sentences", "'inputs.sentences' must be an array of strings");
         }
-        List<String> texts = texts(sentences, maxTexts - 1, "inputs.sentences");
+        List<String> texts = texts(sentences, maxTexts - 1, "inputs.sentences", MAX_TEXTS);
         List<String> all = new ArrayList<>(texts.size() + 1);
         all.add(source.textValue());
         all.addAll(texts);
@@ -73,6 +90,12 @@ record TeiRequest(List<String> texts, int dimensions, boolean similarity, boolea
             throw new InvalidInput(where + "normalize", "'" + where + "normalize' must be a boolean, not "
                     + Json.describe(normalize));
         }
+        checkTruncation(options, where);
+        return normalize == null || normalize.isNull() || normalize.booleanValue();
+    }
+
+    /** Checks {@code truncate}, {@code truncation_direction} and {@code prompt_name} of {@code options}. */
+    private static void checkTruncation(JsonNode options, String where) {
         JsonNode truncate = options.get("truncate");
         if (truncate != null && !truncate.isNull() && !truncate.isBoolean()) {
             throw new InvalidInput(where + "truncate", "'" + where + "truncate' must be a boolean, not "
@@ -95,10 +118,9 @@ record TeiRequest(List<String> texts, int dimensions, boolean similarity, boolea
             throw new InvalidInput(where + "prompt_name", "'" + where + "prompt_name' is not supported: the model "
                     + "declares no prompts; prepend the prompt to the text");
         }
-        return normalize == null || normalize.isNull() || normalize.booleanValue();
     }
 
-    private static List<String> texts(JsonNode inputs, int maxTexts) {
+    private static List<String> texts(JsonNode inputs, int maxTexts, String setting) {
         if (inputs == null || inputs.isNull()) {
             throw new InvalidInput("inputs", "'inputs' is required: a string or an array of strings");
         }
@@ -112,17 +134,17 @@ record TeiRequest(List<String> texts, int dimensions, boolean similarity, boolea
             throw new InvalidInput("inputs", "'inputs' must be a string or an array of strings, not "
                     + Json.describe(inputs));
         }
-        return texts(inputs, maxTexts, "inputs");
+        return texts(inputs, maxTexts, "inputs", setting);
     }
 
-    private static List<String> texts(JsonNode array, int maxTexts, String field) {
+    private static List<String> texts(JsonNode array, int maxTexts, String field, String setting) {
         if (array.isEmpty()) {
             throw new InvalidInput(field, "'" + field + "' cannot be empty");
         }
         if (array.size() > maxTexts) {
             // TEI's "batch size error", a 413.
             throw new ApiError(413, "'" + field + "' holds " + array.size() + " texts; at most " + maxTexts
-                    + " are allowed per request (serval.http.max-texts-per-request)");
+                    + " are allowed per request (" + setting + ")");
         }
         List<String> texts = new ArrayList<>(array.size());
         for (int i = 0; i < array.size(); i++) {

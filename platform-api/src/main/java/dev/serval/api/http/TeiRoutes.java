@@ -30,7 +30,7 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * Hugging Face text-embeddings-inference's HTTP API, so that TEI's clients (huggingface_hub's {@code InferenceClient},
  * LlamaIndex's and LangChain's TEI embeddings, Milvus, LiteLLM) work unchanged against Serval, for every deployment at
  * once. TEI serves one model and has no model field, so each route is served twice: at the root ({@code /embed},
- * {@code /similarity}, {@code /info}, {@code /health}) for the deployment {@code serval.tei.deployment} names, and under
+ * {@code /embed_all}, {@code /similarity}, {@code /info}, {@code /health}) for the deployment {@code serval.tei.deployment} names, and under
  * {@code /tei/<deployment>/} for any deployment, where {@code POST /tei/<deployment>} itself is the URL
  * {@code InferenceClient(model=URL)} posts to. Request and answer shapes are TEI's ({@link TeiRequest}); errors are
  * TEI's {@code {"error", "error_type"}} with its statuses ({@link ErrorResponses.Failure#tei}); requests go through
@@ -43,8 +43,13 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 public class TeiRoutes {
 
     static final String PREFIX = "/tei/";
-    private static final Set<String> ROOT_PATHS = Set.of("/embed", "/similarity", "/rerank", "/predict", "/tokenize",
-            "/decode", "/info", "/health");
+    private static final Set<String> ROOT_PATHS = Set.of("/embed", "/embed_all", "/similarity", "/rerank", "/predict",
+            "/tokenize", "/decode", "/info", "/health");
+    /**
+     * What one float of an {@code /embed_all} answer holds in memory at most: its 4 bytes in the model's output and
+     * its JSON text (at most 15 characters and a comma, {@link NumberArrays}).
+     */
+    static final int TOKEN_FLOAT_BYTES = 4 + 16;
 
     private final InferenceRoutes inference;
     private final RerankRoutes rerank;
@@ -55,6 +60,7 @@ public class TeiRoutes {
     private final ThreadLocal<NumberArrays> numbers = NumberArrays.perThread();
     private final String rootDeployment;
     private final int maxTexts;
+    private final int maxEmbedAllTexts;
     private final String version;
 
     TeiRoutes(InferenceRoutes inference, RerankRoutes rerank, RepositoryModelSource repository, ServalConfig config,
@@ -68,6 +74,11 @@ public class TeiRoutes {
         this.json = new Json(mapper);
         this.rootDeployment = config.tei().deployment();
         this.maxTexts = RequestLimits.of(config.http()).maxTexts();
+        this.maxEmbedAllTexts = config.tei().maxEmbedAllInputs();
+        if (maxEmbedAllTexts < 1) {
+            throw new IllegalArgumentException("serval.tei.max-embed-all-inputs must be at least 1, was "
+                    + maxEmbedAllTexts);
+        }
         this.version = version;
     }
 
@@ -80,6 +91,7 @@ public class TeiRoutes {
         // Each POST route at the root for serval.tei.deployment and under /tei/<deployment>/ for any deployment.
         Map<String, BiConsumer<RoutingContext, String>> posts = new LinkedHashMap<>();
         posts.put("embed", (context, name) -> embed(context, name, TeiExchange.Task.EMBED));
+        posts.put("embed_all", (context, name) -> embed(context, name, TeiExchange.Task.EMBED_ALL));
         posts.put("similarity", (context, name) -> embed(context, name, TeiExchange.Task.SIMILARITY));
         posts.put("rerank", (context, name) -> rerank.run(context, Dialect.TEI, name, false));
         posts.put("predict", (context, name) -> new PredictExchange(context, this, name, false).run());
@@ -132,6 +144,9 @@ public class TeiRoutes {
      */
     TeiRequest decode(byte[] body, TeiExchange.Task task) {
         JsonNode request = json.readObject(body, 0, body.length);
+        if (task == TeiExchange.Task.EMBED_ALL) {
+            return TeiRequest.embedAll(request, maxEmbedAllTexts);
+        }
         boolean similarity = task == TeiExchange.Task.SIMILARITY
                 || task == TeiExchange.Task.ANY && request.path("inputs").isObject();
         return similarity ? TeiRequest.similarity(request, maxTexts) : TeiRequest.embed(request, maxTexts);
@@ -174,6 +189,56 @@ public class TeiRoutes {
             throw new UncheckedIOException(e);
         }
         return Answer.json(out);
+    }
+
+    /**
+     * TEI's embed_all answer: for each input, in order, one array of floats per token the model read ([CLS] and [SEP]
+     * included), each the encoder's last hidden state for that token, unpooled and unnormalised.
+     */
+    Answer tokenEmbeddings(List<Embedding> embeddings) {
+        long floats = tokenAnswerBytes(embeddings) / TOKEN_FLOAT_BYTES;
+        Answer.Bytes out = new Answer.Bytes((int) Math.min(Integer.MAX_VALUE - 16, 16 + floats * 14));
+        NumberArrays numbers = this.numbers.get();
+        try (JsonGenerator gen = factory.createGenerator(out)) {
+            gen.writeStartArray();
+            for (Embedding embedding : embeddings) {
+                var tokens = embedding.tokenVectors();
+                gen.writeStartArray();
+                for (int t = 0; t < tokens.tokens(); t++) {
+                    numbers.write(gen, tokens.token(t));
+                }
+                gen.writeEndArray();
+            }
+            gen.writeEndArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return Answer.json(out);
+    }
+
+    /**
+     * The most bytes an {@code /embed_all} answer for {@code texts} can hold ({@link #TOKEN_FLOAT_BYTES} a float),
+     * known before it is computed: each text has at most 3 tokens a character (a UTF-16 character is at most 3 UTF-8
+     * bytes, and no tokenizer makes more than one token of a byte) and 8 special tokens, and at most the serving
+     * model's {@code max_length} ({@code maxLength}, 0 when not known); 0 while the model's width is unknown (it has
+     * never served). O(texts).
+     */
+    static long tokenAnswerBound(List<String> texts, int maxLength, long width) {
+        long tokens = 0;
+        for (String text : texts) {
+            long most = 3L * text.length() + 8;
+            tokens += maxLength > 0 ? Math.min(maxLength, most) : most;
+        }
+        return tokens * Math.max(0, width) * TOKEN_FLOAT_BYTES;
+    }
+
+    /** The bytes the answer {@code embeddings} holds ({@link #TOKEN_FLOAT_BYTES} a float). */
+    static long tokenAnswerBytes(List<Embedding> embeddings) {
+        long floats = 0;
+        for (Embedding embedding : embeddings) {
+            floats += embedding.tokenVectors().floats();
+        }
+        return floats * TOKEN_FLOAT_BYTES;
     }
 
     /**

@@ -4,6 +4,7 @@ import ai.djl.ndarray.NDArray;
 import ai.djl.ndarray.NDList;
 import ai.djl.ndarray.types.Shape;
 import dev.serval.model.Embedding;
+import dev.serval.model.TokenVectors;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -12,6 +13,12 @@ import java.util.List;
  * embeddings [batch, seq, dim] (the graph output {@code last_hidden_state}, unless the model names it otherwise), then
  * L2 normalisation; a long text's windows are averaged and renormalised. Each embedding keeps the length it had
  * before its normalisation ({@link Embedding#norm}). Pooling runs in Java on the predictor thread. Stateless.
+ *
+ * <p>Each embedding of a text read in one inference also carries its token embeddings unpooled
+ * ({@link Embedding#tokenVectors}, TEI's {@code /embed_all}): a view of its row's real tokens in the inference's
+ * output array, which the pooling reads anyway, so it costs no copy and no work; rows are right-padded, so a row's
+ * real tokens are its first ones. The array lives as long as its request's answer; what is cached drops the view. A
+ * text read in windows has none: its windows' tokens overlap and are not one sequence.
  */
 final class MeanPoolingHead implements TextHead<Embedding> {
 
@@ -84,7 +91,7 @@ final class MeanPoolingHead implements TextHead<Embedding> {
     /**
      * Masked mean over the sequence axis of a [seq, dim] row-major matrix starting at {@code start} in {@code hidden}
      * (one row of a batch's [rows, seq, dim] output, read in place), then L2 normalisation; the embedding keeps the
-     * mean's length as its norm.
+     * mean's length as its norm, and a view of the row's real tokens (the first ones: rows are right-padded).
      */
     static Embedding meanPool(float[] hidden, int start, long[] mask, int dimension) {
         double[] sum = new double[dimension];
@@ -111,6 +118,8 @@ final class MeanPoolingHead implements TextHead<Embedding> {
         for (int d = 0; d < dimension; d++) {
             vector[d] = (float) (sum[d] / length);
         }
-        return new Embedding(vector, TextHead.tokens(mask), (float) norm);
+        int tokens = TextHead.tokens(mask);
+        return new Embedding(vector, tokens, (float) norm,
+                tokens == 0 ? null : new TokenVectors(hidden, start, tokens, dimension));
     }
 }

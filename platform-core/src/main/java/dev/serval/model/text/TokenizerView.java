@@ -47,6 +47,11 @@ final class TokenizerView implements TextTokenizer {
     }
 
     @Override
+    public int maxLength() {
+        return maxLength;
+    }
+
+    @Override
     public String decode(long[] ids, boolean skipSpecialTokens) {
         try {
             return tokenizer.decode(ids, skipSpecialTokens);

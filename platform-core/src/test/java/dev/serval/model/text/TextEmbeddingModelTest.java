@@ -14,6 +14,7 @@ import dev.serval.model.ModelFiles;
 import dev.serval.model.Predictor;
 import dev.serval.model.TextTokenizer;
 import dev.serval.model.TinyModels;
+import dev.serval.model.TokenVectors;
 import dev.serval.model.onnx.OnnxOptions;
 import java.io.IOException;
 import java.io.InputStream;
@@ -72,6 +73,7 @@ class TextEmbeddingModelTest {
         assertEquals("[CLS] hello, world! [SEP]", tokenizer.decode(ids, false));
         String huge = "word ".repeat(2_000_000); // 10 MB: tokenised on a bounded prefix, cut at max_length
         assertEquals(256, tokenizer.tokenize(huge, true).size());
+        assertEquals(256, tokenizer.maxLength(), "the most tokens it reads of a text");
     }
 
     @Test
@@ -90,6 +92,62 @@ class TextEmbeddingModelTest {
                 double norm = sentence.get("norm").asDouble();
                 assertEquals(norm, embedding.norm(), norm * 1e-3, "the pooled vector's length, for: " + text);
             }
+        }
+    }
+
+    @Test
+    void tokenVectorsMatchTheIndependentReferenceTokenByToken() throws Exception {
+        int compared = 0;
+        try (Predictor<String, Embedding> predictor = model.newPredictor()) {
+            for (JsonNode sentence : reference.get("sentences")) {
+                JsonNode expected = sentence.get("token_embeddings");
+                if (expected == null) {
+                    continue;
+                }
+                String text = sentence.get("text").asText();
+                TokenVectors tokens = predictor.predict(text).tokenVectors();
+                assertEquals(expected.size(), tokens.tokens(), "one vector per token, [CLS] and [SEP] included: " + text);
+                assertEquals(384, tokens.dimension());
+                for (int t = 0; t < expected.size(); t++) {
+                    float[] vector = tokens.token(t);
+                    for (int d = 0; d < vector.length; d++) {
+                        assertEquals(expected.get(t).get(d).asDouble(), vector[d], 1e-4,
+                                text + ", token " + t + ", element " + d);
+                    }
+                }
+                compared++;
+            }
+        }
+        assertEquals(2, compared, "the reference holds the token embeddings of two sentences");
+    }
+
+    @Test
+    void tokenVectorsDoNotDependOnWhatTheTextIsBatchedWith() throws Exception {
+        try (TextEmbeddingModel tiny = tinyEncoder("tiny-fp32-encoder", OnnxOptions.none(), "last_hidden_state");
+                Predictor<String, Embedding> predictor = tiny.newPredictor()) {
+            assertTrue(tiny.batching().batched(), "the tiny encoder runs texts together: " + tiny.batching().reason());
+            List<Embedding> batched = predictor.predictBatch(BatchInvarianceTest.MIXED);
+            for (int i = 0; i < BatchInvarianceTest.MIXED.size(); i++) {
+                String text = BatchInvarianceTest.MIXED.get(i);
+                TokenVectors alone = predictor.predict(text).tokenVectors();
+                TokenVectors together = batched.get(i).tokenVectors();
+                assertEquals(batched.get(i).tokens(), together.tokens(), "padding is not a token: " + text);
+                assertEquals(alone.tokens(), together.tokens(), text);
+                for (int t = 0; t < alone.tokens(); t++) {
+                    assertArrayEqualsWithin(alone.token(t), together.token(t), text + ", token " + t);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aTextReadInWindowsHasNoTokenVectorsAndOneWithinTheMaximumHas() throws Exception {
+        try (TextEmbeddingModel chunked = TextEmbeddingModel.load(TinyModels.file("tiny-fp32-encoder", "model.onnx"),
+                BatchInvarianceTest.minilm()[1], "last_hidden_state", OnnxOptions.none(),
+                LoadOptions.defaults().withMaxLength(16).withLongInputs(LongInputs.chunk(4, 8)));
+                Predictor<String, Embedding> predictor = chunked.newPredictor()) {
+            assertEquals(null, predictor.predict("word ".repeat(40)).tokenVectors());
+            assertEquals(5, predictor.predict("short text here").tokenVectors().tokens());
         }
     }
 
