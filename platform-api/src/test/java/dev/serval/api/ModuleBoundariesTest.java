@@ -139,8 +139,6 @@ class ModuleBoundariesTest {
                     "the edge's one face of a served model: its request entries (infer, embed, embedTokens, submit),"
                             + " its condition and its changes; its sub-machines are already types (Intake, AtZero,"
                             + " ServingSignal, DeploymentScaling)"),
-            "dev/serval/model/text/TextModel.java", new Oversized(404,
-                    "the text kinds' one path (tokenise, pad, run, pool) with its batching probe"),
             "dev/serval/api/http/InferenceExchange.java", new Oversized(416,
                     "REST's steps up to the inference call, with the body reading they hold (its stall and trickle"
                             + " deadline reads and writes the exchange's state)"),

@@ -35,7 +35,7 @@ final class TextClassificationModel extends TextModel<String, Classification> {
     private final ModelSignature signature;
     private final ClassificationIO io;
 
-    private TextClassificationModel(Parts<Classification> parts, List<String> labels) {
+    private TextClassificationModel(TextParts<Classification> parts, List<String> labels) {
         super(parts, TextInput.TEXT);
         this.labels = labels;
         this.io = new ClassificationIO(labels);
@@ -92,7 +92,7 @@ final class TextClassificationModel extends TextModel<String, Classification> {
                 throw new IllegalArgumentException("label '" + names.get(i) + "' appears twice in " + names);
             }
         }
-        Parts<Classification> parts = TextModel.load(modelFile, tokenizerFile, engine, options,
+        TextParts<Classification> parts = TextParts.load(modelFile, tokenizerFile, engine, options,
                 new ClassifierHead(options.chunkReduction(), TextHead.outputName(output), config.multiLabel()));
         TextClassificationModel model = new TextClassificationModel(parts, names);
         int logits = parts.probeResult().scores().length;

@@ -25,7 +25,7 @@ final class TextEmbeddingModel extends TextModel<String, Embedding> {
     private final ModelSignature signature;
     private final List<Integer> matryoshka;
 
-    private TextEmbeddingModel(Parts<Embedding> parts, List<Integer> matryoshka) {
+    private TextEmbeddingModel(TextParts<Embedding> parts, List<Integer> matryoshka) {
         super(parts, TextInput.TEXT);
         this.matryoshka = List.copyOf(matryoshka);
         this.signature = new ModelSignature(
@@ -47,7 +47,7 @@ final class TextEmbeddingModel extends TextModel<String, Embedding> {
      * @param options       the maximum length (resolved: not 0; 256 for all-MiniLM-L6-v2), long-input policy, intra-op
      *                      threads and batch invariance; the chunk reduction is a classifier's and is ignored
      * @throws IOException when the graph has no such output (the message lists the ones it has), or as
-     *                     {@link TextModel#load}
+     *                     {@link TextParts#load}
      */
     static TextEmbeddingModel load(Path modelFile, Path tokenizerFile, String output, OnnxOptions engine,
             LoadOptions options) throws IOException {
@@ -61,7 +61,7 @@ final class TextEmbeddingModel extends TextModel<String, Embedding> {
      */
     static TextEmbeddingModel load(Path modelFile, Path tokenizerFile, String output, OnnxOptions engine,
             LoadOptions options, List<Integer> matryoshka) throws IOException {
-        TextEmbeddingModel model = new TextEmbeddingModel(TextModel.load(modelFile, tokenizerFile, engine, options,
+        TextEmbeddingModel model = new TextEmbeddingModel(TextParts.load(modelFile, tokenizerFile, engine, options,
                 new MeanPoolingHead(TextHead.outputName(output))), matryoshka);
         for (int width : matryoshka) {
             if (width >= model.dimension()) {

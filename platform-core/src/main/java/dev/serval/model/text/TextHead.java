@@ -12,7 +12,7 @@ import java.util.List;
  */
 interface TextHead<O> {
 
-    /** The graph output the head reads; {@link TextModel#load} checks that the graph has it. */
+    /** The graph output the head reads; {@link TextParts#load} checks that the graph has it. */
     String output();
 
     /**

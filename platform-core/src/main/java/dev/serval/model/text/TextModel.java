@@ -2,23 +2,15 @@ package dev.serval.model.text;
 
 import ai.djl.huggingface.tokenizers.Encoding;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
-import ai.djl.translate.TranslateException;
 import dev.serval.error.InvalidInput;
 import dev.serval.model.BatchObserver;
 import dev.serval.model.BatchingDecision;
 import dev.serval.model.InputTokens;
-import dev.serval.model.LoadOptions;
 import dev.serval.model.LongInputs;
 import dev.serval.model.Model;
 import dev.serval.model.Predictor;
 import dev.serval.model.TextTokenizer;
-import dev.serval.model.onnx.DjlSettings;
-import dev.serval.model.onnx.OnnxGraph;
-import dev.serval.model.onnx.OnnxOptions;
 import dev.serval.model.onnx.OnnxModel;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -59,7 +51,8 @@ import java.util.function.BooleanSupplier;
  */
 abstract class TextModel<I, O> implements Model<I, O> {
 
-    private static final String PROBE = "Serval warm-up probe.";
+    /** The text every text model is warmed up and probed with. */
+    static final String PROBE = "Serval warm-up probe.";
     private static final BooleanSupplier NEVER_ABANDONED = () -> false;
     /**
      * Windows of one text run in one inference when rows are independent. Windows are all {@code max_length} tokens but
@@ -67,22 +60,6 @@ abstract class TextModel<I, O> implements Model<I, O> {
      * abandoned text stop sooner.
      */
     static final int WINDOWS_PER_INFERENCE = 16;
-    private static final String PROBE_PARTNER =
-            "A longer companion text for the batch-invariance probe, so that the probe is padded inside its batch.";
-
-    /**
-     * A loaded text model's parts, handed from {@link #load} to the kind's constructor.
-     *
-     * @param chunker     splits long texts into overlapping windows; null when long texts are truncated
-     * @param batching    whether rows (texts, or a chunked text's windows) may share an inference, as the load decided
-     * @param probeResult the probe text's result, alone
-     * @param longInputs  the long-input policy and its bounds
-     * @param maxLength   tokens per text (per window when chunking)
-     */
-    record Parts<O>(OnnxModel model, HuggingFaceTokenizer tokenizer, HuggingFaceTokenizer chunker,
-            EncodingBatchTranslator<O> translator, TextHead<O> head, BatchingDecision batching, O probeResult,
-            LongInputs longInputs, int maxLength) {
-    }
 
     private final OnnxModel model;
     private final TextInput<I> inputs;
@@ -101,7 +78,7 @@ abstract class TextModel<I, O> implements Model<I, O> {
     private final long maxChars;
     private final int maxLength;
 
-    TextModel(Parts<O> parts, TextInput<I> inputs) {
+    TextModel(TextParts<O> parts, TextInput<I> inputs) {
         this.model = parts.model();
         this.inputs = inputs;
         this.tokenizer = parts.tokenizer();
@@ -115,95 +92,6 @@ abstract class TextModel<I, O> implements Model<I, O> {
         this.maxChars = parts.longInputs().maxChars(parts.maxLength());
         this.batching = chunker == null ? rows : BatchingDecision.single("long inputs are chunked, so each text runs alone, its "
                 + "windows " + (rows.batched() ? "together" : "one by one") + " (" + rows.reason() + ")");
-    }
-
-    /**
-     * Loads tokenizer and graph, runs the probe text alone and in a batch, decides batching, sizes it ({@link BatchProbe}).
-     *
-     * @param modelFile     the ONNX file; its graph takes {@code input_ids} and {@code attention_mask} (int64
-     *                      [batch, seq]) and optionally {@code token_type_ids}
-     * @param tokenizerFile a Hugging Face {@code tokenizer.json}; its own truncation and padding are replaced
-     * @param engine        further ONNX Runtime session options
-     * @param options       the maximum length, resolved (not 0), the long-input policy, the intra-op threads, and
-     *                      batch invariance (when off, texts are batched even if the model couples batch rows)
-     * @param head          what the kind makes of the graph's outputs; the graph must have its {@code output()}
-     * @throws IllegalArgumentException when a number is out of range or the overlap exceeds half the maximum length
-     * @throws IOException              when a file is missing or unreadable, the graph lacks a text input or the
-     *                                  head's output (the message lists the graph's outputs), or the probe fails
-     */
-    static <O> Parts<O> load(Path modelFile, Path tokenizerFile, OnnxOptions engine, LoadOptions options,
-            TextHead<O> head) throws IOException {
-        int maxLength = options.maxLength();
-        LongInputs longInputs = options.longInputs();
-        if (longInputs.chunk() && longInputs.overlapTokens() > maxLength / 2) {
-            throw new IllegalArgumentException("chunk-overlap (" + longInputs.overlapTokens()
-                    + ") must be at most half of max-length (" + maxLength + ")");
-        }
-        if (maxLength < 2) {
-            throw new IllegalArgumentException("maxLength must be >= 2 ([CLS] and [SEP]), was " + maxLength);
-        }
-        if (!Files.isRegularFile(modelFile)) {
-            throw new IOException("model file " + modelFile + " does not exist");
-        }
-        if (!Files.isRegularFile(tokenizerFile)) {
-            throw new IOException("tokenizer file " + tokenizerFile + " does not exist");
-        }
-        OnnxGraph.Interface graph = OnnxGraph.inputsAndOutputs(modelFile);
-        if (!graph.takes("input_ids") || !graph.takes("attention_mask")) {
-            throw new IOException("model " + modelFile + " takes " + graph.inputs().stream().map(OnnxGraph.Value::name)
-                    .toList() + "; a text model takes input_ids, attention_mask and optionally token_type_ids");
-        }
-        List<String> outputs = graph.outputs().stream().map(OnnxGraph.Value::name).toList();
-        if (!outputs.contains(head.output())) {
-            throw new IOException("model " + modelFile + " has no output '" + head.output() + "' to read; its outputs"
-                    + " are " + outputs);
-        }
-        EncodingBatchTranslator<O> translator = new EncodingBatchTranslator<>(head, graph.takes("token_type_ids"));
-        DjlSettings.ensureOffline();
-        HuggingFaceTokenizer tokenizer = tokenizer(tokenizerFile, maxLength, null);
-        OnnxModel model;
-        try {
-            model = OnnxModel.open(modelFile, options, engine);
-        } catch (IOException | RuntimeException e) {
-            tokenizer.close();
-            throw e;
-        }
-        try (OnnxModel.Runner<Encoding[], List<O>> predictor = model.newRunner(translator)) {
-            O alone = predictor.predict(new Encoding[] {LeanEncoding.of(tokenizer, PROBE)}).getFirst();
-            O together = predictor.predict(new Encoding[] {LeanEncoding.of(tokenizer, PROBE),
-                    LeanEncoding.of(tokenizer, PROBE_PARTNER)})
-                    .getFirst();
-            BatchingDecision rows = BatchProbe.decide(modelFile, options.batchInvariance(),
-                    head.difference(alone, together));
-            BatchingDecision batching = longInputs.chunk() ? rows : BatchProbe.sized(rows, predictor, tokenizer);
-            System.getLogger(TextModel.class.getName()).log(System.Logger.Level.INFO,
-                    "model {0}: {1} batching, batch invariant: {2} ({3}); output {4}, ONNX Runtime options {5}, "
-                    + "intra-op threads {6} ({7} alone on an idle replica)", modelFile.getFileName(), batching.mode(),
-                    batching.batchInvariant(), batching.reason(), head.output(), engine.values(),
-                    options.intraOpThreads(), model.widens() ? model.wideThreads() : "the same");
-            HuggingFaceTokenizer chunker = longInputs.chunk() ? tokenizer(tokenizerFile, maxLength, longInputs) : null;
-            return new Parts<>(model, tokenizer, chunker, translator, head, batching, alone, longInputs, maxLength);
-        } catch (Exception e) {
-            model.close();
-            tokenizer.close();
-            // DJL wraps what a translator throws; its message is then the cause's toString()
-            Throwable reason = e instanceof TranslateException && e.getCause() != null ? e.getCause() : e;
-            throw new IOException("model " + modelFile + " failed its first inference: " + reason.getMessage(), e);
-        }
-    }
-
-    /** A tokenizer truncating at {@code maxLength}, unpadded; with overflowing windows when {@code chunking}. */
-    private static HuggingFaceTokenizer tokenizer(Path file, int maxLength, LongInputs chunking) throws IOException {
-        HuggingFaceTokenizer.Builder builder = HuggingFaceTokenizer.builder()
-                .optTokenizerPath(file)
-                .optAddSpecialTokens(true)
-                .optTruncation(true)
-                .optMaxLength(maxLength)
-                .optPadding(false);
-        if (chunking != null) {
-            builder.optStride(chunking.overlapTokens()).optWithOverflowingTokens(true);
-        }
-        return builder.build();
     }
 
     /** The windows a long text is split into (tests and diagnostics); one window for a text within the maximum. */

@@ -40,7 +40,7 @@ final class TextRerankModel extends TextModel<TextPair, Relevance> {
 
     private final RerankIO io;
 
-    private TextRerankModel(Parts<Relevance> parts, int maxDocuments) {
+    private TextRerankModel(TextParts<Relevance> parts, int maxDocuments) {
         super(parts, TextInput.PAIR);
         this.io = new RerankIO(maxDocuments);
     }
@@ -54,7 +54,7 @@ final class TextRerankModel extends TextModel<TextPair, Relevance> {
      *                     and batch invariance. Long inputs are truncated: chunking is refused
      * @param maxDocuments the most documents one request may hold ({@code max_documents_per_request})
      * @throws IllegalArgumentException when the options ask for chunking, or a number is out of range
-     * @throws IOException              as {@link TextModel#load}, and when the model gives more than one logit per pair
+     * @throws IOException              as {@link TextParts#load}, and when the model gives more than one logit per pair
      */
     static TextRerankModel load(Path modelFile, Path tokenizerFile, String output, OnnxOptions engine,
             LoadOptions options, int maxDocuments) throws IOException {
@@ -63,7 +63,7 @@ final class TextRerankModel extends TextModel<TextPair, Relevance> {
                     + "chunk is for single texts");
         }
         new RerankIO(maxDocuments); // refuses a bound below 1 before anything loads
-        return new TextRerankModel(TextModel.load(modelFile, tokenizerFile, engine, options,
+        return new TextRerankModel(TextParts.load(modelFile, tokenizerFile, engine, options,
                 new RelevanceHead(TextHead.outputName(output))), maxDocuments);
     }
 
