@@ -5,7 +5,6 @@ import com.google.protobuf.Duration;
 import com.google.rpc.RetryInfo;
 import dev.serval.api.http.ByteBudget;
 import dev.serval.api.http.ErrorResponses;
-import dev.serval.error.Overloaded;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
@@ -48,9 +47,8 @@ final class GrpcRefusals {
         GrpcStatus status = ErrorResponses.grpcStatus(failure);
         String message = ErrorResponses.message(failure);
         response.status(status).statusMessage(message);
-        Long retryMillis = failure instanceof Overloaded overloaded ? Long.valueOf(overloaded.retryAfter().toMillis())
-                : status == GrpcStatus.UNAVAILABLE ? Long.valueOf(1000) : null;
-        if (retryMillis != null) {
+        long retryMillis = ErrorResponses.retryMillis(failure);
+        if (retryMillis >= 0) {
             response.trailers().set(STATUS_DETAILS, retryDetails(status, message, retryMillis));
             response.trailers().set(ErrorResponses.RETRY_AFTER_MS, Long.toString(retryMillis));
         }

@@ -205,12 +205,21 @@ public final class ErrorResponses {
      * milliseconds says 0: retry now), and the exact delay in {@code retry-after-ms}.
      */
     static Map<String, String> retryAfter(Throwable error) {
+        long millis = retryMillis(error);
+        return millis < 0 ? Map.of() : retryAfter(millis);
+    }
+
+    /**
+     * How long a client refused with {@code failure} is asked to wait before it tries again, in milliseconds, or -1
+     * when trying again will not help: an overload's own estimate, a second for any other 503 (not ready, the byte
+     * budget full). REST sends it as {@code Retry-After}, gRPC as {@code RetryInfo}: one rule for both transports.
+     */
+    public static long retryMillis(Throwable failure) {
+        Throwable error = unwrap(failure);
         if (error instanceof Overloaded overloaded) {
-            return retryAfter(overloaded.retryAfter().toMillis());
-        } else if (error instanceof NotReady || error instanceof ApiError api && api.status() == 503) {
-            return retryAfter(1000);
+            return overloaded.retryAfter().toMillis();
         }
-        return Map.of();
+        return status(error, Dialect.OPENAI) == 503 ? 1000 : -1;
     }
 
     static Map<String, String> retryAfter(long millis) {

@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.serval.api.serving.Outcome;
 import dev.serval.error.DeadlineExceeded;
+import dev.serval.error.NotReady;
+import dev.serval.error.Overloaded;
+import java.time.Duration;
 import io.vertx.grpc.common.GrpcStatus;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
@@ -35,5 +38,22 @@ class ErrorResponsesTest {
         assertEquals(Outcome.EXPIRED, ErrorResponses.outcome(wrapped));
         assertEquals(ErrorResponses.outcome(new DeadlineExceeded("the request's deadline of 5 ms passed before the "
                 + "model answered")), ErrorResponses.outcome(dropped), "the edge's timer's outcome");
+    }
+
+    /**
+     * A refusal for load asks the client to come back after the overload's own estimate on both transports (REST's
+     * Retry-After, gRPC's RetryInfo read the one rule), also when it comes wrapped, as a future's failure does; a
+     * deployment not ready asks for a second; a client's own mistake asks for nothing.
+     */
+    @Test
+    void everyTransportReadsTheRetryDelayOfARefusalFromOneRuleEvenWrapped() {
+        Overloaded full = new Overloaded("model 'm' has 16 requests queued (max_queued_requests)", Duration.ofMillis(250));
+
+        assertEquals(250, ErrorResponses.retryMillis(full));
+        assertEquals(250, ErrorResponses.retryMillis(new CompletionException(full)), "the wrapped overload's delay");
+        assertEquals(1000, ErrorResponses.retryMillis(new CompletionException(new NotReady("model 'm' is loading"))));
+        assertEquals(-1, ErrorResponses.retryMillis(new DeadlineExceeded("the request's deadline passed")));
+        assertEquals("250", ErrorResponses.Failure.oip(new CompletionException(full)).retryAfter()
+                .get(ErrorResponses.RETRY_AFTER_MS));
     }
 }
