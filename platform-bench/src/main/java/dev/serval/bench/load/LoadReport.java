@@ -100,11 +100,16 @@ final class LoadReport {
         md.append(goalsTable(goals)).append('\n');
         if (limits.get("raw") instanceof RawLimits raw) {
             md.append(limitTables(raw));
-            Map<?, ?> batch = (Map<?, ?>) limits.get("servalBatch");
-            md.append("Serval's max-batch-size: ").append(batch.get("batch")).append(" (").append(batch.get("from"))
-                    .append("). The DJL loop at Serval's split and batch size, just before and just after each "
-                    + "workload's closed loops: `")
-                    .append(limits.get("rawInterleaved")).append("`\n\n");
+            if (limits.get("servalBatch") instanceof Map<?, ?> batch) {
+                md.append("Serval's max-batch-size: ").append(batch.get("batch")).append(" (").append(batch.get("from"))
+                        .append("). ");
+            }
+            if (limits.get("fp32Batch") instanceof Map<?, ?> fp32) {
+                md.append("The fp32 workload's limit: batch ").append(fp32.get("batch")).append(" (")
+                        .append(fp32.get("from")).append("; Serval batches the fp32 model as shipped). ");
+            }
+            md.append("The DJL loop at each workload's split and batch size, just before and just after its closed "
+                    + "loops: `").append(limits.get("rawInterleaved")).append("`\n\n");
         }
         if (limits.get(LoadBenchmark.RAW_AROUND_DEFAULT) instanceof RawLimits around) {
             md.append(limitsAroundDefault(around));
