@@ -1,6 +1,7 @@
 package dev.serval.replica;
 
 import dev.serval.admission.RetryAfter;
+import dev.serval.batching.BatchCosts;
 import dev.serval.batching.BatchPolicy;
 import dev.serval.error.InferenceFailed;
 import dev.serval.error.NotReady;
@@ -31,8 +32,9 @@ import java.util.function.LongSupplier;
  * inputs do not all fit is refused whole with {@link Overloaded}. Each input becomes one {@link InputTask} and runs on
  * whichever worker takes it, alone or in a batch; the last task of a request to finish completes the request
  * ({@link PoolRequest}), on that worker's thread. How many tasks a worker takes, and whether it waits for more, is the
- * {@link BatchPolicy}'s answer ({@link #fill}); running the batch and handling its failures is the
- * {@link BatchRunner}'s.
+ * {@link BatchPolicy}'s answer ({@link #fill}), its bound for each take lowered to the batch size measured cheapest
+ * per text under load ({@link BatchCosts}, fed with the time of every inference taken under backlog); running the
+ * batch and handling its failures is the {@link BatchRunner}'s.
  *
  * <p>Ending early. A request that ends before its tasks ran (its caller cancelled it, or it failed) gives back at once
  * the queue places of the tasks no worker has claimed and drops its inputs: the tasks left in the queue hold no input
@@ -52,8 +54,9 @@ import java.util.function.LongSupplier;
  * by workers forming a batch; {@link #finished} is added to by workers after each inference and summed by the
  * health-check thread; {@link #idleCores} is taken and released by workers around each inference;
  * {@link #pace} is written by workers without coordination and read for Retry-After estimates (best-effort by design:
- * a lost update only ages the estimate); {@link #policy} and {@link #idleSpinNanos} are
- * replaced by {@link #tune} (the controller thread) and read once per batch; {@link #accepting} and {@link #stopped} are written
+ * a lost update only ages the estimate); {@link #policy}, {@link #costs} and {@link #idleSpinNanos} are
+ * replaced by {@link #tune} (the controller thread) and read once per batch; {@link #costs} is fed by workers after
+ * each measured inference (best-effort, see there); {@link #accepting} and {@link #stopped} are written
  * once each by the closing thread; a worker stops at its next task once {@link #stopped} is set. Each
  * {@link Predictor} is created, used and closed by one worker.
  *
@@ -81,6 +84,8 @@ final class PredictorPool<I, O> {
     private final boolean batches;
     /** How workers form batches; replaced at run time by {@link #tune}. */
     private volatile BatchPolicy policy;
+    /** The measured cost per text of each batch size, which bounds each take; replaced when the bound changes. */
+    private volatile BatchCosts costs;
     /** How long a worker that found the queue empty keeps looking before it sleeps; replaced by {@link #tune}. */
     private volatile long idleSpinNanos;
     /** Predictors running an inference now: a predictor waits for a fuller batch only while another one is busy. */
@@ -102,8 +107,9 @@ final class PredictorPool<I, O> {
 
     /**
      * @param replica  the replica's name ({@code deployment#id}), for logs
-     * @param maxBatch inputs one inference may take when the model batches ({@link Model#batching()}); 1 instead when
-     *                 the model's load found that batching does not pay on this CPU ({@link BatchingDecision#batchLimit})
+     * @param maxBatch inputs one inference may take when the model batches ({@link Model#batching()}); its batches
+     *                 start at 1 instead when the model's load found that batching does not pay on this CPU
+     *                 ({@link BatchingDecision#batchLimit}), and follow the measured costs from there
      */
     PredictorPool(String deployment, String replica, int predictorThreads, int maxQueuedInputs, int maxBatch,
             Model<I, O> model, ThreadFactory threads, LongSupplier nanoTime, DeploymentMetrics metrics) {
@@ -111,8 +117,9 @@ final class PredictorPool<I, O> {
         this.replica = replica;
         this.metrics = metrics;
         this.batches = model.batching().batched();
-        this.policy = BatchPolicy.of(batches, predictorThreads, model.batching().batchLimit(maxBatch), Duration.ZERO);
         this.model = model;
+        this.policy = BatchPolicy.of(batches, predictorThreads, maxBatch, Duration.ZERO);
+        this.costs = costs(policy.maxBatch());
         this.nanoTime = nanoTime;
         this.pace = RetryAfter.servicePaced(predictorThreads);
         this.queue = new InputQueue<>(deployment, maxQueuedInputs, pace);
@@ -166,13 +173,30 @@ final class PredictorPool<I, O> {
     }
 
     /**
-     * Changes the batch limit and the batch wait of running predictors (from their next batch on), and how long an idle
-     * one spins before it sleeps (from its next wait on). The limit is {@code maxBatchSize}, or 1 when the model's load
-     * found that batching does not pay on this CPU. Models that do not batch keep running one input at a time.
+     * Changes the batch bound and the batch wait of running predictors (from their next batch on), and how long an idle
+     * one spins before it sleeps (from its next wait on). The bound is {@code maxBatchSize}; a new bound starts the
+     * measured costs afresh ({@link #costs(int)}). Models that do not batch keep running one input at a time.
      */
     void tune(int maxBatchSize, Duration batchWait, Duration idleSpin) {
-        policy = BatchPolicy.of(batches, workers.length, model.batching().batchLimit(maxBatchSize), batchWait);
+        BatchPolicy tuned = BatchPolicy.of(batches, workers.length, maxBatchSize, batchWait);
+        if (tuned.maxBatch() != costs.maxBatch()) {
+            costs = costs(tuned.maxBatch());
+        }
+        policy = tuned;
         idleSpinNanos = idleSpin.toNanos();
+    }
+
+    /**
+     * Costs for batches of at most {@code maxBatch}, starting at the size the model's load preferred: 1 when its probe
+     * found that batching does not pay on this CPU, else {@code maxBatch} ({@link BatchingDecision#batchLimit}).
+     */
+    private BatchCosts costs(int maxBatch) {
+        return new BatchCosts(maxBatch, model.batching().batchLimit(maxBatch));
+    }
+
+    /** The batch size takes under backlog are bounded by now (tests and diagnostics). */
+    int chosenBatch() {
+        return costs.chosen();
     }
 
     /** The model's probe input, run like a one-input request (a health check). */
@@ -328,9 +352,12 @@ final class PredictorPool<I, O> {
             if (queue.claim(task)) {
                 batch.add(task);
             }
-            boolean stopAfter = fill(batch);
+            BatchCosts sizing = costs;
+            boolean stopAfter = fill(batch, sizing);
+            // a take that left a backlog measures its size's cost (read before the batch is trimmed below)
+            boolean measured = sizing.chooses() && policy.measures(batch.size(), queue.queuedInputs());
             batch.removeIf(taken -> taken.request().isDone()); // expired or cancelled while the batch formed
-            if (!batch.isEmpty() && !run(predictor, batch, inputs)) {
+            if (!batch.isEmpty() && !run(predictor, batch, inputs, measured ? sizing : null)) {
                 return;
             }
             if (stopAfter) {
@@ -340,15 +367,20 @@ final class PredictorPool<I, O> {
     }
 
     /**
-     * Fills {@code batch} as the {@link BatchPolicy} says: first, without waiting, up to this predictor's fair share of
-     * the queue; then, only while the policy says to wait for company (another predictor busy, a backlog queued, the
-     * batch not full), more as they come, until the batch is full or the wait is over.
+     * Fills {@code batch} as the {@link BatchPolicy} says, its bound lowered to the size {@code sizing} aims at now:
+     * first, without waiting, up to this predictor's fair share of the queue; then, only while the policy says to wait
+     * for company (another predictor busy, a backlog queued, the batch not full), more as they come, until the batch is
+     * full or the wait is over.
      *
      * @return whether a stop signal was taken (the worker stops after this batch)
      */
-    private boolean fill(List<InputTask<I, O>> batch) {
+    private boolean fill(List<InputTask<I, O>> batch, BatchCosts sizing) {
         BatchPolicy batching = policy;
-        int share = batching.share(queue.queuedInputs(), batch.size());
+        int queued = queue.queuedInputs();
+        if (sizing.chooses()) {
+            batching = batching.limitedTo(sizing.target(batching.share(queued, batch.size())));
+        }
+        int share = batching.share(queued, batch.size());
         while (batch.size() < share) {
             InputTask<I, O> next = queue.poll();
             if (next == null) {
@@ -394,21 +426,30 @@ final class PredictorPool<I, O> {
     /**
      * Runs one inference over {@code batch}, counted as busy; false when the pool stopped while it ran. When the model
      * widens, it first takes this predictor's cores ({@link IdleCores}), and every idle one's too when nothing is
-     * queued and widened inferences of the batch's size are measured faster, and runs widened if it got them.
+     * queued and widened inferences of the batch's size are measured faster, and runs widened if it got them. With
+     * {@code measured} (a take under backlog), its time is recorded there for its batch size.
      */
-    private boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs) {
+    private boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs,
+            BatchCosts measured) {
         if (idleCores == null) {
+            int size = batch.size();
+            long units = measured == null ? 0 : size(batch);
             busy.incrementAndGet();
+            long start = measured == null ? 0 : nanoTime.getAsLong();
             try {
                 return runner.run(predictor, batch, inputs);
             } finally {
+                if (measured != null) {
+                    measured.record(size, units, nanoTime.getAsLong() - start);
+                }
                 busy.decrementAndGet();
                 finished.increment();
             }
         }
         idleCores.take();
         boolean idle = queue.queuedInputs() == 0 && busy.get() == 0; // nothing waits, no other predictor runs
-        long size = idle ? size(batch) : 0;
+        long size = idle || measured != null ? size(batch) : 0;
+        int inputCount = batch.size();
         boolean borrowed = idle && idleCores.prefersWide(size) && idleCores.borrowAll();
         predictor.widen(borrowed);
         if (borrowed) {
@@ -419,8 +460,12 @@ final class PredictorPool<I, O> {
         try {
             return runner.run(predictor, batch, inputs);
         } finally {
+            long took = nanoTime.getAsLong() - start;
             if (borrowed || (idle && busy.get() == 1)) { // it ran alone from start to end, widened or not
-                idleCores.lone(size, borrowed, nanoTime.getAsLong() - start);
+                idleCores.lone(size, borrowed, took);
+            }
+            if (measured != null && !borrowed) {
+                measured.record(inputCount, size, took);
             }
             busy.decrementAndGet();
             finished.increment();
@@ -429,8 +474,8 @@ final class PredictorPool<I, O> {
     }
 
     /**
-     * The batch's size for lending ({@link Model#inputSize}, summed over its inputs; those whose requests ended are
-     * left out, as the runner leaves them out). Read from the tasks: the predictor's scratch list is filled only by
+     * The batch's size for lending and for its cost per unit ({@link Model#inputSize}, summed over its inputs; those
+     * whose requests ended are left out, as the runner leaves them out). Read from the tasks: the predictor's scratch list is filled only by
      * the run.
      */
     private long size(List<InputTask<I, O>> batch) {

@@ -38,6 +38,10 @@ public final class FakeModel implements Model<String, String> {
     /** Whether the model batches (set before the deployment starts); each batch's size is recorded. */
     public volatile boolean batches;
     public final java.util.List<Integer> batchSizes = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Told the number of inputs of every inference, before it runs (a test's scripted cost per batch size). */
+    public volatile java.util.function.IntConsumer inferences = size -> { };
+    /** With {@link #batches}: the batch size the load's probe preferred ({@code 0}: none, batching pays). */
+    public volatile int preferredBatch;
     volatile boolean closed;
     volatile String refusedPrefix;
     volatile Semaphore probeGate;
@@ -112,8 +116,12 @@ public final class FakeModel implements Model<String, String> {
 
     @Override
     public dev.serval.model.BatchingDecision batching() {
-        return batches ? new dev.serval.model.BatchingDecision(true, true, "fake: batches")
-                : dev.serval.model.BatchingDecision.single("fake: one at a time");
+        if (!batches) {
+            return dev.serval.model.BatchingDecision.single("fake: one at a time");
+        }
+        dev.serval.model.BatchingDecision batched = new dev.serval.model.BatchingDecision(true, true, "fake: batches");
+        int preferred = preferredBatch;
+        return preferred > 0 ? batched.withPreferredBatch(preferred, "fake: probed") : batched;
     }
 
     @Override
@@ -130,15 +138,21 @@ public final class FakeModel implements Model<String, String> {
             @Override
             public java.util.List<String> predictBatch(java.util.List<String> inputs) throws Exception {
                 batchSizes.add(inputs.size());
+                inferences.accept(inputs.size());
                 java.util.List<String> outputs = new java.util.ArrayList<>();
                 for (String input : inputs) {
-                    outputs.add(predict(input));
+                    outputs.add(predictOne(input));
                 }
                 return outputs;
             }
 
             @Override
             public String predict(String input) throws Exception {
+                inferences.accept(1);
+                return predictOne(input);
+            }
+
+            private String predictOne(String input) throws Exception {
                 boolean running = wide; // both sides announce themselves, then look: one of two overlapping sees the other
                 if (running) {
                     insideWide.incrementAndGet();

@@ -291,6 +291,76 @@ class PredictorPoolTest {
         busy.get(WAIT_SECONDS, TimeUnit.SECONDS);
     }
 
+    /**
+     * One predictor on a manual clock that the model advances by a scripted cost per text for each batch size: a
+     * backlog of {@code rounds} requests of 64 texts, each queued whole. Returns the outputs, in order.
+     */
+    private List<List<String>> underBacklog(PredictorPool<String, String> pool, int rounds) throws Exception {
+        List<List<String>> answers = new ArrayList<>();
+        for (int round = 0; round < rounds; round++) {
+            int first = round * 64;
+            answers.add(pool.submit(IntStream.range(first, first + 64).mapToObj(i -> "t" + i).toList(), NO_DEADLINE)
+                    .get(WAIT_SECONDS, TimeUnit.SECONDS));
+        }
+        return answers;
+    }
+
+    /** A pool of one predictor whose clock only the model moves: {@code nanosPerText} for each batch size. */
+    private PredictorPool<String, String> scripted(java.util.function.IntToLongFunction nanosPerText) throws Exception {
+        java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong();
+        model.batches = true;
+        model.inferences = size -> clock.addAndGet(size * nanosPerText.applyAsLong(size));
+        PredictorPool<String, String> pool = new PredictorPool<>("fake", "fake#0", 1, 800, 32, model,
+                Thread.ofPlatform().daemon(true).name("serval-fake-r0-", 0).factory(), clock::get,
+                DeploymentMetrics.create(registry, "fake"));
+        pool.tune(32, Duration.ZERO, Duration.ZERO);
+        pools.add(pool);
+        pool.start();
+        pool.awaitWarmUp();
+        return pool;
+    }
+
+    @Test
+    void underABacklogBatchesConvergeOnTheSizeCheapestPerTextAndAnswersDoNotChange() throws Exception {
+        // dearer alone, cheapest from 8 to 15 texts, dearer again past them (activations out of the caches)
+        PredictorPool<String, String> pool = scripted(size -> size == 1 ? 5_000 : size < 8 ? 4_500
+                : size < 16 ? 3_000 : 4_000);
+
+        List<List<String>> answers = underBacklog(pool, 120);
+
+        assertEquals(15, pool.chosenBatch(), "the class 8-15 costs least per text: " + model.batchSizes);
+        for (int round = 0; round < answers.size(); round++) {
+            int first = round * 64;
+            assertEquals(IntStream.range(first, first + 64).mapToObj(i -> "T" + i).toList(), answers.get(round));
+        }
+        List<Integer> late = model.batchSizes.subList(model.batchSizes.size() / 2, model.batchSizes.size());
+        assertTrue(late.stream().filter(size -> size == 15).count() > late.size() / 2, late.toString());
+        assertTrue(model.batchSizes.stream().allMatch(size -> size <= 32), "max_batch_size stays the bound");
+    }
+
+    @Test
+    void aProbeThatFoundBatchingDoesNotPayIsOverruledByWhatBatchesCostUnderLoad() throws Exception {
+        model.preferredBatch = 1; // a noisy second at load said batch 1
+        PredictorPool<String, String> pool = scripted(size -> size < 16 ? 5_000 : 3_000);
+        assertEquals(1, pool.chosenBatch(), "starts where the probe left it");
+
+        underBacklog(pool, 120);
+
+        assertTrue(pool.chosenBatch() >= 16, "larger batches measured cheaper: " + pool.chosenBatch());
+    }
+
+    @Test
+    void aLoneRequestRunsAloneAtOnceWhateverSizeWasChosen() throws Exception {
+        PredictorPool<String, String> pool = scripted(size -> size == 1 ? 5_000 : 1_000);
+        underBacklog(pool, 40);
+        model.batchSizes.clear();
+
+        assertEquals(List.of("LONE"), pool.submit(List.of("lone"), NO_DEADLINE).get(WAIT_SECONDS, TimeUnit.SECONDS));
+
+        assertTrue(model.batchSizes.isEmpty(), "it ran as a batch of one: " + model.batchSizes);
+        assertEquals(0, registry.get("serval.batch.wait").timer().count(), "and never waited for company");
+    }
+
     @Test
     void aLoneInferenceRunsOnTheIdleReplicasCoresAndTheNextWaitsForIt() throws Exception {
         model.widens = true;
