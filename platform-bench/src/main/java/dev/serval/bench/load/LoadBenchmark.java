@@ -664,7 +664,8 @@ public final class LoadBenchmark {
                     run.shape(), run.throughput(), run.p50(), run.p90(), run.p99(), run.p999(),
                     run.errors().isEmpty() ? "0" : run.errors(), run.cpu().generator(), run.cpu().server(),
                     run.cpu().other(), run.serverMetrics().isEmpty() ? ""
-                            : String.format("  batch %.1f", run.serverMetrics().get("meanBatchSize")));
+                            : String.format("  take %.1f batch %.1f", run.serverMetrics().get("inputsPerInference"),
+                                    run.serverMetrics().get("meanBatchSize")));
         }
 
         /** The highest closed-loop throughput of {@code target} on {@code workload}. */
