@@ -2,6 +2,7 @@ package dev.serval.batching;
 
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.IntUnaryOperator;
 
 /**
  * The measured cost per text of a replica's batch sizes under load, and the size they choose: a predictor with a
@@ -48,6 +49,8 @@ public final class BatchCosts {
     /** The smallest size of each class, ascending: 1, 2, 4, ..., and {@code maxBatch} when it is not a power of 2. */
     private final int[] lows;
     private final int maxBatch;
+    /** Where costs for a bound start ({@link #withBound}). */
+    private final IntUnaryOperator start;
     /** Each class's running average of nanoseconds per unit of input size, as double bits; 0 until measured. */
     private final AtomicLongArray nanosPerUnit;
     /** Takes with a choice to make so far: every {@value #EXPLORE_EVERY}th explores. */
@@ -60,6 +63,10 @@ public final class BatchCosts {
      * @param start    the size to start from: the class holding it is chosen first (above {@code maxBatch}: the last)
      */
     public BatchCosts(int maxBatch, int start) {
+        this(maxBatch, bound -> start, start);
+    }
+
+    private BatchCosts(int maxBatch, IntUnaryOperator starts, int start) {
         if (maxBatch < 1) {
             throw new IllegalArgumentException("maxBatch must be >= 1, was " + maxBatch);
         }
@@ -73,8 +80,38 @@ public final class BatchCosts {
         }
         lows[lows.length - 1] = Math.max(lows[lows.length - 1], maxBatch);
         this.maxBatch = maxBatch;
+        this.start = starts;
         this.nanosPerUnit = new AtomicLongArray(lows.length);
         this.chosen = classOf(start);
+    }
+
+    /**
+     * Costs for batches of at most {@code maxBatch}, starting at {@code start.applyAsInt(maxBatch)}: the size the load
+     * preferred under that bound ({@code BatchingDecision.batchLimit}).
+     */
+    public static BatchCosts startingAt(int maxBatch, IntUnaryOperator start) {
+        return new BatchCosts(maxBatch, start, start.applyAsInt(maxBatch));
+    }
+
+    /** Costs for the bound {@code maxBatch}: {@code this} when it is this one's, else fresh ones, started alike. */
+    public BatchCosts withBound(int maxBatch) {
+        return maxBatch == this.maxBatch ? this : startingAt(maxBatch, start);
+    }
+
+    /**
+     * {@code policy} bounded for one take by {@link #target} of its fair share ({@link BatchPolicy#limitedTo}), given
+     * the {@code queued} inputs and those {@code taken} already; {@code policy} itself when there is nothing to choose.
+     */
+    public BatchPolicy bound(BatchPolicy policy, int queued, int taken) {
+        return lows.length == 1 ? policy : policy.limitedTo(target(policy.share(queued, taken)));
+    }
+
+    /**
+     * This, when the inference of a take of {@code taken} inputs that left {@code queuedAfter} queued is to be timed
+     * for {@link #record} ({@link BatchPolicy#measures}); else null, as when there is nothing to choose.
+     */
+    public BatchCosts timing(int taken, int queuedAfter) {
+        return lows.length > 1 && BatchPolicy.measures(taken, queuedAfter) ? this : null;
     }
 
     /** The bound: the largest size this ever answers. */

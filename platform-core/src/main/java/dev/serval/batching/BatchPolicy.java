@@ -80,7 +80,7 @@ public record BatchPolicy(int predictors, int maxBatch, long waitNanos) {
      * cost of its batch size ({@link BatchCosts#record}): only under backlog, where the size matters and every
      * predictor is busy alike; a take that emptied the queue was sized by the load, and may have run on lent cores.
      */
-    public boolean measures(int taken, int queuedAfter) {
+    public static boolean measures(int taken, int queuedAfter) {
         return taken > 0 && queuedAfter > 0;
     }
 

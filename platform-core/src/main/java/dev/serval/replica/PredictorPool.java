@@ -32,9 +32,7 @@ import java.util.function.LongSupplier;
  * inputs do not all fit is refused whole with {@link Overloaded}. Each input becomes one {@link InputTask} and runs on
  * whichever worker takes it, alone or in a batch; the last task of a request to finish completes the request
  * ({@link PoolRequest}), on that worker's thread. How many tasks a worker takes, and whether it waits for more, is the
- * {@link BatchPolicy}'s answer ({@link #fill}), its bound for each take lowered to the batch size measured cheapest
- * per text under load ({@link BatchCosts}, fed with the time of every inference taken under backlog); running the
- * batch and handling its failures is the {@link BatchRunner}'s.
+ * {@link BatchPolicy}'s answer, bounded by {@link BatchCosts} ({@link #fill}); {@link BatchRunner} runs the batch.
  *
  * <p>Ending early. A request that ends before its tasks ran (its caller cancelled it, or it failed) gives back at once
  * the queue places of the tasks no worker has claimed and drops its inputs: the tasks left in the queue hold no input
@@ -52,12 +50,11 @@ import java.util.function.LongSupplier;
  *
  * <p>Threads and fields: {@link #queue} is shared by callers and workers; {@link #busy} is written by workers and read
  * by workers forming a batch; {@link #finished} is added to by workers after each inference and summed by the
- * health-check thread; {@link #idleCores} is taken and released by workers around each inference;
- * {@link #pace} is written by workers without coordination and read for Retry-After estimates (best-effort by design:
- * a lost update only ages the estimate); {@link #policy}, {@link #costs} and {@link #idleSpinNanos} are
- * replaced by {@link #tune} (the controller thread) and read once per batch; {@link #costs} is fed by workers after
- * each measured inference (best-effort, see there); {@link #accepting} and {@link #stopped} are written
- * once each by the closing thread; a worker stops at its next task once {@link #stopped} is set. Each
+ * health-check thread; {@link #idleCores} is taken and released by workers around each inference; {@link #pace} is
+ * written by workers without coordination and read for Retry-After estimates (best-effort by design: a lost update only
+ * ages the estimate); {@link #policy}, {@link #costs} (fed by workers, best-effort) and {@link #idleSpinNanos} are
+ * replaced by {@link #tune} (the controller thread) and read once per batch; {@link #accepting} and {@link #stopped}
+ * are written once each by the closing thread; a worker stops at its next task once {@link #stopped} is set. Each
  * {@link Predictor} is created, used and closed by one worker.
  *
  * <p>Shutdown ({@link #close}): stop admitting, let workers finish what is queued (a stop signal per worker ends each
@@ -84,8 +81,7 @@ final class PredictorPool<I, O> {
     private final boolean batches;
     /** How workers form batches; replaced at run time by {@link #tune}. */
     private volatile BatchPolicy policy;
-    /** The measured cost per text of each batch size, which bounds each take; replaced when the bound changes. */
-    private volatile BatchCosts costs;
+    private volatile BatchCosts costs; // replaced by tune when the bound changes
     /** How long a worker that found the queue empty keeps looking before it sleeps; replaced by {@link #tune}. */
     private volatile long idleSpinNanos;
     /** Predictors running an inference now: a predictor waits for a fuller batch only while another one is busy. */
@@ -107,9 +103,8 @@ final class PredictorPool<I, O> {
 
     /**
      * @param replica  the replica's name ({@code deployment#id}), for logs
-     * @param maxBatch inputs one inference may take when the model batches ({@link Model#batching()}); its batches
-     *                 start at 1 instead when the model's load found that batching does not pay on this CPU
-     *                 ({@link BatchingDecision#batchLimit}), and follow the measured costs from there
+     * @param maxBatch inputs one inference may take when the model batches ({@link Model#batching()}); batches start
+     *                 at the size its load preferred ({@link BatchingDecision#batchLimit}), then follow measured costs
      */
     PredictorPool(String deployment, String replica, int predictorThreads, int maxQueuedInputs, int maxBatch,
             Model<I, O> model, ThreadFactory threads, LongSupplier nanoTime, DeploymentMetrics metrics) {
@@ -119,7 +114,7 @@ final class PredictorPool<I, O> {
         this.batches = model.batching().batched();
         this.model = model;
         this.policy = BatchPolicy.of(batches, predictorThreads, maxBatch, Duration.ZERO);
-        this.costs = costs(policy.maxBatch());
+        this.costs = BatchCosts.startingAt(policy.maxBatch(), model.batching()::batchLimit);
         this.nanoTime = nanoTime;
         this.pace = RetryAfter.servicePaced(predictorThreads);
         this.queue = new InputQueue<>(deployment, maxQueuedInputs, pace);
@@ -174,29 +169,13 @@ final class PredictorPool<I, O> {
 
     /**
      * Changes the batch bound and the batch wait of running predictors (from their next batch on), and how long an idle
-     * one spins before it sleeps (from its next wait on). The bound is {@code maxBatchSize}; a new bound starts the
-     * measured costs afresh ({@link #costs(int)}). Models that do not batch keep running one input at a time.
+     * one spins before it sleeps (from its next wait on). A new bound starts the measured costs afresh. Models that do
+     * not batch keep running one input at a time.
      */
     void tune(int maxBatchSize, Duration batchWait, Duration idleSpin) {
-        BatchPolicy tuned = BatchPolicy.of(batches, workers.length, maxBatchSize, batchWait);
-        if (tuned.maxBatch() != costs.maxBatch()) {
-            costs = costs(tuned.maxBatch());
-        }
-        policy = tuned;
+        policy = BatchPolicy.of(batches, workers.length, maxBatchSize, batchWait);
+        costs = costs.withBound(policy.maxBatch());
         idleSpinNanos = idleSpin.toNanos();
-    }
-
-    /**
-     * Costs for batches of at most {@code maxBatch}, starting at the size the model's load preferred: 1 when its probe
-     * found that batching does not pay on this CPU, else {@code maxBatch} ({@link BatchingDecision#batchLimit}).
-     */
-    private BatchCosts costs(int maxBatch) {
-        return new BatchCosts(maxBatch, model.batching().batchLimit(maxBatch));
-    }
-
-    /** The batch size takes under backlog are bounded by now (tests and diagnostics). */
-    int chosenBatch() {
-        return costs.chosen();
     }
 
     /** The model's probe input, run like a one-input request (a health check). */
@@ -352,12 +331,9 @@ final class PredictorPool<I, O> {
             if (queue.claim(task)) {
                 batch.add(task);
             }
-            BatchCosts sizing = costs;
-            boolean stopAfter = fill(batch, sizing);
-            // a take that left a backlog measures its size's cost (read before the batch is trimmed below)
-            boolean measured = sizing.chooses() && policy.measures(batch.size(), queue.queuedInputs());
+            boolean stopAfter = fill(batch);
             batch.removeIf(taken -> taken.request().isDone()); // expired or cancelled while the batch formed
-            if (!batch.isEmpty() && !run(predictor, batch, inputs, measured ? sizing : null)) {
+            if (!batch.isEmpty() && !run(predictor, batch, inputs, costs.timing(batch.size(), queue.queuedInputs()))) {
                 return;
             }
             if (stopAfter) {
@@ -367,20 +343,15 @@ final class PredictorPool<I, O> {
     }
 
     /**
-     * Fills {@code batch} as the {@link BatchPolicy} says, its bound lowered to the size {@code sizing} aims at now:
-     * first, without waiting, up to this predictor's fair share of the queue; then, only while the policy says to wait
-     * for company (another predictor busy, a backlog queued, the batch not full), more as they come, until the batch is
-     * full or the wait is over.
+     * Fills {@code batch} as the {@link BatchPolicy} bounded by {@link #costs} says: first, without waiting, up to this
+     * predictor's fair share of the queue; then, only while the policy says to wait for company (another predictor
+     * busy, a backlog queued, the batch not full), more as they come, until the batch is full or the wait is over.
      *
      * @return whether a stop signal was taken (the worker stops after this batch)
      */
-    private boolean fill(List<InputTask<I, O>> batch, BatchCosts sizing) {
-        BatchPolicy batching = policy;
-        int queued = queue.queuedInputs();
-        if (sizing.chooses()) {
-            batching = batching.limitedTo(sizing.target(batching.share(queued, batch.size())));
-        }
-        int share = batching.share(queued, batch.size());
+    private boolean fill(List<InputTask<I, O>> batch) {
+        BatchPolicy batching = costs.bound(policy, queue.queuedInputs(), batch.size());
+        int share = batching.share(queue.queuedInputs(), batch.size());
         while (batch.size() < share) {
             InputTask<I, O> next = queue.poll();
             if (next == null) {
@@ -426,22 +397,15 @@ final class PredictorPool<I, O> {
     /**
      * Runs one inference over {@code batch}, counted as busy; false when the pool stopped while it ran. When the model
      * widens, it first takes this predictor's cores ({@link IdleCores}), and every idle one's too when nothing is
-     * queued and widened inferences of the batch's size are measured faster, and runs widened if it got them. With
-     * {@code measured} (a take under backlog), its time is recorded there for its batch size.
+     * queued and widened inferences of the batch's size are measured faster, and runs widened if it got them; timed for
+     * {@code measured} (if not null) unless widened.
      */
-    private boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs,
-            BatchCosts measured) {
+    private boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs, BatchCosts measured) {
         if (idleCores == null) {
-            int size = batch.size();
-            long units = measured == null ? 0 : size(batch);
             busy.incrementAndGet();
-            long start = measured == null ? 0 : nanoTime.getAsLong();
             try {
-                return runner.run(predictor, batch, inputs);
+                return runner.run(predictor, batch, inputs, measured, measured == null ? 0 : size(batch));
             } finally {
-                if (measured != null) {
-                    measured.record(size, units, nanoTime.getAsLong() - start);
-                }
                 busy.decrementAndGet();
                 finished.increment();
             }
@@ -449,7 +413,6 @@ final class PredictorPool<I, O> {
         idleCores.take();
         boolean idle = queue.queuedInputs() == 0 && busy.get() == 0; // nothing waits, no other predictor runs
         long size = idle || measured != null ? size(batch) : 0;
-        int inputCount = batch.size();
         boolean borrowed = idle && idleCores.prefersWide(size) && idleCores.borrowAll();
         predictor.widen(borrowed);
         if (borrowed) {
@@ -458,14 +421,10 @@ final class PredictorPool<I, O> {
         busy.incrementAndGet();
         long start = nanoTime.getAsLong();
         try {
-            return runner.run(predictor, batch, inputs);
+            return runner.run(predictor, batch, inputs, borrowed ? null : measured, size);
         } finally {
-            long took = nanoTime.getAsLong() - start;
             if (borrowed || (idle && busy.get() == 1)) { // it ran alone from start to end, widened or not
-                idleCores.lone(size, borrowed, took);
-            }
-            if (measured != null && !borrowed) {
-                measured.record(inputCount, size, took);
+                idleCores.lone(size, borrowed, nanoTime.getAsLong() - start);
             }
             busy.decrementAndGet();
             finished.increment();
@@ -475,8 +434,8 @@ final class PredictorPool<I, O> {
 
     /**
      * The batch's size for lending and for its cost per unit ({@link Model#inputSize}, summed over its inputs; those
-     * whose requests ended are left out, as the runner leaves them out). Read from the tasks: the predictor's scratch list is filled only by
-     * the run.
+     * whose requests ended are left out, as the runner leaves them out). Read from the tasks: the predictor's scratch
+     * list is filled only by the run.
      */
     private long size(List<InputTask<I, O>> batch) {
         long size = 0;

@@ -2,9 +2,12 @@ package dev.serval.batching;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.IntToDoubleFunction;
@@ -137,6 +140,35 @@ class BatchCostsTest {
         assertFalse(costs.chooses());
         assertEquals(1, costs.target(BACKLOG));
         assertTrue(new BatchCosts(2, 1).chooses());
+    }
+
+    @Test
+    void onlyATakeThatLeftABacklogIsTimedAndOnlyWhenThereIsAChoice() {
+        BatchCosts costs = BatchCosts.startingAt(32, bound -> bound);
+
+        assertSame(costs, costs.timing(16, 3));
+        assertNull(costs.timing(16, 0), "the take emptied the queue");
+        assertNull(BatchCosts.startingAt(1, bound -> 1).timing(1, 100), "every input alone: nothing to choose");
+    }
+
+    @Test
+    void aNewBoundStartsAfreshWhereTheLoadPreferredAndTheSameBoundKeepsTheMeasurements() {
+        BatchCosts costs = BatchCosts.startingAt(32, bound -> 1); // the probe found that batching does not pay
+        serve(costs, 200, size -> size < 8 ? 5_000 : 3_000);
+
+        assertSame(costs, costs.withBound(32));
+        BatchCosts fresh = costs.withBound(16);
+        assertEquals(16, fresh.maxBatch());
+        assertEquals(1, fresh.chosen(), "starts where the load preferred");
+    }
+
+    @Test
+    void aPolicyIsBoundedForOneTakeAtTheTarget() {
+        BatchPolicy policy = BatchPolicy.of(true, 2, 32, Duration.ZERO);
+        BatchCosts costs = BatchCosts.startingAt(32, bound -> 4); // the class 4-7
+
+        assertEquals(7, costs.bound(policy, 100, 1).share(100, 1));
+        assertSame(policy, BatchCosts.startingAt(1, bound -> 1).bound(policy, 100, 1));
     }
 
     @Test

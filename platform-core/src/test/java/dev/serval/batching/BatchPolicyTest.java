@@ -54,9 +54,9 @@ class BatchPolicyTest {
     void onlyATakeThatLeftABacklogMeasuresItsSize() {
         BatchPolicy policy = BatchPolicy.of(true, 2, 32, Duration.ZERO);
 
-        assertTrue(policy.measures(16, 3));
-        assertFalse(policy.measures(16, 0), "the take emptied the queue: the load sized it, not the choice");
-        assertFalse(policy.measures(0, 3));
+        assertTrue(BatchPolicy.measures(16, 3));
+        assertFalse(BatchPolicy.measures(16, 0), "the take emptied the queue: the load sized it, not the choice");
+        assertFalse(BatchPolicy.measures(0, 3));
     }
 
     @Test

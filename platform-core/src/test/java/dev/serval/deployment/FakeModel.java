@@ -1,6 +1,7 @@
 package dev.serval.deployment;
 
 import dev.serval.error.InvalidInput;
+import dev.serval.model.BatchingDecision;
 import dev.serval.model.Model;
 import dev.serval.model.ModelSignature;
 import dev.serval.model.Predictor;
@@ -10,6 +11,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntConsumer;
 
 /**
  * A model that upper-cases its input. Inputs starting with {@code "wait"} block until {@link #gate} is
@@ -39,7 +41,7 @@ public final class FakeModel implements Model<String, String> {
     public volatile boolean batches;
     public final java.util.List<Integer> batchSizes = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Told the number of inputs of every inference, before it runs (a test's scripted cost per batch size). */
-    public volatile java.util.function.IntConsumer inferences = size -> { };
+    public volatile IntConsumer inferences = size -> { };
     /** With {@link #batches}: the batch size the load's probe preferred ({@code 0}: none, batching pays). */
     public volatile int preferredBatch;
     volatile boolean closed;
@@ -115,11 +117,11 @@ public final class FakeModel implements Model<String, String> {
     }
 
     @Override
-    public dev.serval.model.BatchingDecision batching() {
+    public BatchingDecision batching() {
         if (!batches) {
-            return dev.serval.model.BatchingDecision.single("fake: one at a time");
+            return BatchingDecision.single("fake: one at a time");
         }
-        dev.serval.model.BatchingDecision batched = new dev.serval.model.BatchingDecision(true, true, "fake: batches");
+        BatchingDecision batched = new BatchingDecision(true, true, "fake: batches");
         int preferred = preferredBatch;
         return preferred > 0 ? batched.withPreferredBatch(preferred, "fake: probed") : batched;
     }

@@ -21,7 +21,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntToLongFunction;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -305,11 +308,17 @@ class PredictorPoolTest {
         return answers;
     }
 
+    /** The size of every inference of a {@link #scripted} pool, in order (the probe's included). */
+    private final List<Integer> sizes = new CopyOnWriteArrayList<>();
+
     /** A pool of one predictor whose clock only the model moves: {@code nanosPerText} for each batch size. */
-    private PredictorPool<String, String> scripted(java.util.function.IntToLongFunction nanosPerText) throws Exception {
-        java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong();
+    private PredictorPool<String, String> scripted(IntToLongFunction nanosPerText) throws Exception {
+        AtomicLong clock = new AtomicLong();
         model.batches = true;
-        model.inferences = size -> clock.addAndGet(size * nanosPerText.applyAsLong(size));
+        model.inferences = size -> {
+            sizes.add(size);
+            clock.addAndGet(size * nanosPerText.applyAsLong(size));
+        };
         PredictorPool<String, String> pool = new PredictorPool<>("fake", "fake#0", 1, 800, 32, model,
                 Thread.ofPlatform().daemon(true).name("serval-fake-r0-", 0).factory(), clock::get,
                 DeploymentMetrics.create(registry, "fake"));
@@ -328,36 +337,38 @@ class PredictorPoolTest {
 
         List<List<String>> answers = underBacklog(pool, 120);
 
-        assertEquals(15, pool.chosenBatch(), "the class 8-15 costs least per text: " + model.batchSizes);
         for (int round = 0; round < answers.size(); round++) {
             int first = round * 64;
             assertEquals(IntStream.range(first, first + 64).mapToObj(i -> "T" + i).toList(), answers.get(round));
         }
-        List<Integer> late = model.batchSizes.subList(model.batchSizes.size() / 2, model.batchSizes.size());
-        assertTrue(late.stream().filter(size -> size == 15).count() > late.size() / 2, late.toString());
-        assertTrue(model.batchSizes.stream().allMatch(size -> size <= 32), "max_batch_size stays the bound");
+        List<Integer> late = sizes.subList(sizes.size() / 2, sizes.size());
+        assertTrue(late.stream().filter(size -> size == 15).count() > late.size() / 2,
+                "the class 8-15 costs least per text: " + late);
+        assertTrue(sizes.stream().allMatch(size -> size <= 32), "max_batch_size stays the bound");
     }
 
     @Test
     void aProbeThatFoundBatchingDoesNotPayIsOverruledByWhatBatchesCostUnderLoad() throws Exception {
         model.preferredBatch = 1; // a noisy second at load said batch 1
         PredictorPool<String, String> pool = scripted(size -> size < 16 ? 5_000 : 3_000);
-        assertEquals(1, pool.chosenBatch(), "starts where the probe left it");
 
         underBacklog(pool, 120);
 
-        assertTrue(pool.chosenBatch() >= 16, "larger batches measured cheaper: " + pool.chosenBatch());
+        assertEquals(List.of(1, 1, 1), sizes.subList(1, 4), "it starts where the probe left it: " + sizes);
+        List<Integer> late = sizes.subList(sizes.size() / 2, sizes.size());
+        assertTrue(late.stream().filter(size -> size >= 16).count() > late.size() / 2,
+                "larger batches measured cheaper: " + late);
     }
 
     @Test
     void aLoneRequestRunsAloneAtOnceWhateverSizeWasChosen() throws Exception {
         PredictorPool<String, String> pool = scripted(size -> size == 1 ? 5_000 : 1_000);
         underBacklog(pool, 40);
-        model.batchSizes.clear();
+        sizes.clear();
 
         assertEquals(List.of("LONE"), pool.submit(List.of("lone"), NO_DEADLINE).get(WAIT_SECONDS, TimeUnit.SECONDS));
 
-        assertTrue(model.batchSizes.isEmpty(), "it ran as a batch of one: " + model.batchSizes);
+        assertEquals(List.of(1), sizes, "it ran as a batch of one");
         assertEquals(0, registry.get("serval.batch.wait").timer().count(), "and never waited for company");
     }
 

@@ -405,8 +405,8 @@ public final class LoadBenchmark {
          * The DJL loop with the fp32 model on the short texts at Serval's split, at every size of
          * {@code rawBatchesFp32} (interleaved passes, each size's best kept), merged into the run's raw limits. Returns
          * the best size, the one of the lowest process CPU per text: on a machine shared with other work a loop's
-         * texts/s follows the share of the cores it is granted (one run here measured batch 1 at 51 and 316 texts/s in
-         * its two passes), its CPU per text what a text costs. The fp32 workload's limit is the DJL loop at that size,
+         * texts/s follows the share of the cores it is granted (docs/benchmarks/batching-fp32), its CPU per text
+         * more nearly what a text costs. The fp32 workload's limit is the DJL loop at that size,
          * measured again around Serval's runs. Serval is not told it: it batches the fp32 model as shipped.
          */
         private int fp32Sweep() throws Exception {
