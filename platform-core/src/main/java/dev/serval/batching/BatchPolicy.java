@@ -14,7 +14,9 @@ import java.time.Duration;
  *       and it never waits.</li>
  *   <li>A predictor takes at once its fair share of the queue ({@link #share}): the inputs queued divided by the
  *       replica's predictors, rounded up, at least 1 and at most {@link #maxBatch()}; so predictors split a full queue
- *       instead of one taking it all.</li>
+ *       instead of one taking it all. For each take the bound is first lowered to the size whose measured cost per
+ *       text under load is lowest ({@link #limitedTo} with {@link BatchCosts#target}; {@code max_batch_size} stays the
+ *       upper bound); only inferences under backlog are measured ({@link #measures}).</li>
  *   <li>It then waits for company ({@link #waitsForCompany}) only while all of these hold: a wait is set
  *       ({@code batch_wait_timeout} above 0), its batch is not empty and not full, another predictor of the replica is
  *       busy, and inputs are still queued (a backlog: the replica is not keeping up). An idle replica never waits, so
@@ -62,6 +64,24 @@ public record BatchPolicy(int predictors, int maxBatch, long waitNanos) {
      */
     public int share(int queued, int taken) {
         return (int) Math.max(1, Math.min(maxBatch, ((long) queued + taken + predictors - 1) / predictors));
+    }
+
+    /**
+     * This policy with its batch bound lowered to {@code limit} for one take (the size {@link BatchCosts} chose):
+     * {@code this} when that changes nothing; never above {@link #maxBatch()}, never below 1.
+     */
+    public BatchPolicy limitedTo(int limit) {
+        int bound = Math.max(1, Math.min(maxBatch, limit));
+        return bound == maxBatch ? this : new BatchPolicy(predictors, bound, waitNanos);
+    }
+
+    /**
+     * Whether the inference of a take of {@code taken} inputs that left {@code queuedAfter} inputs queued measures the
+     * cost of its batch size ({@link BatchCosts#record}): only under backlog, where the size matters and every
+     * predictor is busy alike; a take that emptied the queue was sized by the load, and may have run on lent cores.
+     */
+    public static boolean measures(int taken, int queuedAfter) {
+        return taken > 0 && queuedAfter > 0;
     }
 
     /**

@@ -7,10 +7,11 @@ import java.util.Objects;
  *
  * @param batched        whether several inputs may run in one inference (padded, grouped by length)
  * @param batchInvariant whether an input's output is the same (within 1e-5 per element) whatever it runs with
- * @param preferredBatch the most inputs one inference should take on this CPU: 1 when not batched; for a batched
- *                       model 1 when the load's probe found that batching does not pay, or {@link #NO_PREFERENCE}
- *                       when it does or was not measured: the deployment's {@code max_batch_size} alone then limits
- *                       batches ({@link #batchLimit})
+ * @param preferredBatch the most inputs one inference should take on this CPU as the load measured it: 1 when not
+ *                       batched; for a batched model 1 when the load's probe found that batching does not pay, or
+ *                       {@link #NO_PREFERENCE} when it does or was not measured ({@link #batchLimit}). For a batched
+ *                       model it is where the batch size measured while serving starts ({@code batching.BatchCosts});
+ *                       the deployment's {@code max_batch_size} bounds it
  * @param reason         what the decision rests on: the row-coupling operators found, the probe's result, the setting,
  *                       and the batch sizes measured
  */
@@ -60,8 +61,9 @@ public record BatchingDecision(boolean batched, boolean batchInvariant, int pref
     }
 
     /**
-     * Inputs one inference takes under a deployment allowing {@code maxBatchSize}: the smaller of the two when
-     * batched with a preference, {@code maxBatchSize} when batched without one, 1 when not batched.
+     * Inputs one inference takes under a deployment allowing {@code maxBatchSize}, as the load measured it (where the
+     * batch size measured while serving starts): the smaller of the two when batched with a preference,
+     * {@code maxBatchSize} when batched without one, 1 when not batched.
      */
     public int batchLimit(int maxBatchSize) {
         if (!batched) {

@@ -62,8 +62,9 @@ public interface Model<I, O> extends AutoCloseable {
      * A cheap measure of how much work {@code input} is, comparable between inputs of this model (a text's length in
      * characters, a tensor request's element count): whether a lone inference is worth the replica's idle cores
      * ({@link Predictor#widen}) depends on how much there is to split, so the predictor pool measures that per size
-     * class. Called only for models that {@link #widens()}, on a predictor thread, for an input {@link #validate}
-     * accepted. By default 1: every input alike.
+     * class, and batches' costs per unit of it measure which batch size is cheapest (so that a batch of long inputs
+     * does not look dear). Called only for models that {@link #widens()} or batch, on a predictor thread, for an input
+     * {@link #validate} accepted. By default 1: every input alike.
      */
     default long inputSize(I input) {
         return 1;

@@ -1,6 +1,7 @@
 package dev.serval.replica;
 
 import dev.serval.admission.RetryAfter;
+import dev.serval.batching.BatchCosts;
 import dev.serval.error.InferenceFailed;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
@@ -22,8 +23,9 @@ import java.util.function.LongSupplier;
  * {@link NotReady} instead, and tells the predictor to exit.
  *
  * <p>Threads: one instance per pool, called by every predictor thread, each with its own batch and predictor; it holds
- * no mutable state of its own. It feeds the pool's {@link RetryAfter} with each batch's time per input (best-effort,
- * see there) and reads the pool's stop flag through {@code stopped}.
+ * no mutable state of its own. It feeds the pool's {@link RetryAfter} with each batch's time per input, and a take
+ * under backlog's time to the pool's {@link BatchCosts} (both best-effort, see there); it reads the pool's stop flag
+ * through {@code stopped}.
  */
 final class BatchRunner<I, O> {
 
@@ -51,11 +53,13 @@ final class BatchRunner<I, O> {
      * {@code tokens} are the calling predictor's scratch lists (each input's tokens as that predictor counted them, or
      * null, are handed to its inference so that it does not tokenise the input again). Tasks whose requests ended are
      * dropped from {@code batch} first, and so are those whose deadline has passed, their requests ended with
-     * {@code DeadlineExceeded} ({@link PoolRequest#expire}).
+     * {@code DeadlineExceeded} ({@link PoolRequest#expire}). Its time goes to {@code costs} unless null (a take under
+     * backlog, {@link BatchCosts}), {@code units} being the batch's input size.
      *
      * @return false when the pool stopped while it ran: the predictor exits
      */
-    boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs, List<InputTokens> tokens) {
+    boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs, List<InputTokens> tokens,
+            BatchCosts costs, long units) {
         long start = nanoTime.getAsLong();
         inputs.clear();
         tokens.clear();
@@ -108,6 +112,9 @@ final class BatchRunner<I, O> {
         long took = nanoTime.getAsLong() - start;
         metrics.inference(took);
         pace.served(took / batch.size());
+        if (costs != null) {
+            costs.record(batch.size(), units, took);
+        }
         return true;
     }
 

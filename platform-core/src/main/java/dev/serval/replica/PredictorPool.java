@@ -1,6 +1,7 @@
 package dev.serval.replica;
 
 import dev.serval.admission.RetryAfter;
+import dev.serval.batching.BatchCosts;
 import dev.serval.batching.BatchPolicy;
 import dev.serval.batching.TokenBudget;
 import dev.serval.error.InferenceFailed;
@@ -35,8 +36,9 @@ import java.util.function.LongSupplier;
  * inputs do not all fit is refused whole with {@link Overloaded}. Each input becomes one {@link InputTask} and runs on
  * whichever worker takes it, alone or in a batch; the last task of a request to finish completes the request
  * ({@link PoolRequest}), on that worker's thread. How many tasks a worker takes, and whether it waits for more, is the
- * {@link BatchPolicy}'s answer, how many tokens they may hold the {@link TokenBudget}'s; each worker's
- * {@link BatchFormer} forms its batches; running a batch and handling its failures is the {@link BatchRunner}'s.
+ * {@link BatchPolicy}'s answer, bounded for each take by the sizes measured cheapest per input ({@link BatchCosts}),
+ * how many tokens they may hold the {@link TokenBudget}'s; each worker's {@link BatchFormer} forms its batches; running
+ * a batch and handling its failures is the {@link BatchRunner}'s.
  *
  * <p>Tokens. A text model's inputs have tokens ({@link Model#maxInputTokens}), and two budgets bound them: a batch's
  * ({@code max_batch_tokens}) and a request's ({@code max_tokens_per_request}, fixed for a request when it is admitted:
@@ -62,10 +64,11 @@ import java.util.function.LongSupplier;
  * by workers forming a batch; {@link #finished} is added to by workers after each inference and summed by the
  * health-check thread; {@link #idleCores} is taken and released by workers around each inference;
  * {@link #pace} is written by workers without coordination and read for Retry-After estimates (best-effort by design:
- * a lost update only ages the estimate); {@link #policy} and {@link #idleSpinNanos} are
- * replaced by {@link #tune}, {@link #tokenBudget} by {@link #budgetTokens} (the controller thread), each read once per
- * batch (the token budget also once per admitted request); {@link #accepting} and {@link #stopped} are written
- * once each by the closing thread; a worker stops at its next task once {@link #stopped} is set. Each
+ * a lost update only ages the estimate); {@link #policy}, {@link #costs} (fed by workers, best-effort) and
+ * {@link #idleSpinNanos} are replaced by {@link #tune}, {@link #tokenBudget} by {@link #budgetTokens} (the controller
+ * thread), each read once per batch (the token budget also once per admitted request); {@link #accepting} and
+ * {@link #stopped} are written once each by the closing thread; a worker stops at its next task once {@link #stopped}
+ * is set. Each
  * {@link Predictor} is created, used and closed by one worker.
  *
  * <p>Shutdown ({@link #close}): stop admitting, let workers finish what is queued (a stop signal per worker ends each
@@ -92,6 +95,8 @@ final class PredictorPool<I, O> {
     private final boolean batches;
     /** How workers form batches; replaced at run time by {@link #tune}. */
     private volatile BatchPolicy policy;
+    /** The sizes measured cheapest per input, bounding each take; replaced by {@link #tune} when the bound changes. */
+    private volatile BatchCosts costs;
     /** The token budgets and when they need counting; replaced by {@link #budgetTokens}. */
     private volatile TokenBudget tokenBudget;
     /** How long a worker that found the queue empty keeps looking before it sleeps; replaced by {@link #tune}. */
@@ -115,8 +120,8 @@ final class PredictorPool<I, O> {
 
     /**
      * @param replica  the replica's name ({@code deployment#id}), for logs
-     * @param maxBatch inputs one inference may take when the model batches ({@link Model#batching()}); 1 instead when
-     *                 the model's load found that batching does not pay on this CPU ({@link BatchingDecision#batchLimit})
+     * @param maxBatch inputs one inference may take when the model batches ({@link Model#batching()}); batches start
+     *                 at the size its load preferred ({@link BatchingDecision#batchLimit}), then follow measured costs
      */
     PredictorPool(String deployment, String replica, int predictorThreads, int maxQueuedInputs, int maxBatch,
             Model<I, O> model, ThreadFactory threads, LongSupplier nanoTime, DeploymentMetrics metrics) {
@@ -124,8 +129,9 @@ final class PredictorPool<I, O> {
         this.replica = replica;
         this.metrics = metrics;
         this.batches = model.batching().batched();
-        this.policy = BatchPolicy.of(batches, predictorThreads, model.batching().batchLimit(maxBatch), Duration.ZERO);
         this.model = model;
+        this.policy = BatchPolicy.of(batches, predictorThreads, maxBatch, Duration.ZERO);
+        this.costs = BatchCosts.startingAt(policy.maxBatch(), model.batching()::batchLimit);
         this.tokenBudget = new TokenBudget(model.maxInputTokens(), BatchingSpec.DEFAULT_MAX_BATCH_TOKENS,
                 AdmissionSpec.DEFAULT_MAX_TOKENS_PER_REQUEST);
         this.nanoTime = nanoTime;
@@ -182,12 +188,13 @@ final class PredictorPool<I, O> {
     }
 
     /**
-     * Changes the batch limit and the batch wait of running predictors (from their next batch on), and how long an idle
-     * one spins before it sleeps (from its next wait on). The limit is {@code maxBatchSize}, or 1 when the model's load
-     * found that batching does not pay on this CPU. Models that do not batch keep running one input at a time.
+     * Changes the batch bound and the batch wait of running predictors (from their next batch on), and how long an idle
+     * one spins before it sleeps (from its next wait on). A new bound starts the measured costs afresh. Models that do
+     * not batch keep running one input at a time.
      */
     void tune(int maxBatchSize, Duration batchWait, Duration idleSpin) {
-        policy = BatchPolicy.of(batches, workers.length, model.batching().batchLimit(maxBatchSize), batchWait);
+        policy = BatchPolicy.of(batches, workers.length, maxBatchSize, batchWait);
+        costs = costs.withBound(policy.maxBatch());
         idleSpinNanos = idleSpin.toNanos();
     }
 
@@ -336,14 +343,15 @@ final class PredictorPool<I, O> {
     }
 
     private void serve(Predictor<I, O> predictor) {
-        BatchFormer<I, O> batches = new BatchFormer<>(deployment, queue, predictor, () -> policy, () -> tokenBudget,
-                busy::get, nanoTime, metrics);
+        BatchFormer<I, O> batches = new BatchFormer<>(deployment, queue, predictor,
+                () -> costs.bound(policy, queue.queuedInputs(), 1), () -> tokenBudget, busy::get, nanoTime, metrics);
         List<I> inputs = new ArrayList<>();
         List<InputTokens> tokens = new ArrayList<>();
         try {
             while (!stopped) {
                 List<InputTask<I, O>> batch = batches.next(idleSpinNanos);
-                if (batch == null || (!batch.isEmpty() && !run(predictor, batch, inputs, tokens))) {
+                if (batch == null || (!batch.isEmpty() && !run(predictor, batch, inputs, tokens,
+                        costs.timing(batch.size(), queue.queuedInputs())))) {
                     return;
                 }
             }
@@ -355,14 +363,15 @@ final class PredictorPool<I, O> {
     /**
      * Runs one inference over {@code batch}, counted as busy; false when the pool stopped while it ran. When the model
      * widens, it first takes this predictor's cores ({@link IdleCores}), and every idle one's too when nothing is
-     * queued and widened inferences of the batch's size are measured faster, and runs widened if it got them.
+     * queued and widened inferences of the batch's size are measured faster, and runs widened if it got them; timed for
+     * {@code measured} (if not null) unless widened.
      */
     private boolean run(Predictor<I, O> predictor, List<InputTask<I, O>> batch, List<I> inputs,
-            List<InputTokens> tokens) {
+            List<InputTokens> tokens, BatchCosts measured) {
         if (idleCores == null) {
             busy.incrementAndGet();
             try {
-                return runner.run(predictor, batch, inputs, tokens);
+                return runner.run(predictor, batch, inputs, tokens, measured, measured == null ? 0 : size(batch));
             } finally {
                 busy.decrementAndGet();
                 finished.increment();
@@ -370,7 +379,7 @@ final class PredictorPool<I, O> {
         }
         idleCores.take();
         boolean idle = queue.queuedInputs() == 0 && busy.get() == 0; // nothing waits, no other predictor runs
-        long size = idle ? size(batch) : 0;
+        long size = idle || measured != null ? size(batch) : 0;
         boolean borrowed = idle && idleCores.prefersWide(size) && idleCores.borrowAll();
         predictor.widen(borrowed);
         if (borrowed) {
@@ -379,7 +388,7 @@ final class PredictorPool<I, O> {
         busy.incrementAndGet();
         long start = nanoTime.getAsLong();
         try {
-            return runner.run(predictor, batch, inputs, tokens);
+            return runner.run(predictor, batch, inputs, tokens, borrowed ? null : measured, size);
         } finally {
             if (borrowed || (idle && busy.get() == 1)) { // it ran alone from start to end, widened or not
                 idleCores.lone(size, borrowed, nanoTime.getAsLong() - start);
@@ -391,9 +400,9 @@ final class PredictorPool<I, O> {
     }
 
     /**
-     * The batch's size for lending ({@link Model#inputSize}, summed over its inputs; those whose requests ended are
-     * left out, as the runner leaves them out). Read from the tasks: the predictor's scratch list is filled only by
-     * the run.
+     * The batch's size for lending and for its cost per unit ({@link Model#inputSize}, summed over its inputs; those
+     * whose requests ended are left out, as the runner leaves them out). Read from the tasks: the predictor's scratch
+     * list is filled only by the run.
      */
     private long size(List<InputTask<I, O>> batch) {
         long size = 0;

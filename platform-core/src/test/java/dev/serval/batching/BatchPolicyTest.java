@@ -2,6 +2,7 @@ package dev.serval.batching;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -35,6 +36,27 @@ class BatchPolicyTest {
         assertEquals(8, policy.share(100, 1), "never past max-batch-size");
         assertEquals(1, policy.share(0, 1), "a lone input is a batch of one");
         assertEquals(1, policy.share(0, 0), "at least one");
+    }
+
+    @Test
+    void aTakeIsBoundedByTheMeasuredSizeNeverAboveMaxBatchSize() {
+        BatchPolicy policy = BatchPolicy.of(true, 2, 32, TWO_MS);
+
+        assertEquals(15, policy.limitedTo(15).share(100, 1), "a backlog is taken at the measured size");
+        assertEquals(3, policy.limitedTo(15).share(5, 0), "a short queue is still split fairly");
+        assertEquals(1, policy.limitedTo(15).share(0, 1), "a lone input runs alone, at once");
+        assertSame(policy, policy.limitedTo(64), "max_batch_size stays the bound");
+        assertEquals(1, policy.limitedTo(0).maxBatch());
+        assertFalse(policy.limitedTo(4).waitsForCompany(4, 1, 10), "a batch at its measured size is full");
+    }
+
+    @Test
+    void onlyATakeThatLeftABacklogMeasuresItsSize() {
+        BatchPolicy policy = BatchPolicy.of(true, 2, 32, Duration.ZERO);
+
+        assertTrue(BatchPolicy.measures(16, 3));
+        assertFalse(BatchPolicy.measures(16, 0), "the take emptied the queue: the load sized it, not the choice");
+        assertFalse(BatchPolicy.measures(0, 3));
     }
 
     @Test

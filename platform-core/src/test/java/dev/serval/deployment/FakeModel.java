@@ -1,6 +1,7 @@
 package dev.serval.deployment;
 
 import dev.serval.error.InvalidInput;
+import dev.serval.model.BatchingDecision;
 import dev.serval.model.Model;
 import dev.serval.model.ModelSignature;
 import dev.serval.model.Predictor;
@@ -10,6 +11,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntConsumer;
 
 /**
  * A model that upper-cases its input. Inputs starting with {@code "wait"} block until {@link #gate} is
@@ -38,6 +40,10 @@ public final class FakeModel implements Model<String, String> {
     /** Whether the model batches (set before the deployment starts); each batch's size is recorded. */
     public volatile boolean batches;
     public final java.util.List<Integer> batchSizes = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Told the number of inputs of every inference, before it runs (a test's scripted cost per batch size). */
+    public volatile IntConsumer inferences = size -> { };
+    /** With {@link #batches}: the batch size the load's probe preferred ({@code 0}: none, batching pays). */
+    public volatile int preferredBatch;
     volatile boolean closed;
     volatile String refusedPrefix;
     volatile Semaphore probeGate;
@@ -126,9 +132,13 @@ public final class FakeModel implements Model<String, String> {
     }
 
     @Override
-    public dev.serval.model.BatchingDecision batching() {
-        return batches ? new dev.serval.model.BatchingDecision(true, true, "fake: batches")
-                : dev.serval.model.BatchingDecision.single("fake: one at a time");
+    public BatchingDecision batching() {
+        if (!batches) {
+            return BatchingDecision.single("fake: one at a time");
+        }
+        BatchingDecision batched = new BatchingDecision(true, true, "fake: batches");
+        int preferred = preferredBatch;
+        return preferred > 0 ? batched.withPreferredBatch(preferred, "fake: probed") : batched;
     }
 
     @Override
@@ -145,9 +155,10 @@ public final class FakeModel implements Model<String, String> {
             @Override
             public java.util.List<String> predictBatch(java.util.List<String> inputs) throws Exception {
                 batchSizes.add(inputs.size());
+                inferences.accept(inputs.size());
                 java.util.List<String> outputs = new java.util.ArrayList<>();
                 for (String input : inputs) {
-                    outputs.add(predict(input));
+                    outputs.add(predictOne(input));
                 }
                 return outputs;
             }
@@ -181,6 +192,11 @@ public final class FakeModel implements Model<String, String> {
 
             @Override
             public String predict(String input) throws Exception {
+                inferences.accept(1);
+                return predictOne(input);
+            }
+
+            private String predictOne(String input) throws Exception {
                 boolean running = wide; // both sides announce themselves, then look: one of two overlapping sees the other
                 if (running) {
                     insideWide.incrementAndGet();

@@ -15,6 +15,7 @@ import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.error.Overloaded;
 import dev.serval.metrics.DeploymentMetrics;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
@@ -22,7 +23,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntToLongFunction;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -292,6 +296,85 @@ class PredictorPoolTest {
         busy.get(WAIT_SECONDS, TimeUnit.SECONDS);
     }
 
+    /**
+     * One predictor on a manual clock that the model advances by a scripted cost per text for each batch size: a
+     * backlog of {@code rounds} requests of 64 texts, each queued whole. Returns the outputs, in order.
+     */
+    private List<List<String>> underBacklog(PredictorPool<String, String> pool, int rounds) throws Exception {
+        List<List<String>> answers = new ArrayList<>();
+        for (int round = 0; round < rounds; round++) {
+            int first = round * 64;
+            answers.add(pool.submit(IntStream.range(first, first + 64).mapToObj(i -> "t" + i).toList(), NO_DEADLINE)
+                    .get(WAIT_SECONDS, TimeUnit.SECONDS));
+        }
+        return answers;
+    }
+
+    /** The size of every inference of a {@link #scripted} pool, in order (the probe's included). */
+    private final List<Integer> sizes = new CopyOnWriteArrayList<>();
+
+    /** A pool of one predictor whose clock only the model moves: {@code nanosPerText} for each batch size. */
+    private PredictorPool<String, String> scripted(IntToLongFunction nanosPerText) throws Exception {
+        AtomicLong clock = new AtomicLong();
+        model.batches = true;
+        model.inferences = size -> {
+            sizes.add(size);
+            clock.addAndGet(size * nanosPerText.applyAsLong(size));
+        };
+        PredictorPool<String, String> pool = new PredictorPool<>("fake", "fake#0", 1, 800, 32, model,
+                Thread.ofPlatform().daemon(true).name("serval-fake-r0-", 0).factory(), clock::get,
+                DeploymentMetrics.create(registry, "fake"));
+        pool.tune(32, Duration.ZERO, Duration.ZERO);
+        pools.add(pool);
+        pool.start();
+        pool.awaitWarmUp();
+        return pool;
+    }
+
+    @Test
+    void underABacklogBatchesConvergeOnTheSizeCheapestPerTextAndAnswersDoNotChange() throws Exception {
+        // dearer alone, cheapest from 8 to 15 texts, dearer again past them (activations out of the caches)
+        PredictorPool<String, String> pool = scripted(size -> size == 1 ? 5_000 : size < 8 ? 4_500
+                : size < 16 ? 3_000 : 4_000);
+
+        List<List<String>> answers = underBacklog(pool, 120);
+
+        for (int round = 0; round < answers.size(); round++) {
+            int first = round * 64;
+            assertEquals(IntStream.range(first, first + 64).mapToObj(i -> "T" + i).toList(), answers.get(round));
+        }
+        List<Integer> late = sizes.subList(sizes.size() / 2, sizes.size());
+        assertTrue(late.stream().filter(size -> size == 15).count() > late.size() / 2,
+                "the class 8-15 costs least per text: " + late);
+        assertTrue(sizes.stream().allMatch(size -> size <= 32), "max_batch_size stays the bound");
+    }
+
+    @Test
+    void aProbeThatFoundBatchingDoesNotPayIsOverruledByWhatBatchesCostUnderLoad() throws Exception {
+        model.preferredBatch = 1; // a noisy second at load said batch 1
+        PredictorPool<String, String> pool = scripted(size -> size < 16 ? 5_000 : 3_000);
+
+        underBacklog(pool, 120);
+
+        assertEquals(List.of(1, 1, 1), sizes.subList(1, 4), "it starts where the probe left it: " + sizes);
+        List<Integer> late = sizes.subList(sizes.size() / 2, sizes.size());
+        assertTrue(late.stream().filter(size -> size >= 16).count() > late.size() / 2,
+                "larger batches measured cheaper: " + late);
+    }
+
+    @Test
+    void aLoneRequestRunsAloneAtOnceWhateverSizeWasChosen() throws Exception {
+        PredictorPool<String, String> pool = scripted(size -> size == 1 ? 5_000 : 1_000);
+        underBacklog(pool, 40);
+        sizes.clear();
+        long waitsBefore = batchWaits();
+
+        assertEquals(List.of("LONE"), pool.submit(List.of("lone"), NO_DEADLINE).get(WAIT_SECONDS, TimeUnit.SECONDS));
+
+        assertEquals(List.of(1), sizes, "it ran as a batch of one");
+        assertEquals(waitsBefore, batchWaits(), "and never waited for company");
+    }
+
     @Test
     void aLoneInferenceRunsOnTheIdleReplicasCoresAndTheNextWaitsForIt() throws Exception {
         model.widens = true;
@@ -373,5 +456,11 @@ class PredictorPoolTest {
 
         assertEquals(List.of(), model.widened);
         assertEquals(0, pool.waitingForCores());
+    }
+
+    /** Batch waits recorded so far: 0 while the meter is not registered (it registers with its first wait). */
+    private long batchWaits() {
+        Timer waits = registry.find("serval.batch.wait").timer();
+        return waits == null ? 0 : waits.count();
     }
 }

@@ -1,6 +1,7 @@
 package dev.serval.bench.load;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.serval.model.ModelFiles;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -13,6 +14,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +36,10 @@ import java.util.TreeMap;
  *       DJL loop's best batch size at Serval's split (2 predictors of 1 intra-op thread) is Serval's max-batch-size.
  *       </li>
  *   <li>{@code minilm-mixed}: the same with 1 % of the texts over 300 words.</li>
+ *   <li>{@code minilm-fp32-short}: the short texts on the fp32 all-MiniLM-L6-v2 (rows independent, so Serval batches
+ *       it with batch invariance on, as shipped: {@code max_batch_size} 32), against the DJL loop over length-sorted
+ *       batches of that model at its best batch size at Serval's split, found by a sweep of sizes 1-32 in the same
+ *       run.</li>
  * </ul>
  *
  * <p>Each target is driven by {@link LoadGenerator} from this JVM: closed loops over a few connection counts (the
@@ -54,8 +60,9 @@ import java.util.TreeMap;
  * <p>Run from the repository root (full: about 24 minutes on two cores; {@code --quick}: about 2.5 minutes, plus
  * the venvs' first installation):
  * <pre>{@code
- * bin/loadbench [--quick] [--workloads noop,minilm-short,minilm-mixed] [--profile] [--jfr] [--out DIR]
+ * bin/loadbench [--quick] [--workloads noop,minilm-short,minilm-mixed,minilm-fp32-short] [--profile] [--jfr] [--out DIR]
  *               [--serval-opt -Dkey=value]... [--python python3 | --no-python] [--python-dir DIR]
+ *               [--serval-jar PATH]
  * }</pre>
  * which builds if needed and then runs
  * {@code java -cp platform-bench/target/benchmarks.jar dev.serval.bench.load.LoadBenchmark [options]}.
@@ -65,6 +72,10 @@ public final class LoadBenchmark {
     static final String NOOP = "noop";
     static final String MINILM_SHORT = "minilm-short";
     static final String MINILM_MIXED = "minilm-mixed";
+    /** The short texts on the fp32 MiniLM, batched as shipped; not in the default set of workloads. */
+    static final String MINILM_FP32_SHORT = "minilm-fp32-short";
+    /** The fp32 MiniLM's deployment (and model, in the run's own repository). */
+    static final String FP32_DEPLOYMENT = "minilm-fp32";
     static final String SERVAL = "serval";
     static final String BARE = "bare-vertx";
     /** The bare server with Serval's own number of event loops (fewer than Vert.x's default two per core). */
@@ -95,6 +106,8 @@ public final class LoadBenchmark {
      *                        Serval's split becomes Serval's)
      * @param rawBatchesMixed the DJL loop's batch sizes on the mixed texts at Serval's split (reported only; may be
      *                        empty)
+     * @param rawBatchesFp32  the DJL loop's batch sizes with the fp32 model on the short texts at Serval's split: its
+     *                        best is the fp32 workload's limit
      * @param rawWarmUp       the raw loops' warm-up before each throughput measurement
      * @param rawMeasure      each raw throughput measurement
      * @param rawPasses       passes over the raw configurations; each keeps its best pass
@@ -111,14 +124,14 @@ public final class LoadBenchmark {
             List<Integer> noopConnections, List<Integer> textConnections, List<Double> openFractions,
             List<Double> openFractionsTexts,
             int openMaxConnectionsNoop, int openMaxConnectionsTexts, List<Integer> rawBatchesShort,
-            List<Integer> rawBatchesMixed, Duration rawWarmUp, Duration rawMeasure, int rawPasses,
+            List<Integer> rawBatchesMixed, List<Integer> rawBatchesFp32, Duration rawWarmUp, Duration rawMeasure, int rawPasses,
             boolean rawBothSplits, int rawSingleCalls, boolean bareTexts, boolean defaultConfig) {
 
         static Settings quick() {
             return new Settings("quick", Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(1),
                     Duration.ofSeconds(2),
                     Duration.ofSeconds(5), List.of(1, 32), List.of(1, 64), List.of(0.5, 0.7, 0.9), List.of(0.5, 0.7), 64, 256,
-                    List.of(1, 32), List.of(), Duration.ofSeconds(1), Duration.ofSeconds(2), 1, false, 300, false, false);
+                    List.of(1, 32), List.of(), List.of(1, 4, 8, 16, 32), Duration.ofSeconds(1), Duration.ofSeconds(2), 1, false, 300, false, false);
         }
 
         static Settings full() {
@@ -127,7 +140,7 @@ public final class LoadBenchmark {
                     Duration.ofSeconds(10), List.of(1, 4, 16, 64), List.of(1, 16, 64, 128),
                     List.of(0.1, 0.25, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1), List.of(0.1, 0.25, 0.5, 0.7, 0.8, 0.9, 1.0, 1.1),
                     64, 256, List.of(1, 2, 4, 8, 16, 32),
-                    List.of(1, 8, 16, 32), Duration.ofMillis(1500), Duration.ofSeconds(4), 2, true, 1000, true, true);
+                    List.of(1, 8, 16, 32), List.of(1, 2, 4, 8, 12, 16, 24, 32), Duration.ofMillis(1500), Duration.ofSeconds(4), 2, true, 1000, true, true);
         }
     }
 
@@ -136,11 +149,13 @@ public final class LoadBenchmark {
 
     public static void main(String[] args) throws Exception {
         Options.check(args, """
-                usage: bin/loadbench [--quick] [--workloads noop,minilm-short,minilm-mixed] [--out DIR] [--jfr] [--profile]
+                usage: bin/loadbench [--quick] [--workloads noop,minilm-short,minilm-mixed,minilm-fp32-short] [--out DIR]
+                                     [--jfr] [--profile]
                                      [--python python3 | --no-python] [--python-dir DIR] [--serval-opt -Dkey=value]...
+                                     [--serval-jar PATH (another build's quarkus-run.jar)]
                        bin/loadbench --overload | --soak | --autoscaling [their options; --help for each]""",
                 Set.of("--quick", "--jfr", "--profile", "--no-python"),
-                Set.of("--workloads", "--out", "--python", "--python-dir", "--serval-opt"));
+                Set.of("--workloads", "--out", "--python", "--python-dir", "--serval-opt", "--serval-jar"));
         List<String> arguments = Arrays.asList(args);
         Settings settings = arguments.contains("--quick") ? Settings.quick() : Settings.full();
         Set<String> workloads = Set.of(option(arguments, "--workloads", NOOP + "," + MINILM_SHORT + "," + MINILM_MIXED)
@@ -157,7 +172,8 @@ public final class LoadBenchmark {
         Files.createDirectories(out);
         String python = arguments.contains("--no-python") ? null : option(arguments, "--python", "python3");
         Path pythonDir = Path.of(option(arguments, "--python-dir", "platform-bench/target/python"));
-        new LoadBenchmark.Session(settings, workloads, out, jfr, profile, servalOptions, python, pythonDir).run();
+        Path jar = Path.of(option(arguments, "--serval-jar", ServalProcess.JAR.toString()));
+        new LoadBenchmark.Session(settings, workloads, out, jfr, profile, servalOptions, python, pythonDir, jar).run();
     }
 
     private static String option(List<String> arguments, String name, String otherwise) {
@@ -174,6 +190,8 @@ public final class LoadBenchmark {
         private final boolean jfr;
         private final boolean profile;
         private final List<String> servalOptions;
+        /** The Serval build measured (the workloads' Serval; the default configuration's is always this build's). */
+        private final Path jar;
         /** The Python interpreter that makes the venvs, or null to measure no Python limit. */
         private final String python;
         private final Path pythonDir;
@@ -196,7 +214,8 @@ public final class LoadBenchmark {
         private final Map<String, Object> generatorInfo = new LinkedHashMap<>();
 
         Session(Settings settings, Set<String> workloads, Path out, boolean jfr, boolean profile,
-                List<String> servalOptions, String python, Path pythonDir) {
+                List<String> servalOptions, String python, Path pythonDir, Path jar) {
+            this.jar = jar;
             this.settings = settings;
             this.python = python;
             this.pythonDir = pythonDir;
@@ -216,13 +235,21 @@ public final class LoadBenchmark {
             Thread cleanup = new Thread(() -> children.forEach(ChildProcess::kill));
             Runtime.getRuntime().addShutdownHook(cleanup);
             boolean texts = workloads.contains(MINILM_SHORT) || workloads.contains(MINILM_MIXED);
+            boolean fp32 = workloads.contains(MINILM_FP32_SHORT);
             int batch = 1;
+            int fp32Batch = 1;
+            if (texts || fp32) {
+                // Python runs the quantised model only: without its workloads, no Python loop
+                raw = RawSweep.start(texts ? python : null, pythonDir, Math.max(THREADS, cores()), this::child);
+            }
             if (texts) {
-                raw = RawSweep.start(python, pythonDir, Math.max(THREADS, cores()), this::child);
                 batch = rawSweep();
             }
+            if (fp32) {
+                fp32Batch = fp32Sweep();
+            }
             try (LoadGenerator generator = new LoadGenerator();
-                    ServalProcess server = ServalProcess.start(servalArguments(batch, texts), out.resolve("serval.log"))) {
+                    ServalProcess server = ServalProcess.start(servalArguments(batch, texts, fp32), jar, out.resolve("serval.log"))) {
                 System.out.printf("Serval ready on port %d (pid %d; log %s)%n", server.port(), server.pid(), server.log());
                 generatorInfo.put("client", "Vert.x " + versionOf("io.vertx", "vertx-core") + " HTTP/1.1 client, 1 event loop");
                 generatorInfo.put("transport", generator.nativeTransport() ? "epoll (native)" : "NIO");
@@ -263,6 +290,11 @@ public final class LoadBenchmark {
                     computeWorkload(generator, serval, null, Workload.texts(MINILM_MIXED, MINILM_DEPLOYMENT,
                             ChatTexts.withLongTexts(ChatTexts.COUNT, ChatTexts.SEED)), "mixed", batch,
                             settings.textConnections(), settings.openFractionsTexts());
+                }
+                if (fp32) {
+                    computeWorkload(generator, serval, null, Workload.texts(MINILM_FP32_SHORT, FP32_DEPLOYMENT,
+                            ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED)), RawEmbeddingLoop.FP32_SHORT,
+                            fp32Batch, settings.textConnections(), settings.openFractionsTexts());
                 }
                 if (bareJvm != null) {
                     bareJvm.jvm().close();
@@ -369,7 +401,32 @@ public final class LoadBenchmark {
             return best;
         }
 
-        private List<String> servalArguments(int batch, boolean texts) {
+        /**
+         * The DJL loop with the fp32 model on the short texts at Serval's split, at every size of
+         * {@code rawBatchesFp32} (interleaved passes, each size's best kept), merged into the run's raw limits. Returns
+         * the best size, the one of the lowest process CPU per text: on a machine shared with other work a loop's
+         * texts/s follows the share of the cores it is granted (docs/benchmarks/batching-fp32), its CPU per text
+         * more nearly what a text costs. The fp32 workload's limit is the DJL loop at that size,
+         * measured again around Serval's runs. Serval is not told it: it batches the fp32 model as shipped.
+         */
+        private int fp32Sweep() throws Exception {
+            System.out.printf("Compute limit of %s: the DJL loop with the fp32 model at %s, batch sizes %s, %d pass(es)%n",
+                    MINILM_FP32_SHORT, SERVAL_SPLIT.label(), settings.rawBatchesFp32(), settings.rawPasses());
+            RawLimits fp32 = raw.sweepDjl(RawEmbeddingLoop.FP32_SHORT, SERVAL_SPLIT, settings.rawBatchesFp32(),
+                    settings.rawPasses(), settings.rawWarmUp(), settings.rawMeasure());
+            limits.merge("raw", fp32, (a, b) -> ((RawLimits) a).bestOf((RawLimits) b));
+            limits.putIfAbsent("cores", cores());
+            int best = fp32.rates().stream().filter(r -> !Double.isNaN(r.cpuMicrosPerText()))
+                    .min(Comparator.comparingDouble(RawLimits.Rate::cpuMicrosPerText))
+                    .map(RawLimits.Rate::batch).orElseGet(() -> fp32.bestBatch(RawLimits.DJL,
+                            RawEmbeddingLoop.FP32_SHORT, SERVAL_SPLIT).orElseThrow());
+            limits.put("fp32Batch", Map.of("batch", best, "from", "the DJL loop's batch size of the lowest CPU per text "
+                    + "with the fp32 model on the short texts at Serval's split " + SERVAL_SPLIT.label()));
+            System.out.println("  the fp32 DJL loop's best batch size (lowest CPU per text): " + best);
+            return best;
+        }
+
+        private List<String> servalArguments(int batch, boolean texts, boolean fp32) throws IOException {
             String minilm = "-Dserval.deployments." + MINILM_DEPLOYMENT + ".";
             String noop = "-Dserval.deployments." + NOOP + ".";
             List<String> arguments = new ArrayList<>();
@@ -381,6 +438,9 @@ public final class LoadBenchmark {
                 arguments.addAll(List.of(minilm + "batch-invariance=" + (batch == 1), minilm + "max-batch-size=" + batch,
                         minilm + "max-ongoing-requests=64", minilm + "max-queued-requests=1024"));
             }
+            if (fp32) {
+                arguments.addAll(fp32Arguments(out));
+            }
             if (profile) {
                 arguments.add("-XX:+EnableDynamicAgentLoading");
             }
@@ -389,7 +449,9 @@ public final class LoadBenchmark {
                         + ",settings=profile,dumponexit=true");
             }
             arguments.addAll(servalOptions);
+            arguments.addFirst(ServalProcess.CACHE_OFF);
             servalConfig.put("arguments", arguments);
+            servalConfig.put("jar", jar.toString());
             return arguments;
         }
 
@@ -487,15 +549,16 @@ public final class LoadBenchmark {
                 boolean batchOneLimits) throws Exception {
             System.out.println("Workload " + workload.name() + " (" + workload.path() + ", "
                     + workload.bodies().size() + " texts)");
+            String deployment = workload.name().equals(MINILM_FP32_SHORT) ? FP32_DEPLOYMENT : MINILM_DEPLOYMENT;
             preWarm(generator, serval, workload, preWarm);
             RawLimits limitsBefore = batchOneLimits ? raw.sweep(batchOnePlan()) : null;
             RawLimits.Rate rawBefore = djlRate(limitsBefore, textSet, batch);
             for (int c : connections) {
-                Map<String, Double> before = ServalMetrics.scrape(serval.metrics(), MINILM_DEPLOYMENT);
+                Map<String, Double> before = ServalMetrics.scrape(serval.metrics(), deployment);
                 RunResult run = generator.closedLoop(SERVAL, serval.port(), serval.pid(), workload, c, settings.warmUp(),
                         settings.measure(), settings.drain());
                 record(run.withServerMetrics(ServalMetrics.between(before,
-                        ServalMetrics.scrape(serval.metrics(), MINILM_DEPLOYMENT))));
+                        ServalMetrics.scrape(serval.metrics(), deployment))));
             }
             profiledRun(generator, workload.name() + "-closed" + connections.getLast(), () -> generator.closedLoop(
                     SERVAL, serval.port(), serval.pid(), workload, connections.getLast(), settings.warmUp(),
@@ -518,12 +581,12 @@ public final class LoadBenchmark {
             }
             double saturation = saturation(SERVAL, workload.name());
             for (double fraction : fractions) {
-                Map<String, Double> before = ServalMetrics.scrape(serval.metrics(), MINILM_DEPLOYMENT);
+                Map<String, Double> before = ServalMetrics.scrape(serval.metrics(), deployment);
                 RunResult run = generator.openLoop(SERVAL, serval.port(), serval.pid(), workload,
                         Math.max(1, fraction * saturation), settings.openMaxConnectionsTexts(), settings.warmUp(),
                         settings.measure(), settings.drain());
                 record(run.withServerMetrics(ServalMetrics.between(before,
-                        ServalMetrics.scrape(serval.metrics(), MINILM_DEPLOYMENT))));
+                        ServalMetrics.scrape(serval.metrics(), deployment))));
             }
             profiledRun(generator, workload.name() + "-open70pct", () -> generator.openLoop(SERVAL, serval.port(),
                     serval.pid(), workload, Math.max(1, 0.7 * saturation), settings.openMaxConnectionsTexts(),
@@ -601,13 +664,38 @@ public final class LoadBenchmark {
                     run.shape(), run.throughput(), run.p50(), run.p90(), run.p99(), run.p999(),
                     run.errors().isEmpty() ? "0" : run.errors(), run.cpu().generator(), run.cpu().server(),
                     run.cpu().other(), run.serverMetrics().isEmpty() ? ""
-                            : String.format("  batch %.1f", run.serverMetrics().get("meanBatchSize")));
+                            : String.format("  take %.1f batch %.1f", run.serverMetrics().get("inputsPerInference"),
+                                    run.serverMetrics().get("meanBatchSize")));
         }
 
         /** The highest closed-loop throughput of {@code target} on {@code workload}. */
         private double saturation(String target, String workload) {
             return Goals.saturation(runs, target, workload);
         }
+    }
+
+    /**
+     * Serval's arguments for the fp32 workload: a model repository under {@code out} with the fp32 MiniLM as
+     * {@link #FP32_DEPLOYMENT} version 1 (Serval adds its bundled models there at start), and that deployment, batched
+     * as shipped ({@code max_batch_size} and batch invariance at their defaults), with room for 64 connections and its
+     * result cache off (the texts cycle).
+     */
+    static List<String> fp32Arguments(Path out) throws IOException {
+        Path repository = out.resolve("repository").toAbsolutePath();
+        Path version = repository.resolve(FP32_DEPLOYMENT).resolve("1");
+        Files.createDirectories(version);
+        ClassLoader loader = LoadBenchmark.class.getClassLoader();
+        if (!Files.isRegularFile(version.resolve("model.onnx"))) {
+            ModelFiles.extract(loader, RawEmbeddingLoop.FP32_MODEL, version, "model.onnx");
+        }
+        if (!Files.isRegularFile(version.resolve("tokenizer.json"))) {
+            ModelFiles.extract(loader, RawEmbeddingLoop.FP32_TOKENIZER, version, "tokenizer.json");
+        }
+        Files.writeString(version.resolve("model.yaml"),
+                "kind: text-embedding\nfile: model.onnx\ntokenizer: tokenizer.json\nmax_length: 256\n");
+        String deployment = "-Dserval.deployments." + FP32_DEPLOYMENT + ".";
+        return List.of("-Dserval.repository.path=" + repository, deployment + "model=" + FP32_DEPLOYMENT,
+                deployment + "max-ongoing-requests=64", deployment + "max-queued-requests=1024", deployment + "cache=off");
     }
 
     /**

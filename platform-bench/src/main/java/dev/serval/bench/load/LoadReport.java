@@ -100,31 +100,40 @@ final class LoadReport {
         md.append(goalsTable(goals)).append('\n');
         if (limits.get("raw") instanceof RawLimits raw) {
             md.append(limitTables(raw));
-            Map<?, ?> batch = (Map<?, ?>) limits.get("servalBatch");
-            md.append("Serval's max-batch-size: ").append(batch.get("batch")).append(" (").append(batch.get("from"))
-                    .append("). The DJL loop at Serval's split and batch size, just before and just after each "
-                    + "workload's closed loops: `")
-                    .append(limits.get("rawInterleaved")).append("`\n\n");
+            if (limits.get("servalBatch") instanceof Map<?, ?> batch) {
+                md.append("Serval's max-batch-size: ").append(batch.get("batch")).append(" (").append(batch.get("from"))
+                        .append("). ");
+            }
+            if (limits.get("fp32Batch") instanceof Map<?, ?> fp32) {
+                md.append("The fp32 workload's limit: batch ").append(fp32.get("batch")).append(" (")
+                        .append(fp32.get("from")).append("; Serval batches the fp32 model as shipped). ");
+            }
+            md.append("The DJL loop at each workload's split and batch size, just before and just after its closed "
+                    + "loops: `").append(limits.get("rawInterleaved")).append("`\n\n");
         }
         if (limits.get(LoadBenchmark.RAW_AROUND_DEFAULT) instanceof RawLimits around) {
             md.append(limitsAroundDefault(around));
         }
         md.append("## Runs\n\n");
         md.append("| target | workload | load | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors "
-                + "| send lag p99 ms | CPU generator / server / other | Serval mean batch |\n");
-        md.append("|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|---:|\n");
+                + "| send lag p99 ms | CPU generator / server / other | Serval mean take | Serval mean batch |\n");
+        md.append("|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|---:|---:|\n");
         for (RunResult run : runs) {
             Double batch = run.serverMetrics().get("meanBatchSize");
-            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.2f / %.2f / %.2f | %s |%n",
+            Double take = run.serverMetrics().get("inputsPerInference");
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.2f / %.2f / %.2f | %s | %s |%n",
                     run.target(), run.workload(), run.shape(), run.throughput(), ms(run.p50()), ms(run.p90()),
                     ms(run.p99()), ms(run.p999()), ms(run.max()), run.errors().isEmpty() ? "0" : run.errors(),
                     ms(run.sendLagP99()), run.cpu().generator(), run.cpu().server(), run.cpu().other(),
+                    take == null || take.isNaN() ? "" : String.format(Locale.ROOT, "%.1f", take),
                     batch == null || batch.isNaN() ? "" : String.format(Locale.ROOT, "%.1f", batch)));
         }
         md.append("\nCPU: shares of all cores over each measurement window, from /proc: the load generator's JVM, the "
                 + "server's process, and everything else on the machine (a large \"other\" share means the run was "
-                + "disturbed). Serval mean batch: texts per batched inference from Serval's own meters over the run "
-                + "(warm-up included); blank for models that run texts alone.\n\n");
+                + "disturbed). Serval mean take: inputs per inference a predictor took (one batch, before a text model "
+                + "cuts it into groups of similar length); Serval mean batch: texts per batched inference (per group), "
+                + "both from Serval's own meters over the run (warm-up included); the batch is blank for models "
+                + "that run texts alone.\n\n");
         for (String plot : plots) {
             md.append("![").append(plot).append("](").append(plot).append(")\n\n");
         }

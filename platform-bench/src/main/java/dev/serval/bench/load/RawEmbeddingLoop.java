@@ -31,7 +31,9 @@ import org.HdrHistogram.Histogram;
  * predictor of {@code intraOp} ONNX Runtime threads, run batches of {@code batch} consecutive texts back to back.
  * Batch size 1 loads the model batch-invariant (each text alone, as Serval serves the quantised model by default);
  * larger batches load it with batch invariance off, so that {@link Predictor#predictBatch} really batches (grouped by
- * token length, as Serval's predictors do). {@code raw_onnxruntime.py} ({@link PythonRawLoop}) is the same loop in
+ * token length, as Serval's predictors do). The text set {@link #FP32_SHORT} runs the short texts on the fp32
+ * all-MiniLM-L6-v2 instead, whose rows are independent, so that it batches at every size with invariance on.
+ * {@code raw_onnxruntime.py} ({@link PythonRawLoop}) is the same loop in
  * Python with the same protocol.
  *
  * <p>{@link #main} serves measurements to the load benchmark from a child JVM, so that they can be interleaved
@@ -43,6 +45,11 @@ public final class RawEmbeddingLoop {
     static final String RESULT = "RESULT ";
     static final String MODEL = "all-minilm-l6-v2-q.onnx";
     static final String TOKENIZER = "all-minilm-l6-v2-q-tokenizer.json";
+    /** The fp32 all-MiniLM-L6-v2 (rows independent: it batches without changing answers) and its tokenizer. */
+    static final String FP32_MODEL = "all-minilm-l6-v2.onnx";
+    static final String FP32_TOKENIZER = "all-minilm-l6-v2-tokenizer.json";
+    /** The text set of the fp32 model: the short texts, embedded by {@link #FP32_MODEL}. */
+    static final String FP32_SHORT = "fp32-short";
     private static final int MAX_LENGTH = 256;
 
     private RawEmbeddingLoop() {
@@ -58,6 +65,16 @@ public final class RawEmbeddingLoop {
         return TextModels.embedding(modelFile(MODEL), modelFile(TOKENIZER), ModelKind.TEXT_EMBEDDING.defaultOutput(),
                 OnnxOptions.none(), LoadOptions.defaults().withMaxLength(MAX_LENGTH)
                         .withBatchInvariance(batchInvariance).withIntraOpThreads(intraOp));
+    }
+
+    /**
+     * Loads the fp32 model from the class path, with {@code intraOp} intra-op threads per predictor; its rows are
+     * independent, so it batches with batch invariance on, as Serval serves it.
+     */
+    static Model<String, Embedding> loadFp32(int intraOp) throws IOException {
+        return TextModels.embedding(modelFile(FP32_MODEL), modelFile(FP32_TOKENIZER),
+                ModelKind.TEXT_EMBEDDING.defaultOutput(), OnnxOptions.none(),
+                LoadOptions.defaults().withMaxLength(MAX_LENGTH).withIntraOpThreads(intraOp));
     }
 
     /** {@link #MODEL} or {@link #TOKENIZER}, extracted from the class path into a directory under java.io.tmpdir. */
@@ -156,7 +173,8 @@ public final class RawEmbeddingLoop {
      * parent is gone). Models are loaded on first use, one per intra-op thread count and batch mode, and kept:
      * <ul>
      *   <li>{@code measure SET BATCH WARM_UP_MS MEASURE_MS WORKERS INTRA_OP}: texts/s of the loop over text set
-     *       {@code short} or {@code mixed};</li>
+     *       {@code short}, {@code mixed} or {@code fp32-short} (the short texts on the fp32 model, {@link #FP32_SHORT});
+ *       </li>
      *   <li>{@code single SET WARM_UP_CALLS CALLS INTRA_OP}: one thread's single-text latency percentiles in ms (batch
      *       size 1).</li>
      * </ul>
@@ -187,7 +205,9 @@ public final class RawEmbeddingLoop {
                         result.put("batch", batch);
                         result.put("workers", workers);
                         result.put("intraOp", intraOp);
-                        Throughput measured = measure(model(models, batch == 1, intraOp), texts(command[1]),
+                        Model<String, Embedding> model = command[1].equals(FP32_SHORT) ? fp32(models, intraOp)
+                                : model(models, batch == 1, intraOp);
+                        Throughput measured = measure(model, texts(command[1]),
                                 workers, batch, Duration.ofMillis(Long.parseLong(command[3])),
                                 Duration.ofMillis(Long.parseLong(command[4])));
                         result.put("textsPerSecond", measured.textsPerSecond());
@@ -226,11 +246,23 @@ public final class RawEmbeddingLoop {
         return model;
     }
 
+    private static Model<String, Embedding> fp32(Map<String, Model<String, Embedding>> models, int intraOp)
+            throws IOException {
+        String key = "fp32/" + intraOp;
+        Model<String, Embedding> model = models.get(key);
+        if (model == null) {
+            model = loadFp32(intraOp);
+            models.put(key, model);
+        }
+        return model;
+    }
+
     private static List<String> texts(String set) {
         return switch (set) {
-            case "short" -> ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED);
+            case "short", FP32_SHORT -> ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED);
             case "mixed" -> ChatTexts.withLongTexts(ChatTexts.COUNT, ChatTexts.SEED);
-            default -> throw new IllegalArgumentException("text set must be short or mixed, was " + set);
+            default -> throw new IllegalArgumentException("text set must be short, mixed or " + FP32_SHORT + ", was "
+                    + set);
         };
     }
 }

@@ -190,6 +190,33 @@ final class RawSweep implements AutoCloseable {
         return new RawLimits(runtimes, List.copyOf(rates.values()), List.copyOf(singles.values()));
     }
 
+    /**
+     * The DJL loop alone on text set {@code set} at {@code split}, at each of {@code batches}, {@code passes} times
+     * (in reverse on every other pass), each batch size keeping its best figures (the higher texts/s and the lower CPU
+     * per text of its passes: a disturbance from elsewhere only worsens either): the sweep of a model only the DJL loop
+     * runs (the fp32 MiniLM, {@link RawEmbeddingLoop#FP32_SHORT}).
+     */
+    RawLimits sweepDjl(String set, Split split, List<Integer> batches, int passes, Duration warmUp, Duration measure)
+            throws Exception {
+        Map<String, RawLimits.Rate> rates = new LinkedHashMap<>();
+        for (int pass = 0; pass < passes; pass++) {
+            List<Integer> order = new ArrayList<>(batches);
+            if (pass % 2 == 1) {
+                Collections.reverse(order);
+            }
+            for (int batch : order) {
+                RawLimits.Rate rate = measure(RawLimits.DJL, set, split, batch, warmUp, measure);
+                if (rate != null) { // each figure's best pass: the higher texts/s, the lower CPU per text
+                    rates.merge(Integer.toString(batch), rate, (x, y) -> new RawLimits.Rate(x.runtime(), x.set(),
+                            x.split(), x.batch(), Math.max(x.textsPerSecond(), y.textsPerSecond()),
+                            Double.isNaN(x.cpuMicrosPerText()) ? y.cpuMicrosPerText()
+                                    : Math.min(x.cpuMicrosPerText(), y.cpuMicrosPerText())));
+                }
+            }
+        }
+        return new RawLimits(runtimes, List.copyOf(rates.values()), List.of());
+    }
+
     private static void keepBest(Map<String, RawLimits.Rate> rates, RawLimits.Rate rate) {
         if (rate != null) {
             rates.merge(rate.runtime() + " " + rate.set() + " " + rate.split().label() + " " + rate.batch(), rate,

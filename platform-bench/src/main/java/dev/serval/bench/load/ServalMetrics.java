@@ -13,7 +13,7 @@ import java.util.Map;
 /**
  * What Serval's own meters say happened during a run, from two scrapes of its Prometheus endpoint
  * ({@code /q/metrics}, see docs/metrics.md) taken just before and just after the run (warm-up and drain included):
- * inferences, texts per batched inference, padding share, and mean queue, predictor and batch waits, for one
+ * inferences, inputs per inference (the mean take), texts per batched inference, padding share, and mean queue, predictor and batch waits, for one
  * deployment. They explain a throughput figure: e.g. smaller batches than the raw loop's. {@link #cacheRequests} reads
  * a deployment's result cache lookups by result the same way. Stateless.
  */
@@ -106,6 +106,9 @@ final class ServalMetrics {
         double inferences = delta(before, after, "serval_inference_seconds_count");
         figures.put("inferences", inferences);
         figures.put("meanInferenceMillis", ratio(delta(before, after, "serval_inference_seconds_sum") * 1e3, inferences));
+        // every input's predictor wait is recorded once: inputs per inference is the mean take (a batch before the
+        // text model cuts it into groups of similar length, which serval_batch_size counts)
+        figures.put("inputsPerInference", ratio(delta(before, after, "serval_predictor_wait_seconds_count"), inferences));
         double batches = delta(before, after, "serval_batch_size_count");
         figures.put("meanBatchSize", ratio(delta(before, after, "serval_batch_size_sum"), batches));
         figures.put("paddingShare", ratio(delta(before, after, "serval_padding_tokens_total"),

@@ -24,7 +24,8 @@ import java.util.concurrent.TimeUnit;
  * p50 and server CPU per request, and its rate over the first variant's in the same round. Workload {@code grpc-noop}
  * is {@code noop} over the OIP gRPC {@code ModelInfer} (raw contents, grpc-java, one HTTP/2 channel per variant, the
  * connection count read as calls in flight on it); {@code grpc-minilm-short} is {@code minilm-short}'s texts, one per
- * {@code ModelInfer}, the same way.
+ * {@code ModelInfer}, the same way; {@code minilm-fp32-short} is the same texts over OIP REST to the fp32 MiniLM,
+ * batched as shipped ({@link LoadBenchmark#fp32Arguments}: its repository under the output folder).
  *
  * <p>A variant is {@code name=settings}: JVM arguments for that Serval, separated by spaces (an empty settings list
  * is Serval as shipped), and optionally {@code jar=PATH}, another build's {@code quarkus-run.jar} (a copy of an older
@@ -32,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  * {@code platform-bench/target/variants/summary.md} (or {@code --out DIR}). From the repository root:
  * <pre>{@code
  * bin/loadbench --variants --variant 'shipped=' --variant 'one-loop=-Dquarkus.vertx.event-loops-pool-size=1' \
- *     [--workload minilm-short|noop|grpc-noop|grpc-minilm-short] [--connections 1,128] [--rounds 3] [--measure 10s] \
+ *     [--workload minilm-short|minilm-fp32-short|noop|grpc-noop|grpc-minilm-short] [--connections 1,128] [--rounds 3] [--measure 10s] \
  *     [--pre-warm 40s]
  * }</pre>
  */
@@ -42,7 +43,7 @@ public final class VariantBenchmark {
     static final String GRPC_MINILM_SHORT = "grpc-minilm-short";
 
     private static final String USAGE = "usage: bin/loadbench --variants --variant NAME=[-Dkey=value ...] [jar=PATH] "
-            + "--variant NAME=... [--workload minilm-short|noop|grpc-noop|grpc-minilm-short] "
+            + "--variant NAME=... [--workload minilm-short|minilm-fp32-short|noop|grpc-noop|grpc-minilm-short] "
             + "[--connections 1,128 | --rates 30000] [--rounds 3] [--measure 10s] [--pre-warm 40s] [--out DIR] [--serval-opt -Dkey=value]...";
     private static final Duration DRAIN = Duration.ofSeconds(3);
     /** An open loop's connections at most, as the load benchmark's open loops on noop. */
@@ -90,8 +91,10 @@ public final class VariantBenchmark {
             case "noop", "grpc-noop" -> Workload.noop("echo");
             case LoadBenchmark.MINILM_SHORT, GRPC_MINILM_SHORT -> Workload.texts(LoadBenchmark.MINILM_SHORT,
                     LoadBenchmark.MINILM_DEPLOYMENT, ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED));
-            default -> throw new IllegalArgumentException("--workload is noop, grpc-noop, minilm-short or "
-                    + GRPC_MINILM_SHORT + ", not " + workloadName);
+            case LoadBenchmark.MINILM_FP32_SHORT -> Workload.texts(LoadBenchmark.MINILM_FP32_SHORT,
+                    LoadBenchmark.FP32_DEPLOYMENT, ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED));
+            default -> throw new IllegalArgumentException("--workload is noop, grpc-noop, minilm-short, "
+                    + LoadBenchmark.MINILM_FP32_SHORT + " or " + GRPC_MINILM_SHORT + ", not " + workloadName);
         };
         List<Integer> connections = Options.ints(arguments, "--connections", List.of(1, 128));
         // Open loops instead of closed ones: requests at these rates (per second), whatever the server does.
@@ -112,6 +115,9 @@ public final class VariantBenchmark {
         List<ModelInferRequest> calls = workloadName.equals(GRPC_MINILM_SHORT)
                 ? ChatTexts.shortTexts(ChatTexts.COUNT, ChatTexts.SEED).stream().map(GrpcBenchmark::text).toList()
                 : List.of(GrpcBenchmark.noop());
+        if (workload.name().equals(LoadBenchmark.MINILM_FP32_SHORT)) {
+            common.addAll(LoadBenchmark.fp32Arguments(out));
+        }
         if (workload.name().equals("noop")) {
             common.add("-Dserval.deployments.echo.model=noop");
             common.add("-Dserval.deployments.echo.max-queued-requests=1024");

@@ -30,12 +30,14 @@ import java.util.function.LongSupplier;
  * batch 2 no faster than batch 1, and batch 8 much faster), at the largest size, or when the next step would overrun
  * the time {@link #BUDGET}.
  *
- * <p>What it decides: whether batching pays at all on this CPU. When no size was {@link #GAIN} cheaper per text than
- * batch 1, batches are limited to 1 (a CPU whose int8 units make a text alone as cheap as in company, where batching
- * would only add padding and waiting). When one was, the deployment's {@code max_batch_size} limits batches
- * ({@link BatchingDecision#NO_PREFERENCE}): which size beyond is best, a sub-second probe on one predictor with texts
- * of equal length cannot tell: on an AVX2 machine its ranking of sizes disagreed with the load benchmark's raw loop
- * over real texts (docs/benchmarks/design-figures.md).
+ * <p>What it decides: where the batch size starts, whether batching pays on this CPU. When no size was {@link #GAIN}
+ * cheaper per text than batch 1, at 1 (a CPU whose int8 units make a text alone as cheap as in company, where batching
+ * would only add padding and waiting). When one was, at the deployment's {@code max_batch_size}
+ * ({@link BatchingDecision#NO_PREFERENCE}). Which size is best, a sub-second probe on one predictor with texts of equal
+ * length cannot tell (on an AVX2 machine its ranking of sizes disagreed with the load benchmark's raw loop over real
+ * texts, docs/benchmarks/design-figures.md), and on a busy machine one noisy second can mislead it about batch 1
+ * itself; so the size is measured again while serving, under load, by the predictor pool
+ * ({@code batching.BatchCosts}), which starts here and moves either way.
  *
  * <p>Answers do not change: only models whose rows are independent (or whose deployment switched batch invariance off)
  * are probed, and the probe's own outputs are discarded. Not thread-safe: used by the loading thread, once.
