@@ -124,6 +124,9 @@ class DeploymentSpecTest {
         assertFalse(AutoscalingSpec.OFF.equals(AutoscalingSpec.DEFAULTS));
         assertFalse(MultiplexSpec.OFF.equals(MultiplexSpec.DEFAULTS));
         assertThrows(IllegalArgumentException.class, () -> AutoscalingSpec.OFF.withMaxReplicas(3));
+        assertFalse(DeploymentConfig.toMap(spec).containsKey("autoscaling"), "an off section is written absent");
+        assertFalse(DeploymentConfig.toMap(spec).containsKey("max_models_per_replica"));
+        assertTrue(DeploymentConfig.toMap(spec.withAutoscaling(AutoscalingSpec.DEFAULTS)).containsKey("autoscaling"));
     }
 
     @Test
