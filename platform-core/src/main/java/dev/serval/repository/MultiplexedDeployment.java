@@ -8,10 +8,12 @@ import dev.serval.model.Model;
 import dev.serval.model.ModelKind;
 import dev.serval.multiplex.MultiplexScaling;
 import dev.serval.multiplex.Multiplexer;
+import dev.serval.spec.AutoscalingSpec;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.DeploymentState;
 import dev.serval.spec.DeploymentStatus;
 import dev.serval.spec.ModelReference;
+import dev.serval.spec.MultiplexSpec;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.Optional;
@@ -349,6 +351,6 @@ public final class MultiplexedDeployment<H> implements AutoCloseable {
                 options.chunkOverlap(), options.chunkReduction(), options.maxChunksPerInput()), version, replicas,
                 multiplexed.admission(), multiplexed.batching(), multiplexed.predictors(),
                 multiplexed.health().withMinReadyReplicas(Math.min(1, multiplexed.health().minReadyReplicas())),
-                multiplexed.rollout(), null, null, multiplexed.cache());
+                multiplexed.rollout(), AutoscalingSpec.OFF, MultiplexSpec.OFF, multiplexed.cache());
     }
 }

@@ -11,6 +11,10 @@ import java.util.function.Consumer;
  * is the deployment's requests running and queued averaged over {@code look_back_period}; it scales up only after
  * {@code upscale_delay} of consistent decisions to do so, and down only after {@code downscale_delay}.
  *
+ * <p>A deployment of a fixed {@code num_replicas} has autoscaling {@link #OFF}: an explicit value, not null, so that no
+ * reader null-checks; it equals no setting of autoscaling on (turning autoscaling on at its defaults is a change).
+ *
+ * @param enabled               whether the replica count follows the load; false only in {@link #OFF}
  * @param minReplicas           replicas always kept; 0 lets an idle deployment release its model (scale to zero)
  * @param maxReplicas           replicas never exceeded; at least 1 and at least {@code minReplicas}
  * @param initialReplicas       replicas the deployment starts with, or null for the default: {@code minReplicas}, but
@@ -29,6 +33,7 @@ import java.util.function.Consumer;
  *                              one replica)
  */
 public record AutoscalingSpec(
+        boolean enabled,
         int minReplicas,
         int maxReplicas,
         Integer initialReplicas,
@@ -61,7 +66,17 @@ public record AutoscalingSpec(
     public static final AutoscalingSpec DEFAULTS = new AutoscalingSpec(1, 10, null, 2, Duration.ofSeconds(30),
             Duration.ofSeconds(600), null, Duration.ofSeconds(30), 1, 1);
 
+    /**
+     * Autoscaling off: a fixed {@code num_replicas}. The one off value, holding the defaults' settings (which the
+     * config's field table reads as the defaults of a section turned on), so that off always equals off.
+     */
+    public static final AutoscalingSpec OFF = new AutoscalingSpec(false, 1, 10, null, 2, Duration.ofSeconds(30),
+            Duration.ofSeconds(600), null, Duration.ofSeconds(30), 1, 1);
+
     public AutoscalingSpec {
+        if (!enabled && OFF != null) { // OFF itself is built while OFF is still null
+            throw new IllegalArgumentException("autoscaling off is AutoscalingSpec.OFF, whose settings do not change");
+        }
         MIN_REPLICAS.check(minReplicas);
         MAX_REPLICAS.check(maxReplicas);
         if (maxReplicas < minReplicas) {
@@ -93,6 +108,14 @@ public record AutoscalingSpec(
         if (!(downscalingFactor > 0 && downscalingFactor <= 1)) {
             throw new InvalidSpec("downscaling_factor", "must be above 0 and at most 1, not " + downscalingFactor);
         }
+    }
+
+    /** Autoscaling on with these settings. */
+    public AutoscalingSpec(int minReplicas, int maxReplicas, Integer initialReplicas, double targetOngoingRequests,
+            Duration upscaleDelay, Duration downscaleDelay, Duration downscaleToZeroDelay, Duration lookBackPeriod,
+            double upscalingFactor, double downscalingFactor) {
+        this(true, minReplicas, maxReplicas, initialReplicas, targetOngoingRequests, upscaleDelay, downscaleDelay,
+                downscaleToZeroDelay, lookBackPeriod, upscalingFactor, downscalingFactor);
     }
 
     /** The replicas a new deployment starts with: {@code initial_replicas}, or its default (see the record). */
@@ -151,7 +174,7 @@ public record AutoscalingSpec(
     private AutoscalingSpec with(Consumer<Components> change) {
         Components c = new Components(this);
         change.accept(c);
-        return new AutoscalingSpec(c.minReplicas, c.maxReplicas, c.initialReplicas, c.targetOngoingRequests,
+        return new AutoscalingSpec(enabled, c.minReplicas, c.maxReplicas, c.initialReplicas, c.targetOngoingRequests,
                 c.upscaleDelay, c.downscaleDelay, c.downscaleToZeroDelay, c.lookBackPeriod, c.upscalingFactor,
                 c.downscalingFactor);
     }

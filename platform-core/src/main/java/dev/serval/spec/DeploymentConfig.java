@@ -138,7 +138,7 @@ public final class DeploymentConfig {
     /**
      * The autoscaling settings of {@code node} over {@code base}'s: an {@code autoscaling} mapping turns it on (its
      * fields over the current settings, or the defaults), {@code autoscaling: null} or {@code num_replicas} alone
-     * turn it off, neither keeps {@code base}'s; both together are refused, naming both.
+     * turn it off ({@link AutoscalingSpec#OFF}), neither keeps {@code base}'s; both together are refused, naming both.
      */
     private static AutoscalingSpec autoscaling(JsonNode node, DeploymentSpec base) {
         String key = Section.AUTOSCALING.key;
@@ -149,10 +149,10 @@ public final class DeploymentConfig {
                     + "num_replicas (it sets the count between min_replicas and max_replicas): give one");
         }
         if (settings == null) {
-            return numReplicas || base == null ? null : base.autoscaling();
+            return numReplicas || base == null ? AutoscalingSpec.OFF : base.autoscaling();
         }
         if (settings.isNull()) {
-            return null;
+            return AutoscalingSpec.OFF;
         }
         if (!settings.isObject()) {
             throw new InvalidSpec(key, "must be a mapping of autoscaling settings (or null to turn autoscaling off), "

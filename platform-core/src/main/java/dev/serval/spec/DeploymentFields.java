@@ -100,9 +100,9 @@ final class DeploymentFields {
 
     static final Field<Integer> MAX_MODELS_PER_REPLICA = new Field<>(Section.MULTIPLEX,
             MultiplexSpec.MAX_MODELS_PER_REPLICA.field(), SettingKind.whole(MultiplexSpec.MAX_MODELS_PER_REPLICA),
-            s -> multiplex(s).maxModelsPerReplica(), Presence.DEFAULT);
+            s -> s.multiplex().maxModelsPerReplica(), Presence.DEFAULT);
     static final Field<Long> MAX_MODEL_MEMORY = new Field<>(Section.MULTIPLEX, "max_model_memory", SettingKind.SIZE,
-            s -> multiplex(s).maxModelMemory(), Presence.DEFAULT);
+            s -> s.multiplex().maxModelMemory(), Presence.DEFAULT);
 
     static final Field<Integer> MIN_REPLICAS = autoscaling(AutoscalingSpec.MIN_REPLICAS, AutoscalingSpec::minReplicas,
             Presence.DEFAULT);
@@ -175,9 +175,10 @@ final class DeploymentFields {
                 new HealthSpec(values.get(HEALTH_CHECK_PERIOD), values.get(HEALTH_CHECK_FAILURE_THRESHOLD),
                         values.get(MIN_READY_REPLICAS)),
                 new RolloutSpec(values.get(ROLLING_UPDATE_FRACTION), values.get(GRACEFUL_SHUTDOWN_TIMEOUT)),
-                null,
+                AutoscalingSpec.OFF,
                 MultiplexSpec.isGlob(values.get(MODEL))
-                        ? new MultiplexSpec(values.get(MAX_MODELS_PER_REPLICA), values.get(MAX_MODEL_MEMORY)) : null);
+                        ? new MultiplexSpec(values.get(MAX_MODELS_PER_REPLICA), values.get(MAX_MODEL_MEMORY))
+                        : MultiplexSpec.OFF);
     }
 
     /** The autoscaling settings {@code values} describe. */
@@ -239,14 +240,6 @@ final class DeploymentFields {
         return map;
     }
 
-    private static MultiplexSpec multiplex(DeploymentSpec spec) {
-        return spec.multiplex() != null ? spec.multiplex() : MultiplexSpec.DEFAULTS;
-    }
-
-    private static AutoscalingSpec autoscaling(DeploymentSpec spec) {
-        return spec.autoscaling() != null ? spec.autoscaling() : AutoscalingSpec.DEFAULTS;
-    }
-
     /** The engine's range of {@code engine}'s field, capped at what one config may ask for. */
     private static IntRange tighter(IntRange engine, int max) {
         return new IntRange(engine.field(), engine.min(), Math.min(engine.max(), max));
@@ -276,7 +269,7 @@ final class DeploymentFields {
 
     private static <T> Field<T> autoscaling(String key, SettingKind<T> kind, Function<AutoscalingSpec, T> component,
             Presence presence) {
-        return new Field<>(Section.AUTOSCALING, key, kind, s -> component.apply(autoscaling(s)), presence);
+        return new Field<>(Section.AUTOSCALING, key, kind, s -> component.apply(s.autoscaling()), presence);
     }
 
     private static Map<String, Field<?>> byPath() {
@@ -291,7 +284,8 @@ final class DeploymentFields {
      * @param section   where the key sits
      * @param key       the snake_case key within its section
      * @param kind      how its value is read, checked and written
-     * @param component the spec component it stands for (a section's defaults when the spec has the section off)
+     * @param component the spec component it stands for (a section's defaults when the spec has the section off: its
+     *                  {@code OFF} value holds them)
      * @param presence  whether it may be left out
      */
     record Field<T>(Section section, String key, SettingKind<T> kind, Function<DeploymentSpec, T> component,

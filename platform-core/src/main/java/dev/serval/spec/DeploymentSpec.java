@@ -21,11 +21,13 @@ import java.util.regex.Pattern;
  * @param predictors  the threads of one replica
  * @param health      how replicas are watched and how many must serve
  * @param rollout     how replicas are replaced and stopped
- * @param autoscaling how the replica count follows the load, or null for a fixed {@code numReplicas}; with it,
- *                    {@code numReplicas} is the count the deployment starts with ({@link AutoscalingSpec#initial()})
- *                    and the autoscaler moves it within {@code [min_replicas, max_replicas]}
+ * @param autoscaling how the replica count follows the load, or {@link AutoscalingSpec#OFF} for a fixed
+ *                    {@code numReplicas}; on, {@code numReplicas} is the count the deployment starts with
+ *                    ({@link AutoscalingSpec#initial()}) and the autoscaler moves it within
+ *                    {@code [min_replicas, max_replicas]}
  * @param multiplex   for a deployment whose {@code model} is a glob over the repository's model names, how many of
- *                    the matching models it holds loaded ({@link MultiplexSpec}); null for a deployment of one model
+ *                    the matching models it holds loaded ({@link MultiplexSpec}); {@link MultiplexSpec#OFF} for a
+ *                    deployment of one model
  * @param cache       the result cache of a text model's deployment ({@link CacheSpec}); never rolls the replicas
  */
 public record DeploymentSpec(
@@ -61,6 +63,8 @@ public record DeploymentSpec(
         Objects.requireNonNull(predictors, "predictors");
         Objects.requireNonNull(health, "health");
         Objects.requireNonNull(rollout, "rollout");
+        Objects.requireNonNull(autoscaling, "autoscaling (AutoscalingSpec.OFF when off)");
+        Objects.requireNonNull(multiplex, "multiplex (MultiplexSpec.OFF when off)");
         Objects.requireNonNull(cache, "cache");
         if (!isName(name)) {
             throw new InvalidSpec("name", "must be 1-63 lower-case letters, digits, '.', '_' or '-', "
@@ -70,12 +74,12 @@ public record DeploymentSpec(
             throw new InvalidSpec("version", "must not be blank");
         }
         NUM_REPLICAS.check(numReplicas);
-        if (autoscaling != null && autoscaling.clamp(numReplicas) != numReplicas) {
+        if (autoscaling.enabled() && autoscaling.clamp(numReplicas) != numReplicas) {
             throw new InvalidSpec("initial_replicas", "is " + numReplicas + "; it must be between min_replicas ("
                     + autoscaling.minReplicas() + ") and max_replicas (" + autoscaling.maxReplicas() + ")");
         }
-        if ((multiplex != null) != MultiplexSpec.isGlob(model.name())) {
-            throw new InvalidSpec(multiplex != null ? "max_models_per_replica" : "model", multiplex != null
+        if (multiplex.enabled() != MultiplexSpec.isGlob(model.name())) {
+            throw new InvalidSpec(multiplex.enabled() ? "max_models_per_replica" : "model", multiplex.enabled()
                     ? "applies to a multiplexed deployment, whose model is a glob such as 't-*'; '" + model.name()
                     + "' names one model"
                     : "'" + model.name() + "' is a glob: a multiplexed deployment, which needs its multiplexing "
@@ -101,14 +105,14 @@ public record DeploymentSpec(
             BatchingSpec batching, PredictorSpec predictors, HealthSpec health, RolloutSpec rollout,
             AutoscalingSpec autoscaling) {
         this(name, model, version, numReplicas, admission, batching, predictors, health, rollout, autoscaling,
-                MultiplexSpec.isGlob(model.name()) ? MultiplexSpec.DEFAULTS : null);
+                MultiplexSpec.isGlob(model.name()) ? MultiplexSpec.DEFAULTS : MultiplexSpec.OFF);
     }
 
     /** A deployment of a fixed {@code numReplicas}, without autoscaling. */
     public DeploymentSpec(String name, ModelReference model, String version, int numReplicas, AdmissionSpec admission,
             BatchingSpec batching, PredictorSpec predictors, HealthSpec health, RolloutSpec rollout) {
         this(name, model, version, numReplicas, admission, batching, predictors, health, rollout,
-                (AutoscalingSpec) null);
+                AutoscalingSpec.OFF);
     }
 
     /** A spec of model {@code modelName} with every other setting at its default. */
@@ -120,8 +124,8 @@ public record DeploymentSpec(
 
     /** With model {@code next}; a glob keeps (or takes the default) multiplexing settings, a model name drops them. */
     public DeploymentSpec withModel(ModelReference next) {
-        MultiplexSpec settings = !MultiplexSpec.isGlob(next.name()) ? null
-                : multiplex != null ? multiplex : MultiplexSpec.DEFAULTS;
+        MultiplexSpec settings = !MultiplexSpec.isGlob(next.name()) ? MultiplexSpec.OFF
+                : multiplex.enabled() ? multiplex : MultiplexSpec.DEFAULTS;
         return next.equals(model) ? this : with(c -> {
             c.model = next;
             c.multiplex = settings;
@@ -134,19 +138,19 @@ public record DeploymentSpec(
 
     /** A fixed count of {@code next} replicas: autoscaling, if any, is off. */
     public DeploymentSpec withNumReplicas(int next) {
-        return next == numReplicas && autoscaling == null ? this : with(c -> {
+        return next == numReplicas && !autoscaling.enabled() ? this : with(c -> {
             c.numReplicas = next;
-            c.autoscaling = null;
+            c.autoscaling = AutoscalingSpec.OFF;
         });
     }
 
     /**
-     * Autoscaling by {@code next} (starting at its {@link AutoscalingSpec#initial()} count), or, with null, a fixed
-     * count of the current {@code numReplicas}.
+     * Autoscaling by {@code next} (starting at its {@link AutoscalingSpec#initial()} count), or, with
+     * {@link AutoscalingSpec#OFF}, a fixed count of the current {@code numReplicas}.
      */
     public DeploymentSpec withAutoscaling(AutoscalingSpec next) {
-        return Objects.equals(next, autoscaling) ? this : with(c -> {
-            c.numReplicas = next == null ? numReplicas : next.initial();
+        return next.equals(autoscaling) ? this : with(c -> {
+            c.numReplicas = next.enabled() ? next.initial() : numReplicas;
             c.autoscaling = next;
         });
     }
@@ -171,9 +175,9 @@ public record DeploymentSpec(
         return next.equals(rollout) ? this : with(c -> c.rollout = next);
     }
 
-    /** With multiplexing settings {@code next} (for a deployment whose model is a glob; else null). */
+    /** With multiplexing settings {@code next} (for a deployment whose model is a glob; else {@code OFF}). */
     public DeploymentSpec withMultiplex(MultiplexSpec next) {
-        return Objects.equals(next, multiplex) ? this : with(c -> c.multiplex = next);
+        return next.equals(multiplex) ? this : with(c -> c.multiplex = next);
     }
 
     public DeploymentSpec withCache(CacheSpec next) {
@@ -248,9 +252,9 @@ public record DeploymentSpec(
         return Math.max(1, (int) Math.ceil(rollout.rollingUpdateFraction() * desired));
     }
 
-    /** Whether the deployment serves every repository model its glob matches ({@link #multiplex()} is set). */
+    /** Whether the deployment serves every repository model its glob matches ({@link #multiplex()} is on). */
     public boolean isMultiplexed() {
-        return multiplex != null;
+        return multiplex.enabled();
     }
 
     /**
@@ -261,19 +265,19 @@ public record DeploymentSpec(
         return isMultiplexed() && MultiplexSpec.matches(model.name(), name);
     }
 
-    /** Whether the replica count follows the load ({@link #autoscaling()} is set). */
+    /** Whether the replica count follows the load ({@link #autoscaling()} is on). */
     public boolean isAutoscaled() {
-        return autoscaling != null;
+        return autoscaling.enabled();
     }
 
     /** The most replicas this deployment can run: {@code max_replicas} when autoscaled, else {@code num_replicas}. */
     public int maxReplicas() {
-        return autoscaling != null ? autoscaling.maxReplicas() : numReplicas;
+        return autoscaling.enabled() ? autoscaling.maxReplicas() : numReplicas;
     }
 
     /** The fewest replicas this deployment keeps: {@code min_replicas} when autoscaled, else {@code num_replicas}. */
     public int minReplicas() {
-        return autoscaling != null ? autoscaling.minReplicas() : numReplicas;
+        return autoscaling.enabled() ? autoscaling.minReplicas() : numReplicas;
     }
 
     /**

@@ -534,7 +534,7 @@ class MultiplexerTest {
         assertEquals(2, scaling.replicasAfter(narrower), "the autoscaler's 3, clamped to the new bounds");
         assertSame(narrower, scaling.spec());
 
-        DeploymentSpec fixed = narrower.withAutoscaling(null).withNumReplicas(1);
+        DeploymentSpec fixed = narrower.withAutoscaling(AutoscalingSpec.OFF).withNumReplicas(1);
         assertEquals(1, scaling.replicasAfter(fixed), "no longer autoscaled: its own count");
         assertTrue(scaling.status().isEmpty(), "not autoscaled: no autoscaler view");
         assertEquals(4, scaling.replicasAfter(autoscaled.withNumReplicas(4)), "autoscaled again: its own count first");

@@ -114,4 +114,39 @@ class DeploymentSpecTest {
         assertFalse(tenants.globMatches("tenants"));
         assertFalse(DeploymentSpec.defaults("plain", "encoder").globMatches("encoder"));
     }
+
+    @Test
+    void absentSectionsAreOffValuesThatEqualNoSetting() {
+        assertEquals(AutoscalingSpec.OFF, spec.autoscaling());
+        assertEquals(MultiplexSpec.OFF, spec.multiplex());
+        assertFalse(spec.isAutoscaled());
+        assertFalse(spec.isMultiplexed());
+        assertFalse(AutoscalingSpec.OFF.equals(AutoscalingSpec.DEFAULTS));
+        assertFalse(MultiplexSpec.OFF.equals(MultiplexSpec.DEFAULTS));
+        assertThrows(IllegalArgumentException.class, () -> AutoscalingSpec.OFF.withMaxReplicas(3));
+        assertFalse(DeploymentConfig.toMap(spec).containsKey("autoscaling"), "an off section is written absent");
+        assertFalse(DeploymentConfig.toMap(spec).containsKey("max_models_per_replica"));
+        assertTrue(DeploymentConfig.toMap(spec.withAutoscaling(AutoscalingSpec.DEFAULTS)).containsKey("autoscaling"));
+    }
+
+    @Test
+    void turningAutoscalingOnAtItsDefaultsIsAChangeAndOffToOffIsNot() {
+        DeploymentSpec on = spec.withAutoscaling(AutoscalingSpec.DEFAULTS);
+        assertFalse(on.equals(spec));
+        assertTrue(on.isAutoscaled());
+        assertSame(spec, spec.withAutoscaling(AutoscalingSpec.OFF));
+        assertEquals(spec, on.withAutoscaling(AutoscalingSpec.OFF));
+        assertEquals(spec, on.withNumReplicas(1));
+        assertEquals(AutoscalingSpec.OFF, on.withNumReplicas(3).autoscaling());
+    }
+
+    @Test
+    void aGlobTakesTheMultiplexDefaultsAndAModelNameTurnsMultiplexingOff() {
+        DeploymentSpec tenants = spec.withModel(ModelReference.named("t-*"));
+        assertEquals(MultiplexSpec.DEFAULTS, tenants.multiplex());
+        assertFalse(tenants.equals(spec));
+        assertEquals(spec, tenants.withModel(ModelReference.named("m")));
+        assertRefused("max_models_per_replica", () -> spec.withMultiplex(MultiplexSpec.DEFAULTS));
+        assertRefused("model", () -> tenants.withMultiplex(MultiplexSpec.OFF));
+    }
 }

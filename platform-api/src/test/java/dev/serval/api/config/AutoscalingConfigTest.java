@@ -2,7 +2,6 @@ package dev.serval.api.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -123,9 +122,9 @@ class AutoscalingConfigTest {
                 "other fields leave it alone");
 
         DeploymentSpec off = patch(merged, "{\"num_replicas\": 2}");
-        assertNull(off.autoscaling());
+        assertEquals(AutoscalingSpec.OFF, off.autoscaling());
         assertEquals(2, off.numReplicas());
-        assertNull(patch(merged, "{\"autoscaling\": null}").autoscaling());
+        assertEquals(AutoscalingSpec.OFF, patch(merged, "{\"autoscaling\": null}").autoscaling());
         assertThrows(InvalidConfig.class, () -> patch(merged, "{\"num_replicas\": 2, \"autoscaling\": {}}"));
     }
 
