@@ -63,4 +63,15 @@ class MatryoshkaHttpTest {
                 + "\"dimensions\":128}").post("/v1/embeddings").then().statusCode(400)
                 .body("error.message", containsString("declares no matryoshka_dimensions"));
     }
+
+    @Test
+    void refusesInt8ForAModelThatDeclaresNoQuantisationRanges() {
+        for (String format : new String[] {"int8", "uint8"}) {
+            given().contentType("application/json").body("{\"model\":\"matryoshka\",\"input\":\"x\","
+                    + "\"encoding_format\":\"" + format + "\"}").post("/v1/embeddings").then().statusCode(400)
+                    .body("error.param", org.hamcrest.Matchers.equalTo("encoding_format"))
+                    .body("error.message", containsString("'" + format + "' needs quantisation ranges, which model "
+                            + "'matryoshka' does not declare (a model.yaml names them in 'quantization_ranges'"));
+        }
+    }
 }

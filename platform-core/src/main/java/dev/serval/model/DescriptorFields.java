@@ -21,8 +21,8 @@ final class DescriptorFields {
 
     /** The fields a descriptor may have, sorted (as refusals list them). */
     private static final List<String> FIELDS = List.of("class", "config", "description", "engine", "file", "jar",
-            "kind", "labels", "matryoshka_dimensions", "max_documents_per_request", "max_length", "output", "steps",
-            "tokenizer");
+            "kind", "labels", "matryoshka_dimensions", "max_documents_per_request", "max_length", "output",
+            "quantization_ranges", "steps", "tokenizer");
 
     private static final List<String> KINDS = Stream.of(ModelKind.values()).map(ModelKind::id).toList();
 
@@ -85,9 +85,18 @@ final class DescriptorFields {
             throw new IllegalArgumentException(where + ": field 'engine': " + e.getMessage(), e);
         }
         List<Integer> matryoshka = matryoshka(node.get("matryoshka_dimensions"), kind, where);
+        String ranges = "";
+        if (node.has("quantization_ranges")) {
+            if (kind != ModelKind.TEXT_EMBEDDING) {
+                throw new IllegalArgumentException(where + ": field 'quantization_ranges' is for text-embedding "
+                        + "models, not " + kind.id());
+            }
+            ranges = relativePath(node, "quantization_ranges", "", where);
+        }
         try {
             return new ModelDescriptor(kind, file, tokenizer, maxLength, labels, output, options,
-                    description == null ? "" : description.asText(), composite, maxDocuments, config, matryoshka);
+                    description == null ? "" : description.asText(), composite, maxDocuments, config, matryoshka,
+                    ranges);
         } catch (IllegalArgumentException e) {
             // what the record refuses beyond the fields checked above: engine options on a kind that runs no graph
             throw new IllegalArgumentException(where + ": field 'engine': " + e.getMessage(), e);

@@ -33,6 +33,14 @@ public interface Model<I, O> extends AutoCloseable {
         return List.of();
     }
 
+    /**
+     * The calibrated ranges a text-embedding model's vectors are quantised by ({@code encoding_format} int8 and uint8;
+     * its descriptor's {@code quantization_ranges}), of its full width; empty for a model that declares none.
+     */
+    default Optional<QuantizationRanges> quantizationRanges() {
+        return Optional.empty();
+    }
+
     /** The model's tokenizer (a text model's); empty for a model that reads no text. */
     default Optional<TextTokenizer> tokenizer() {
         return Optional.empty();

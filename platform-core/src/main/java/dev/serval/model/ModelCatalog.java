@@ -4,6 +4,7 @@ import dev.serval.model.onnx.OnnxRuntimeLibrary;
 import dev.serval.model.onnx.TensorModels;
 import dev.serval.model.text.TextModels;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -71,6 +72,28 @@ public final class ModelCatalog {
      */
     public static Model<?, ?> load(ModelDescriptor descriptor, Path file, Path tokenizer, Path config,
             LoadOptions options, CompositeLoader composites) throws IOException {
+        return load(descriptor, file, tokenizer, config, null, options, composites);
+    }
+
+    /**
+     * {@link #load(ModelDescriptor, Path, Path, Path, LoadOptions, CompositeLoader)} with the descriptor's
+     * {@code quantization_ranges} resolved by the caller (null when it declares none): read and checked before the
+     * graph loads, their width against the model's after its probe.
+     *
+     * @throws IllegalArgumentException also a one-line message naming the field and file when the ranges file is not
+     *                                  two rows of finite numbers, each maximum above its minimum, of the model's width
+     * @throws IOException              also when the ranges file is unreadable
+     */
+    public static Model<?, ?> load(ModelDescriptor descriptor, Path file, Path tokenizer, Path config,
+            Path quantizationRanges, LoadOptions options, CompositeLoader composites) throws IOException {
+        QuantizationRanges ranges = null;
+        if (!descriptor.quantizationRanges().isEmpty()) {
+            if (quantizationRanges == null) {
+                throw new IllegalArgumentException("field 'quantization_ranges' (" + descriptor.quantizationRanges()
+                        + ") names a file of the version folder: the model is loaded from the repository");
+            }
+            ranges = rangesFile(quantizationRanges, descriptor.quantizationRanges());
+        }
         if (descriptor.kind().composite() && composites == null) {
             throw new IllegalArgumentException("a " + descriptor.kind().id() + " model calls deployments: it is "
                     + "loaded by a deployment of the server");
@@ -78,7 +101,7 @@ public final class ModelCatalog {
         LoadOptions resolved = options.orMaxLength(descriptor.maxLength());
         return switch (descriptor.kind()) {
             case TEXT_EMBEDDING -> TextModels.embedding(file, tokenizer, descriptor.output(), descriptor.engine(),
-                    resolved, descriptor.matryoshkaDimensions());
+                    resolved, descriptor.matryoshkaDimensions(), ranges);
             case TEXT_CLASSIFICATION -> TextModels.classification(file, tokenizer, config, descriptor.labels(),
                     descriptor.output(), descriptor.engine(), resolved);
             case TEXT_RERANK -> TextModels.rerank(file, tokenizer, descriptor.output(), descriptor.engine(), resolved,
@@ -87,5 +110,19 @@ public final class ModelCatalog {
             case NOOP -> new NoopModel();
             case PIPELINE, JAVA -> composites.load(descriptor.composite(), file);
         };
+    }
+
+    /** The ranges in {@code file}; a refusal names the field and the file as the descriptor gives it. */
+    private static QuantizationRanges rangesFile(Path file, String named) throws IOException {
+        if (!Files.isRegularFile(file)) {
+            throw new IllegalArgumentException("field 'quantization_ranges' (" + named + "): no such file in the "
+                    + "model's folder");
+        }
+        try {
+            return QuantizationRanges.read(file);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("field 'quantization_ranges' (" + named + "): the file " + e.getMessage(),
+                    e);
+        }
     }
 }

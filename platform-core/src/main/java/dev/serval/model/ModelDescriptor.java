@@ -32,10 +32,13 @@ import java.util.function.Predicate;
  * @param matryoshkaDimensions the widths a text-embedding model was trained to be cut to (Matryoshka representation
  *                    learning), which a request's {@code dimensions} may ask for: its vectors are then cut to that width
  *                    and normalised again; empty for a model that declares none (then only its full width is served)
+ * @param quantizationRanges the file, relative to the version folder, of a text-embedding model's calibrated
+ *                    per-dimension ranges ({@link QuantizationRanges}, read and checked against the model's width at
+ *                    load), which {@code encoding_format} int8 and uint8 need; empty for a model that declares none
  */
 public record ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
         String output, OnnxOptions engine, String description, Composite composite, int maxDocumentsPerRequest,
-        String config, List<Integer> matryoshkaDimensions) {
+        String config, List<Integer> matryoshkaDimensions, String quantizationRanges) {
 
     /** Documents per rerank request unless the descriptor says otherwise. */
     public static final int DEFAULT_MAX_DOCUMENTS_PER_REQUEST = 1000;
@@ -76,12 +79,25 @@ public record ModelDescriptor(ModelKind kind, String file, String tokenizer, int
             throw new IllegalArgumentException("matryoshka_dimensions are a text-embedding model's; a " + kind.id()
                     + " model answers no embedding");
         }
+        Objects.requireNonNull(quantizationRanges, "quantizationRanges");
+        if (!quantizationRanges.isEmpty() && kind != ModelKind.TEXT_EMBEDDING) {
+            throw new IllegalArgumentException("quantization_ranges are a text-embedding model's; a " + kind.id()
+                    + " model answers no embedding");
+        }
         if (output == null || output.isEmpty()) {
             output = kind.defaultOutput();
         } else if (!kind.text()) {
             throw new IllegalArgumentException("a " + kind.id() + " model reads no single output; 'output' is for "
                     + "text kinds");
         }
+    }
+
+    /** A descriptor that declares no quantisation ranges. */
+    public ModelDescriptor(ModelKind kind, String file, String tokenizer, int maxLength, List<String> labels,
+            String output, OnnxOptions engine, String description, Composite composite, int maxDocumentsPerRequest,
+            String config, List<Integer> matryoshkaDimensions) {
+        this(kind, file, tokenizer, maxLength, labels, output, engine, description, composite, maxDocumentsPerRequest,
+                config, matryoshkaDimensions, "");
     }
 
     /** A descriptor that declares no Matryoshka dimensions. */

@@ -15,6 +15,11 @@ public final class BundledModels {
     /** The bundled MiniLM's class-path resources (from the langchain4j artifact). */
     private static final String MODEL = "all-minilm-l6-v2-q.onnx";
     private static final String TOKENIZER = "all-minilm-l6-v2-q-tokenizer.json";
+    /**
+     * The MiniLM's int8/uint8 ranges (this module's resources): per-dimension minimum and maximum of its vectors over
+     * scripts/data/int8-calibration.txt, written by scripts/make_int8_ranges.py.
+     */
+    private static final String MINILM_RANGES = "serval/models/all-minilm-l6-v2/quantization-ranges.json";
     /** The tiny reranker's class-path folder (this module's resources). */
     private static final String RERANKER = "serval/models/tiny-reranker/";
 
@@ -34,10 +39,13 @@ public final class BundledModels {
                         file: model.onnx
                         tokenizer: tokenizer.json
                         max_length: 256
+                        quantization_ranges: quantization-ranges.json
                         description: quantised all-MiniLM-L6-v2 (sentence-transformers), 384 dimensions, shipped with Serval
                         """,
                 Map.of("model.onnx", (dir, name) -> ModelFiles.extract(classLoader, MODEL, dir, name),
-                        "tokenizer.json", (dir, name) -> ModelFiles.extract(classLoader, TOKENIZER, dir, name)));
+                        "tokenizer.json", (dir, name) -> ModelFiles.extract(classLoader, TOKENIZER, dir, name),
+                        "quantization-ranges.json", (dir, name) -> ModelFiles.extract(classLoader, MINILM_RANGES, dir,
+                                name)));
         repository.install("noop", "1", """
                 kind: noop
                 description: answers every request with its own input tensors (measures the platform's overhead)

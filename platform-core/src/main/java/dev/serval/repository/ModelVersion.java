@@ -67,7 +67,9 @@ public record ModelVersion(String name, String version, Path directory, ModelDes
      * @throws IOException              when a file is unreadable or the model fails its first inference
      */
     public Model<?, ?> load(String deployment, LoadOptions options, Callees callees) throws IOException {
-        return ModelCatalog.load(descriptor, file(), tokenizer(), directory.resolve(descriptor.config()), options,
-                new Composition(deployment, directory, callees));
+        Path ranges = descriptor.quantizationRanges().isEmpty() ? null
+                : directory.resolve(descriptor.quantizationRanges());
+        return ModelCatalog.load(descriptor, file(), tokenizer(), directory.resolve(descriptor.config()), ranges,
+                options, new Composition(deployment, directory, callees));
     }
 }

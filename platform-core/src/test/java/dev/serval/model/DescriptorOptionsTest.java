@@ -139,7 +139,7 @@ class DescriptorOptionsTest {
     void outputIsAKnownFieldNamedInTheUnknownFieldMessage() {
         assertTrue(refused("kind: text-embedding\noutputs: x\n").endsWith("unknown field 'outputs' (did you mean "
                 + "'output'?); known fields: [class, config, description, engine, file, jar, kind, labels, matryoshka_dimensions,"
-                + " max_documents_per_request, max_length, output, steps, tokenizer]"));
+                + " max_documents_per_request, max_length, output, quantization_ranges, steps, tokenizer]"));
     }
 
     @Test

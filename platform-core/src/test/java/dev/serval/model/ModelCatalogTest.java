@@ -7,13 +7,16 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.serval.model.onnx.OnnxOptions;
 import dev.serval.model.text.BatchInvarianceTestAccess;
 import dev.serval.tensor.Tensors;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Each kind loads from a descriptor, its resolved files and the deployment's options, through the one catalog. */
 class ModelCatalogTest {
@@ -98,5 +101,63 @@ class ModelCatalogTest {
                 assertEquals(relevance.score(), 1 / (1 + Math.exp(-relevance.logit())), 1e-6);
             }
         }
+    }
+
+    /** A text-embedding descriptor naming {@code ranges} as its quantisation ranges. */
+    private static ModelDescriptor withRanges(String ranges) {
+        return new ModelDescriptor(ModelKind.TEXT_EMBEDDING, "model.onnx", "tokenizer.json", 256, List.of(), "",
+                OnnxOptions.none(), "", null, ModelDescriptor.DEFAULT_MAX_DOCUMENTS_PER_REQUEST,
+                ModelDescriptor.DEFAULT_CONFIG, List.of(), ranges);
+    }
+
+    private static String rows(int width, float min, float max) {
+        StringBuilder mins = new StringBuilder();
+        StringBuilder maxs = new StringBuilder();
+        for (int j = 0; j < width; j++) {
+            mins.append(j == 0 ? "" : ",").append(min);
+            maxs.append(j == 0 ? "" : ",").append(max);
+        }
+        return "[[" + mins + "],[" + maxs + "]]";
+    }
+
+    @Test
+    void anEmbeddingModelCarriesTheRangesItsDescriptorNamesOfItsWidth(@TempDir Path dir) throws Exception {
+        Path folder = BatchInvarianceTestAccess.tinyModelDirectory();
+        Path ranges = Files.writeString(dir.resolve("ranges.json"), rows(16, -1f, 1f));
+        try (Model<?, ?> model = ModelCatalog.load(withRanges("ranges.json"), folder.resolve("model.onnx"),
+                folder.resolve("tokenizer.json"), null, ranges, LoadOptions.defaults(), null)) {
+            assertEquals(16, model.quantizationRanges().orElseThrow().width());
+        }
+        try (Model<?, ?> model = ModelCatalog.load(descriptor(ModelKind.TEXT_EMBEDDING, 256, List.of()),
+                folder.resolve("model.onnx"), folder.resolve("tokenizer.json"), LoadOptions.defaults())) {
+            assertTrue(model.quantizationRanges().isEmpty());
+        }
+    }
+
+    @Test
+    void refusesToLoadAModelWhoseRangesFileIsMalformedWithOneLineNamingTheFieldAndFile(@TempDir Path dir)
+            throws Exception {
+        Path folder = BatchInvarianceTestAccess.tinyModelDirectory();
+        Map<String, String> files = new java.util.LinkedHashMap<>();
+        files.put(rows(8, -1f, 1f), "the file's rows hold 8 numbers; the model's vectors have 16 dimensions");
+        files.put(rows(16, 1f, 1f), "the file dimension 0: the maximum 1.0 must be above the minimum 1.0");
+        files.put("[[0,0],[1,1],[2,2]]", "the file must be a JSON array of two arrays");
+        files.put("[[0,0],[1]]", "the file must be two rows of the same width");
+        files.put("[[0,\"a\"],[1,1]]", "the file the minimums hold \"a\" at 1, not a number");
+        files.put("[[0,-1e39],[1,1]]", "not a finite float");
+        files.put("[[0,0],\n[1,", "the file is not JSON: ");
+        for (Map.Entry<String, String> file : files.entrySet()) {
+            Path ranges = Files.writeString(dir.resolve("ranges.json"), file.getKey());
+            IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                    () -> ModelCatalog.load(withRanges("ranges.json"), folder.resolve("model.onnx"),
+                            folder.resolve("tokenizer.json"), null, ranges, LoadOptions.defaults(), null));
+            assertTrue(refused.getMessage().startsWith("field 'quantization_ranges'"), refused.getMessage());
+            assertTrue(refused.getMessage().contains(file.getValue()), refused.getMessage());
+            assertEquals(1, refused.getMessage().lines().count(), refused.getMessage());
+        }
+        assertEquals("field 'quantization_ranges' (missing.json): no such file in the model's folder",
+                assertThrows(IllegalArgumentException.class, () -> ModelCatalog.load(withRanges("missing.json"),
+                        folder.resolve("model.onnx"), folder.resolve("tokenizer.json"), null,
+                        dir.resolve("missing.json"), LoadOptions.defaults(), null)).getMessage());
     }
 }

@@ -42,8 +42,21 @@ class DescriptorReadingTest extends RepositoryCase {
         assertEquals(WHERE + "unknown field 'max-length' (did you mean 'max_length'?); known fields: "
                 + "[class, config, description, engine, file, jar, kind, labels, matryoshka_dimensions, "
                 + "max_documents_per_request, max_length,"
-                + " output, steps, tokenizer]",
+                + " output, quantization_ranges, steps, tokenizer]",
                 refused("m", "1").getMessage());
+    }
+
+    @Test
+    void quantizationRangesAreATextEmbeddingModelsFileInItsFolderAndATypoIsCorrected() throws IOException {
+        version("m", "1", "kind: text-embedding\nquantisation_ranges: ranges.json\n", "model.onnx", "tokenizer.json");
+        assertMessage(refused("m", "1"), WHERE + "unknown field 'quantisation_ranges' (did you mean "
+                + "'quantization_ranges'?)");
+        version("m", "1", "kind: text-classification\nlabels: [a]\nquantization_ranges: ranges.json\n", "model.onnx",
+                "tokenizer.json");
+        assertEquals(WHERE + "field 'quantization_ranges' is for text-embedding models, not text-classification",
+                refused("m", "1").getMessage());
+        version("m", "1", "kind: text-embedding\nquantization_ranges: ../ranges.json\n", "model.onnx", "tokenizer.json");
+        assertMessage(refused("m", "1"), WHERE + "field 'quantization_ranges' (../ranges.json) must not contain '..'");
     }
 
     @ParameterizedTest

@@ -20,10 +20,17 @@ record EmbeddingsRequest(String model, List<String> texts, Encoding encoding, in
      * The {@code encoding_format}s: JSON floats; base64 of little-endian float32 (what OpenAI clients ask for by
      * default); and the packed sign bits vector databases take, as sentence-transformers' {@code quantize_embeddings}
      * writes them: {@code ubinary}, bit {@code 7 - j % 8} of byte {@code j / 8} set when element {@code j} is positive
-     * (numpy's {@code packbits}), as JSON integers 0..255; {@code binary}, the same bytes minus 128 (-128..127).
+     * (numpy's {@code packbits}), as JSON integers 0..255; {@code binary}, the same bytes minus 128 (-128..127); and
+     * one byte per dimension by the model's calibrated ranges ({@code QuantizationRanges}), {@code uint8} 0..255 and
+     * {@code int8} -128..127, as JSON integers.
      */
     enum Encoding {
-        FLOAT, BASE64, BINARY, UBINARY
+        FLOAT, BASE64, BINARY, UBINARY, INT8, UINT8;
+
+        /** Whether the encoding needs the model's quantisation ranges. */
+        boolean ranged() {
+            return this == INT8 || this == UINT8;
+        }
     }
 
     private static final Set<String> FIELDS = Set.of("input", "model", "encoding_format", "dimensions", "user");
@@ -48,11 +55,10 @@ record EmbeddingsRequest(String model, List<String> texts, Encoding encoding, in
             case "base64" -> Encoding.BASE64;
             case "binary" -> Encoding.BINARY;
             case "ubinary" -> Encoding.UBINARY;
-            case "int8", "uint8" -> throw new InvalidInput("encoding_format", "'encoding_format' "
-                    + body.get("encoding_format") + " needs quantisation ranges, which model '" + model.textValue()
-                    + "' does not declare; use 'binary', 'ubinary', 'float' or 'base64'");
+            case "int8" -> Encoding.INT8;
+            case "uint8" -> Encoding.UINT8;
             default -> throw new InvalidInput("encoding_format", "'encoding_format' must be 'float', 'base64', "
-                    + "'binary' or 'ubinary', not " + body.get("encoding_format"));
+                    + "'int8', 'uint8', 'binary' or 'ubinary', not " + body.get("encoding_format"));
         };
         int dimensions = dimensions(body.get("dimensions"));
         JsonNode user = body.get("user");

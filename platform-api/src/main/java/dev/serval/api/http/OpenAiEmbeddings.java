@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Base64;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * OpenAI-compatible embeddings ({@code POST /v1/embeddings}, served by {@link InferenceRoutes}), so that OpenAI
@@ -36,8 +37,11 @@ final class OpenAiEmbeddings {
     /**
      * The OpenAI response: one embedding object per input, in input order, with the token usage. The deployment has
      * held the embeddings to the request's {@code dimensions}.
+     *
+     * @param quantiser int8 or uint8 of a vector by the serving model's quantisation ranges; null for the other
+     *                  encodings
      */
-    Answer encode(EmbeddingsRequest request, List<Embedding> embeddings) {
+    Answer encode(EmbeddingsRequest request, List<Embedding> embeddings, Function<float[], int[]> quantiser) {
         int dimension = embeddings.getFirst().vector().length;
         Answer.Bytes out = new Answer.Bytes(256 + embeddings.size() * dimension * 14);
         EmbeddingsRequest.Encoding encoding = request.encoding();
@@ -67,6 +71,7 @@ final class OpenAiEmbeddings {
                     }
                     case BINARY, UBINARY -> writeSignBits(gen, embedding.vector(),
                             encoding == EmbeddingsRequest.Encoding.BINARY ? -128 : 0);
+                    case INT8, UINT8 -> gen.writeArray(quantiser.apply(embedding.vector()), 0, dimension);
                 }
                 gen.writeEndObject();
             }

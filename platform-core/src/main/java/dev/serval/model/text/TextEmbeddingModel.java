@@ -4,12 +4,14 @@ import dev.serval.model.Embedding;
 import dev.serval.model.LoadOptions;
 import dev.serval.model.ModelSignature;
 import dev.serval.model.Predictor;
+import dev.serval.model.QuantizationRanges;
 import dev.serval.model.TensorSignature;
 import dev.serval.model.onnx.OnnxOptions;
 import dev.serval.request.TensorIO;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A sentence-embedding model: a Hugging Face tokenizer, an ONNX encoder run by ONNX Runtime through DJL, and
@@ -24,10 +26,12 @@ final class TextEmbeddingModel extends TextModel<String, Embedding> {
 
     private final ModelSignature signature;
     private final List<Integer> matryoshka;
+    private final Optional<QuantizationRanges> ranges;
 
-    private TextEmbeddingModel(TextParts<Embedding> parts, List<Integer> matryoshka) {
+    private TextEmbeddingModel(TextParts<Embedding> parts, List<Integer> matryoshka, QuantizationRanges ranges) {
         super(parts, TextInput.TEXT);
         this.matryoshka = List.copyOf(matryoshka);
+        this.ranges = Optional.ofNullable(ranges);
         this.signature = new ModelSignature(
                 "onnxruntime_onnx",
                 List.of(new TensorSignature("text", "BYTES", List.of(-1L))),
@@ -51,18 +55,25 @@ final class TextEmbeddingModel extends TextModel<String, Embedding> {
      */
     static TextEmbeddingModel load(Path modelFile, Path tokenizerFile, String output, OnnxOptions engine,
             LoadOptions options) throws IOException {
-        return load(modelFile, tokenizerFile, output, engine, options, List.of());
+        return load(modelFile, tokenizerFile, output, engine, options, List.of(), null);
     }
 
     /**
-     * {@link #load(Path, Path, String, OnnxOptions, LoadOptions)}, declaring the widths its vectors may be cut to.
+     * {@link #load(Path, Path, String, OnnxOptions, LoadOptions)}, declaring the widths its vectors may be cut to and
+     * the ranges they are quantised by (null for none).
      *
-     * @throws IllegalArgumentException when a width is not below the model's own (the model is closed)
+     * @throws IllegalArgumentException when a width is not below the model's own, or the ranges are not of its width
+     *                                  (the model is closed)
      */
     static TextEmbeddingModel load(Path modelFile, Path tokenizerFile, String output, OnnxOptions engine,
-            LoadOptions options, List<Integer> matryoshka) throws IOException {
+            LoadOptions options, List<Integer> matryoshka, QuantizationRanges ranges) throws IOException {
         TextEmbeddingModel model = new TextEmbeddingModel(TextParts.load(modelFile, tokenizerFile, engine, options,
-                new MeanPoolingHead(TextHead.outputName(output))), matryoshka);
+                new MeanPoolingHead(TextHead.outputName(output))), matryoshka, ranges);
+        if (ranges != null && ranges.width() != model.dimension()) {
+            model.close();
+            throw new IllegalArgumentException("field 'quantization_ranges': the file's rows hold " + ranges.width()
+                    + " numbers; the model's vectors have " + model.dimension() + " dimensions");
+        }
         for (int width : matryoshka) {
             if (width >= model.dimension()) {
                 model.close();
@@ -76,6 +87,11 @@ final class TextEmbeddingModel extends TextModel<String, Embedding> {
     @Override
     public List<Integer> matryoshkaDimensions() {
         return matryoshka;
+    }
+
+    @Override
+    public Optional<QuantizationRanges> quantizationRanges() {
+        return ranges;
     }
 
     /** The embedding dimension, learnt from the probe inference at load. */

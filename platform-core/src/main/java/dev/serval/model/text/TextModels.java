@@ -2,6 +2,7 @@ package dev.serval.model.text;
 
 import dev.serval.model.Classification;
 import dev.serval.model.Embedding;
+import dev.serval.model.QuantizationRanges;
 import dev.serval.model.LoadOptions;
 import dev.serval.model.Model;
 import dev.serval.model.Relevance;
@@ -47,7 +48,19 @@ public final class TextModels {
      */
     public static Model<String, Embedding> embedding(Path modelFile, Path tokenizerFile, String output,
             OnnxOptions engine, LoadOptions options, List<Integer> matryoshka) throws IOException {
-        return TextEmbeddingModel.load(modelFile, tokenizerFile, output, engine, options, matryoshka);
+        return TextEmbeddingModel.load(modelFile, tokenizerFile, output, engine, options, matryoshka, null);
+    }
+
+    /**
+     * {@link #embedding(Path, Path, String, OnnxOptions, LoadOptions, List)} with the calibrated ranges its vectors are
+     * quantised by (null for none), which must be of its width.
+     *
+     * @throws IllegalArgumentException when they are not (the model is closed)
+     */
+    public static Model<String, Embedding> embedding(Path modelFile, Path tokenizerFile, String output,
+            OnnxOptions engine, LoadOptions options, List<Integer> matryoshka, QuantizationRanges ranges)
+            throws IOException {
+        return TextEmbeddingModel.load(modelFile, tokenizerFile, output, engine, options, matryoshka, ranges);
     }
 
     /**
