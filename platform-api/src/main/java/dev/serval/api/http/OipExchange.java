@@ -1,10 +1,8 @@
 package dev.serval.api.http;
 
-import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.Inference;
 import dev.serval.request.CallContext;
 import dev.serval.request.InferenceRequest;
-import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.RoutingContext;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -15,29 +13,16 @@ import java.util.concurrent.CompletableFuture;
  * deployment maps the tensors, runs them and maps the outputs back ({@code Deployment.infer}); the answer is encoded
  * with the outputs the client asked for.
  */
-final class OipExchange extends InferenceExchange<OipRequest, Inference> {
+final class OipExchange extends PathExchange<OipRequest, Inference> {
 
-    private final String name;
 
     OipExchange(RoutingContext context, InferenceRoutes routes) {
-        super(context, routes, Dialect.OIP);
-        this.name = context.pathParam("name");
-    }
-
-    @Override
-    ServedDeployment findOnHeaders() {
-        return route(name);
+        super(context, routes, Dialect.OIP, context.pathParam("name"));
     }
 
     @Override
     OipRequest decode(byte[] body, RuntimeException refusal) {
-        if (served == null) {
-            served = routeOrUnknown(name); // created since the headers came, or 404
-        }
-        if (refusal != null) {
-            throw refusal;
-        }
-        RequestBodies.checkContentType(context.request().getHeader(HttpHeaders.CONTENT_TYPE), true);
+        acceptBody(refusal, true);
         return routes.oipDecoder().decode(body, context.request().getHeader(OipResponseEncoder.HEADER_LENGTH));
     }
 

@@ -1,7 +1,6 @@
 package dev.serval.api.http;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.Inference;
 import dev.serval.error.InvalidInput;
 import dev.serval.model.Model;
@@ -10,7 +9,6 @@ import dev.serval.request.CallContext;
 import dev.serval.request.InferenceRequest;
 import dev.serval.tensor.Tensor;
 import dev.serval.tensor.Tensors;
-import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.RoutingContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -24,34 +22,21 @@ import java.util.concurrent.CompletableFuture;
  * lists each text's labels best first, with the model's scores, its logits, or a softmax or sigmoid of them as asked
  * ({@link PredictRequest}).
  */
-final class PredictExchange extends InferenceExchange<PredictRequest, Inference> {
+final class PredictExchange extends PathExchange<PredictRequest, Inference> {
 
     private final TeiRoutes tei;
-    private final String name;
     /** Whether the body is {@code InferenceClient}'s ({@code /tei/<deployment>}) rather than TEI's {@code /predict}. */
     private final boolean hub;
 
     PredictExchange(RoutingContext context, TeiRoutes tei, String name, boolean hub) {
-        super(context, tei.inference(), Dialect.TEI);
+        super(context, tei.inference(), Dialect.TEI, name);
         this.tei = tei;
-        this.name = name;
         this.hub = hub;
     }
 
     @Override
-    ServedDeployment findOnHeaders() {
-        return route(name);
-    }
-
-    @Override
     PredictRequest decode(byte[] body, RuntimeException refusal) {
-        if (served == null) {
-            served = routeOrUnknown(name);
-        }
-        if (refusal != null) {
-            throw refusal;
-        }
-        RequestBodies.checkContentType(context.request().getHeader(HttpHeaders.CONTENT_TYPE), false);
+        acceptBody(refusal, false);
         PredictRequest request = tei.decodePredict(body, hub);
         if (served.kind() != ModelKind.TEXT_CLASSIFICATION) {
             throw new InvalidInput("inputs", "deployment '" + served.name() + "' serves a "

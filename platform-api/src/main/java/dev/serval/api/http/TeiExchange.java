@@ -1,13 +1,11 @@
 package dev.serval.api.http;
 
-import dev.serval.api.serving.ServedDeployment;
 import dev.serval.deployment.Deployment;
 import dev.serval.error.Overloaded;
 import dev.serval.model.Embedding;
 import dev.serval.model.Model;
 import dev.serval.model.TextTokenizer;
 import dev.serval.request.CallContext;
-import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.RoutingContext;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -27,10 +25,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * known (a model that has never served), and given back when the request ends. Threads: {@link #reserved} is taken on
  * the event loop, topped up where the answer is encoded, released on the event loop at the end: an atomic.
  */
-final class TeiExchange extends InferenceExchange<TeiRequest, List<Embedding>> {
+final class TeiExchange extends PathExchange<TeiRequest, List<Embedding>> {
 
     private final TeiRoutes tei;
-    private final String name;
     private final Task task;
     /** Bytes of the byte budget this request holds for its {@code /embed_all} answer. */
     private final AtomicLong reserved = new AtomicLong();
@@ -42,26 +39,14 @@ final class TeiExchange extends InferenceExchange<TeiRequest, List<Embedding>> {
     enum Task { EMBED, EMBED_ALL, SIMILARITY, ANY }
 
     TeiExchange(RoutingContext context, TeiRoutes tei, String name, Task task) {
-        super(context, tei.inference(), Dialect.TEI);
+        super(context, tei.inference(), Dialect.TEI, name);
         this.tei = tei;
-        this.name = name;
         this.task = task;
     }
 
     @Override
-    ServedDeployment findOnHeaders() {
-        return route(name);
-    }
-
-    @Override
     TeiRequest decode(byte[] body, RuntimeException refusal) {
-        if (served == null) {
-            served = routeOrUnknown(name);
-        }
-        if (refusal != null) {
-            throw refusal;
-        }
-        RequestBodies.checkContentType(context.request().getHeader(HttpHeaders.CONTENT_TYPE), false);
+        acceptBody(refusal, false);
         TeiRequest request = tei.decode(body, task);
         Deployment<?, ?> deployment = served.embeddings(); // refuses models of other kinds
         if (task == Task.EMBED_ALL) {

@@ -2,13 +2,11 @@ package dev.serval.api.http;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.serval.api.serving.ServedDeployment;
 import dev.serval.error.InvalidInput;
 import dev.serval.error.NotReady;
 import dev.serval.model.Model;
 import dev.serval.model.TextTokenizer;
 import dev.serval.request.CallContext;
-import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.RoutingContext;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -24,37 +22,24 @@ import java.util.concurrent.CompletableFuture;
  * one list per input ({@code start}/{@code stop}: character offsets, null for a special token); decode answers one
  * string per id sequence.
  */
-final class TokensExchange extends InferenceExchange<TokensExchange.Request, List<?>> {
+final class TokensExchange extends PathExchange<TokensExchange.Request, List<?>> {
 
     /** A decoded request: the texts to tokenize, or the id sequences to decode. */
     record Request(List<String> texts, List<long[]> ids, boolean special) {
     }
 
     private final TeiRoutes tei;
-    private final String name;
     private final boolean decode;
 
     TokensExchange(RoutingContext context, TeiRoutes tei, String name, boolean decode) {
-        super(context, tei.inference(), Dialect.TEI);
+        super(context, tei.inference(), Dialect.TEI, name);
         this.tei = tei;
-        this.name = name;
         this.decode = decode;
     }
 
     @Override
-    ServedDeployment findOnHeaders() {
-        return route(name);
-    }
-
-    @Override
     Request decode(byte[] body, RuntimeException refusal) {
-        if (served == null) {
-            served = routeOrUnknown(name);
-        }
-        if (refusal != null) {
-            throw refusal;
-        }
-        RequestBodies.checkContentType(context.request().getHeader(HttpHeaders.CONTENT_TYPE), false);
+        acceptBody(refusal, false);
         JsonNode request = tei.json().readObject(body, 0, body.length);
         if (decode) {
             return new Request(null, ids(request.get("ids")), Json.bool(request, "skip_special_tokens", true));

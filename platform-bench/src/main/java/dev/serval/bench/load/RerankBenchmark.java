@@ -284,7 +284,7 @@ public final class RerankBenchmark {
                 double previous = rerankInputs(http, metrics);
                 for (long next = from + SAMPLE_EVERY.toNanos(); next < end + SAMPLE_EVERY.toNanos();
                         next += SAMPLE_EVERY.toNanos()) {
-                    Thread.sleep(Duration.ofNanos(Math.max(0, next - System.nanoTime())));
+                    Thread.sleep(Duration.ofNanos(Math.max(0, next - System.nanoTime()))); // the next sample's time
                     long before = System.nanoTime();
                     double inputs = rerankInputs(http, metrics);
                     if (inputs > previous) {
