@@ -25,7 +25,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** A request whose deadline passes while it waits gets 504, and its text never reaches the model. */
+/**
+ * A request whose deadline passes while it waits gets 504, and its text never reaches the model; one whose client goes
+ * away is cancelled where it waits and gives back what it holds.
+ */
 @QuarkusTest
 @TestProfile(GatedModelsProfile.class)
 class DeadlineTest {
@@ -125,6 +128,51 @@ class DeadlineTest {
                 .statusCode(200);
         assertFalse(GatedModelSource.MODEL_INPUTS.contains("gone-away"), "the abandoned text never ran");
         assertTrue(GatedModelSource.MODEL_INPUTS.contains("after-disconnect"));
+    }
+
+    @Test
+    void anEmbedAllWhoseClientDisconnectsGivesItsAnswersBytesBackWhileItsTextStillWaits() throws Exception {
+        List<CompletableFuture<HttpResponse<String>>> blockers = occupyBothSlots("wait e");
+        long held = buffered(); // the two blockers' bodies, held until they are answered
+
+        // An /embed_all request takes its answer's bytes from the budget when its body is read, queues behind the
+        // busy replica, and its client goes away: the bytes come back then, not when the gate opens.
+        byte[] body = "{\"inputs\":[\"gone-away-all\"]}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        try (java.net.Socket socket = new java.net.Socket(base.getHost(), base.getPort())) {
+            socket.getOutputStream().write(("POST /tei/gated/embed_all HTTP/1.1\r\nHost: localhost\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: " + body.length + "\r\n\r\n")
+                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            socket.getOutputStream().write(body);
+            socket.getOutputStream().flush();
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (buffered() <= held || given().get("/api/status").jsonPath()
+                    .getInt("deployments.find { it.name == 'gated' }.queued_requests") < 1) {
+                assertTrue(System.nanoTime() < deadline, "the request holds its answer's bytes and is queued");
+                Thread.sleep(10); // polling the server's gauges: nothing to wait on but time
+            }
+        }
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (buffered() != held) {
+            assertTrue(System.nanoTime() < deadline, "the disconnect gave the answer's bytes back");
+            Thread.sleep(10); // polling the metrics endpoint: nothing to wait on but time
+        }
+        assertEquals(2, GatedModelSource.WAITING.get(), "the replica is still held: the bytes came back on the disconnect");
+
+        GatedModelSource.GATE.release(2);
+        for (CompletableFuture<HttpResponse<String>> blocker : blockers) {
+            assertEquals(200, blocker.get(30, TimeUnit.SECONDS).statusCode());
+        }
+        assertFalse(GatedModelSource.MODEL_INPUTS.contains("gone-away-all"), "the abandoned text never ran");
+    }
+
+    /** {@code serval_http_buffered_bytes}: bytes of bodies and answers the byte budget holds. */
+    private static long buffered() {
+        String metrics = given().get("/q/metrics").asString();
+        String series = "serval_http_buffered_bytes ";
+        int at = metrics.indexOf("\n" + series);
+        assertTrue(at >= 0, "the byte budget is exported");
+        at += 1 + series.length();
+        return (long) Double.parseDouble(metrics.substring(at, metrics.indexOf('\n', at)));
     }
 
     @Test

@@ -1,7 +1,5 @@
 package dev.serval.api;
 
-import dev.serval.model.ModelKind;
-import dev.serval.error.InvalidInput;
 import dev.serval.api.serving.ModelSource;
 import dev.serval.error.InvalidInput;
 import dev.serval.model.Embedding;
