@@ -3,13 +3,18 @@ package dev.serval.deployment;
 import static dev.serval.deployment.AwaitState.awaitState;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.serval.error.Overloaded;
 import dev.serval.health.FailureMonitor;
+import dev.serval.model.ModelKind;
+import dev.serval.request.InferenceRequest;
 import dev.serval.spec.AdmissionSpec;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.DeploymentState;
 import dev.serval.spec.PredictorSpec;
+import dev.serval.tensor.Tensor;
+import dev.serval.tensor.Tensors;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -122,6 +127,32 @@ class PendingTokensTest {
         assertEquals(0, deployment.router().pendingTokens().count());
         model.gate.release(1);
         held.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void resultCacheHitsAreNotCountedOnlyTheMissesRouted() throws Exception {
+        model.maxInputTokens = 100;
+        Deployment<String, String> deployment = engine.deploy(spec(150), ignored -> model, ModelKind.TEXT_EMBEDDING);
+        awaitState(deployment, DeploymentState.READY);
+        String cached = "x".repeat(200);
+        deployment.infer(InferenceRequest.of(texts(cached))).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertEquals(0, deployment.router().pendingTokens().count());
+        CompletableFuture<List<String>> held = deployment.submit(List.of("wait " + "y".repeat(500)));
+        model.awaitWaiting(1);
+
+        deployment.infer(InferenceRequest.of(texts(cached))).get(WAIT_SECONDS, TimeUnit.SECONDS); // a hit: no tokens
+        Overloaded refused = assertThrows(Overloaded.class,
+                () -> deployment.infer(InferenceRequest.of(texts(cached, "z".repeat(200)))));
+
+        assertTrue(refused.getMessage().contains("hold an estimated 100 tokens and this one is estimated at 100 "),
+                "only the miss is counted: " + refused.getMessage());
+        model.gate.release(1);
+        held.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertEquals(0, deployment.router().pendingTokens().count());
+    }
+
+    private static Tensors texts(String... texts) {
+        return new Tensors(List.of(Tensor.of("text", texts, texts.length)));
     }
 
     @Test
