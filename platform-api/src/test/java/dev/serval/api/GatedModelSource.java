@@ -23,7 +23,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * and health checks) while {@link #FRAGILE_BROKEN} is set. Texts starting with {@code "boom"} always fail.
  * {@code gated-versioned:} differs by version: version {@code v} refuses (by validation) texts starting with
  * {@code "vN-only"} for any other N, and would fail on them if they reached it; its embedding is {@code [v, 0, 0, 0]};
- * the probe of its version 2 waits for {@link #V2_PROBE_GATE}.
+ * the probe of its version 2 waits for {@link #V2_PROBE_GATE}. Each reads {@code max_length} tokens of a text at
+ * most (0 by default: no tokens), as a text model reports them to admission ({@code max_pending_tokens}).
  */
 @Singleton
 public class GatedModelSource implements ModelSource {
@@ -77,7 +78,13 @@ public class GatedModelSource implements ModelSource {
         }
         boolean fragile = reference.equals("gated-fragile:");
         String version = reference.equals("gated-versioned:") ? spec.version() : null;
+        long maxInputTokens = spec.model().maxLength();
         return new Model<>() {
+            @Override
+            public long maxInputTokens() {
+                return maxInputTokens; // its max_length: a text model's, for admission's token estimate
+            }
+
             @Override
             public dev.serval.request.TensorIO<String, Embedding> io() {
                 return dev.serval.model.text.EmbeddingIO.instance();

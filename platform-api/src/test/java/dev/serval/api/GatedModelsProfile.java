@@ -6,7 +6,9 @@ import java.util.Map;
 /**
  * Serval on two event loops with, besides the default model: {@code fragile} (health-checked every 50 ms, fails
  * its probes while {@link GatedModelSource#FRAGILE_BROKEN} is set), {@code gated} (one replica: 2 predictor threads,
- * 2 requests at once, room for 4 queued requests) and {@code slow}, whose loading waits for {@link GatedModelSource#LOAD_GATE}.
+ * 2 requests at once, room for 4 queued requests), {@code costly} (texts read up to 64 tokens, and at most 100
+ * estimated tokens pending: max_pending_tokens) and {@code slow}, whose loading waits for
+ * {@link GatedModelSource#LOAD_GATE}.
  * Their result caches are off: these tests hold requests at the gate, and a repeated text would be answered, or wait
  * for its twin, without reaching it.
  */
@@ -27,6 +29,10 @@ public class GatedModelsProfile implements QuarkusTestProfile {
                 Map.entry("serval.deployments.gated.predictor-threads", "2"),
                 Map.entry("serval.deployments.gated.max-ongoing-requests", "2"),
                 Map.entry("serval.deployments.gated.max-queued-requests", "4"),
+                Map.entry("serval.deployments.costly.model", "gated:"),
+                Map.entry("serval.deployments.costly.max-length", "64"),
+                Map.entry("serval.deployments.costly.max-pending-tokens", "100"),
+                Map.entry("serval.deployments.costly.cache", "off"),
                 Map.entry("serval.deployments.slow.model", "gated-load:"),
                 Map.entry("serval.deployments.slow.predictor-threads", "1"));
     }

@@ -81,6 +81,7 @@ class MetricsTest {
             "serval_inference_seconds_count" + d,
             "serval_request_inputs_count" + d,
             "serval_queued_requests" + d,
+            "serval_pending_tokens" + d + " 0.0",
             "serval_replica_starts_total" + d,
             "serval_model_load_seconds_count" + d,
             "serval_replica_warmup_seconds_count" + d,

@@ -88,6 +88,7 @@ public final class Controller {
             }
             managed.respec(spec);
             router.maxQueuedRequests(spec.admission().maxQueuedRequests());
+            router.pendingTokens().limit(spec.admission().maxPendingTokens());
         }
         managed.dirty = true;
         managed.afterChange(); // the status shows the change from now on, not from the next tick

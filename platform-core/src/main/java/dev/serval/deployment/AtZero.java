@@ -4,11 +4,13 @@ import dev.serval.error.NotReady;
 import dev.serval.model.BatchingDecision;
 import dev.serval.model.Model;
 import dev.serval.model.ModelSignature;
+import dev.serval.model.TokenEstimate;
 import dev.serval.request.TensorIO;
 import dev.serval.routing.RoutableReplica;
 import dev.serval.routing.Router;
 import dev.serval.spec.DeploymentSpec;
 import dev.serval.spec.DeploymentStatus;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntConsumer;
 import java.util.function.Supplier;
@@ -44,8 +46,11 @@ final class AtZero<I, O> {
     /** A wake-up is on its way to the controller: set by request threads, cleared by the controller thread. */
     private final AtomicBoolean waking = new AtomicBoolean();
 
-    /** What a version that served showed callers; {@code io} is null for a model that maps no tensors. */
-    record Served(ModelSignature signature, BatchingDecision batching, TensorIO<?, ?> io) {
+    /**
+     * What a version that served showed callers; {@code io} is null for a model that maps no tensors;
+     * {@code maxInputTokens} prices the requests that wait for the next replica ({@link #admissionCost}).
+     */
+    record Served(ModelSignature signature, BatchingDecision batching, TensorIO<?, ?> io, long maxInputTokens) {
     }
 
     AtZero(String name, Router<I, O> router, PooledReplicaLauncher<I, O> launcher, Supplier<DeploymentStatus> status,
@@ -73,7 +78,7 @@ final class AtZero<I, O> {
         RoutableReplica<I, O> newest = router.snapshot().newest();
         if (newest != null) {
             Model<I, O> model = newest.model();
-            lastServed = new Served(model.signature(), model.batching(), tensorIo(model));
+            lastServed = new Served(model.signature(), model.batching(), tensorIo(model), model.maxInputTokens());
         }
         if (onDemand || (current.isAutoscaled() && current.autoscaling().minReplicas() == 0)) {
             long measured = launcher.lastStartNanos();
@@ -100,6 +105,16 @@ final class AtZero<I, O> {
     /** What the newest version that served showed callers, or null before one did. */
     Served lastServed() {
         return lastServed;
+    }
+
+    /**
+     * Any thread: the tokens admission counts {@code inputs} at while no replica serves, as the last version that
+     * served estimated them ({@link Model#admissionCost}: {@link TokenEstimate} at its {@code maxInputTokens}); 0
+     * before any served, when what the model reads is not known yet.
+     */
+    long admissionCost(List<?> inputs) {
+        Served served = lastServed;
+        return served == null ? 0 : TokenEstimate.of(inputs, served.maxInputTokens());
     }
 
     /**

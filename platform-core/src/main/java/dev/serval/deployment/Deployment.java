@@ -83,7 +83,8 @@ public final class Deployment<I, O> implements AutoCloseable {
         this.loop = loop;
         this.controller = controller;
         this.onClosed = onClosed;
-        this.router = new Router<>(spec.name(), spec.admission().maxQueuedRequests(), nanoTime, metrics);
+        this.router = new Router<>(spec.name(), spec.admission().maxQueuedRequests(),
+                spec.admission().maxPendingTokens(), nanoTime, metrics);
         this.status = DeploymentStatus.initial(spec.name(), spec.version(), spec.numReplicas(), spec.isAutoscaled());
         this.recentErrors = new RecentErrors(wallClock);
         this.gauges = new DeploymentGauges(metrics, router, this::status);

@@ -9,9 +9,10 @@ import java.util.function.Supplier;
 import java.util.function.ToIntFunction;
 
 /**
- * The gauges of one deployment: {@code serval.queued.requests} and {@code serval.replicas{state}}, registered once
- * when the deployment is created and removed when it closes. The registry samples them on its own thread; each
- * sample reads one volatile field (the router's queue count, the published status), never locks.
+ * The gauges of one deployment: {@code serval.queued.requests}, {@code serval.pending.tokens} and
+ * {@code serval.replicas{state}}, registered once when the deployment is created and removed when it closes. The
+ * registry samples them on its own thread; each sample reads one volatile field (the router's queue or token count,
+ * the published status), never locks.
  */
 final class DeploymentGauges {
 
@@ -24,6 +25,8 @@ final class DeploymentGauges {
         this.gauges = List.of(
                 metrics.gauge("serval.queued.requests", "Requests waiting because every replica is full", router,
                         Router::queuedRequests),
+                metrics.gauge("serval.pending.tokens", "Estimated tokens of the requests admitted and not answered, "
+                        + "queued or running (at most max_pending_tokens)", router, r -> r.pendingTokens().count()),
                 metrics.gauge("serval.ongoing.requests", "Requests running on replicas or queued: the autoscaling "
                         + "signal", router, r -> r.queuedRequests() + r.snapshot().inFlight()),
                 metrics.gauge("serval.autoscaling.desired.replicas", "Replicas the deployment runs: num_replicas, or "

@@ -185,11 +185,16 @@ final class Intake<I, O> {
 
     /**
      * {@link Deployment#submit} until {@code deadlineNanos} ({@link CallContext#deadlineNanos}), judging readiness by
-     * {@code snapshot}, the one its caller read.
+     * {@code snapshot}, the one its caller read. Every routed request goes through here (a cached request's misses
+     * too, its hits never): the router counts it at the tokens the newest serving model estimates
+     * ({@code Model.admissionCost}, {@code max_pending_tokens}), or, while none serves, the last one
+     * that did.
      */
     CompletableFuture<List<O>> route(RoutingSnapshot<I, O> snapshot, List<I> inputs, long deadlineNanos) {
         admit(snapshot, inputs);
-        CompletableFuture<List<O>> result = router.submit(inputs, deadlineNanos);
+        RoutableReplica<I, O> newest = snapshot.newest();
+        long cost = newest != null ? newest.model().admissionCost(inputs) : atZero.admissionCost(inputs);
+        CompletableFuture<List<O>> result = router.submit(inputs, deadlineNanos, cost);
         if (result.state() == Future.State.FAILED && Router.servedBy(result) == null
                 && result.exceptionNow() instanceof InvalidInput refused) {
             // Refused by the validation of the replica it was routed to, before it ran (a replica records itself as

@@ -88,6 +88,16 @@ public interface Model<I, O> extends AutoCloseable {
         return 0;
     }
 
+    /**
+     * The tokens admission counts {@code inputs} at ({@code max_pending_tokens}) from when their request is admitted
+     * until it is answered: {@link TokenEstimate#of} at {@link #maxInputTokens}, estimated from the texts' code points
+     * without tokenising them, so 0 for a model that reads no tokens (tensor models, pipelines, handlers). Called on
+     * request threads (the event loop) for inputs not yet validated: cheap, allocation-free, never blocking.
+     */
+    default long admissionCost(List<I> inputs) {
+        return TokenEstimate.of(inputs, maxInputTokens());
+    }
+
     /** Whether inputs may share an inference, decided when the model loaded. By default: each input alone. */
     default BatchingDecision batching() {
         return BatchingDecision.single("the model runs one input per inference");

@@ -16,18 +16,23 @@ import java.util.function.BiConsumer;
  * <p>Design. {@link #claim} goes QUEUED to OUT once, by CAS: the drain that dispatches it, the router failing its
  * queue, or its own caller ending it wins it, and only the winner gives back the queue place (a request dispatched at
  * once is OUT from the start). {@link #inputs} is written before the request is queued and read and cleared only by
- * the claim's winner. {@link #upstream} and {@link #replica} are written once by the dispatching thread, before the
- * run can complete the request; {@link #since} and {@link #deadlineNanos} are final. Nothing here locks.
+ * the claim's winner. {@link #tokens}, what it took of the router's pending tokens, goes to 0 once, by getAndSet
+ * ({@link #releaseTokens}): on the thread that completes its run, before the caller's future completes, or on the
+ * thread that ends it first (cancelled, failed). {@link #upstream} and {@link #replica} are written once by the
+ * dispatching thread, before the run can complete the request; {@link #since} and {@link #deadlineNanos} are final.
+ * Nothing here locks.
  */
 final class RoutedRequest<I, O> extends CompletableFuture<List<O>> {
 
     private static final int OUT = 0;
     private static final int QUEUED = 1;
     private static final VarHandle CLAIM;
+    private static final VarHandle TOKENS;
 
     static {
         try {
             CLAIM = MethodHandles.lookup().findVarHandle(RoutedRequest.class, "claim", int.class);
+            TOKENS = MethodHandles.lookup().findVarHandle(RoutedRequest.class, "tokens", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -41,24 +46,28 @@ final class RoutedRequest<I, O> extends CompletableFuture<List<O>> {
     private List<I> inputs;
     @SuppressWarnings("unused") // through CLAIM
     private volatile int claim;
+    /** The router's pending tokens this request holds; 0 once given back (or for a request that costs nothing). */
+    private volatile int tokens;
     /** The replica's run of it; written once by the dispatching thread. */
     volatile CompletableFuture<List<O>> upstream;
     /** The replica that runs it; written once by the dispatching thread, before the run can complete it. */
     volatile RoutableReplica<?, O> replica;
 
-    /** A request dispatched at once, never queued. */
-    RoutedRequest(Router<I, O> router, long deadlineNanos) {
+    /** A request dispatched at once, never queued, holding {@code tokens} of the router's pending tokens. */
+    RoutedRequest(Router<I, O> router, long deadlineNanos, int tokens) {
         this.router = router;
         this.since = 0;
         this.deadlineNanos = deadlineNanos;
+        this.tokens = tokens;
     }
 
-    /** A request about to be queued, since {@code since}. */
-    RoutedRequest(Router<I, O> router, List<I> inputs, long since, long deadlineNanos) {
+    /** A request about to be queued, since {@code since}, holding {@code tokens} of the router's pending tokens. */
+    RoutedRequest(Router<I, O> router, List<I> inputs, long since, long deadlineNanos, int tokens) {
         this.router = router;
         this.inputs = inputs;
         this.since = since;
         this.deadlineNanos = deadlineNanos;
+        this.tokens = tokens;
         this.claim = QUEUED;
     }
 
@@ -74,6 +83,22 @@ final class RoutedRequest<I, O> extends CompletableFuture<List<O>> {
         return taken;
     }
 
+    /** Gives the tokens this request holds back to the router; only the first call gives any. */
+    void releaseTokens() {
+        if (tokens != 0) {
+            router.pending.release((int) TOKENS.getAndSet(this, 0));
+        }
+    }
+
+    @Override
+    public boolean complete(List<O> outputs) {
+        boolean endedHere = super.complete(outputs);
+        if (endedHere) {
+            releaseTokens();
+        }
+        return endedHere;
+    }
+
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
         return ended(super.cancel(mayInterruptIfRunning));
@@ -86,6 +111,7 @@ final class RoutedRequest<I, O> extends CompletableFuture<List<O>> {
 
     private boolean ended(boolean endedHere) {
         if (endedHere) {
+            releaseTokens();
             if (claim()) {
                 takeInputs();
                 router.left(this);
@@ -99,14 +125,16 @@ final class RoutedRequest<I, O> extends CompletableFuture<List<O>> {
     }
 
     /**
-     * The end of a replica's run: releases the slot, records the completion, dispatches waiting work, then answers
-     * the caller. Runs on the thread that completes the run (a predictor thread). One per dispatched request.
+     * The end of a replica's run: releases the slot and the request's tokens, records the completion, dispatches
+     * waiting work, then answers the caller. Runs on the thread that completes the run (a predictor thread). One per
+     * dispatched request.
      */
-    record Completion<I, O>(Router<I, O> router, RoutableReplica<I, O> replica, CompletableFuture<List<O>> result)
+    record Completion<I, O>(Router<I, O> router, RoutableReplica<I, O> replica, RoutedRequest<I, O> result)
             implements BiConsumer<List<O>, Throwable> {
         @Override
         public void accept(List<O> outputs, Throwable failure) {
             replica.release();
+            result.releaseTokens(); // before the caller sees the answer: its next request finds them back
             router.completed();
             router.drain();
             if (failure != null) {

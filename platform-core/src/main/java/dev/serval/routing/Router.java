@@ -44,6 +44,9 @@ import java.util.function.LongSupplier;
  * goes to the next one: the engine drops it without the edge's help (whose timer may not have fired yet), and it never
  * reaches a replica. A request dispatched carries its deadline to the replica, whose predictors drop it the same way.
  *
+ * <p>Cost. Before it takes a slot or a queue place, a request takes its estimated tokens from {@link #pending}, or is
+ * refused as a full queue is ({@code max_pending_tokens}; {@link PendingTokens} says who writes and reads them).
+ *
  * <p>No replica. A deployment with no routable replica refuses requests ({@link NotReady}), unless the controller
  * set {@link #queueWhileEmpty}: an autoscaled deployment at zero replicas (or starting one) queues them like full
  * replicas do, within the same bound, and the drain that follows the next {@link #publish} dispatches them. Past
@@ -65,6 +68,8 @@ public final class Router<I, O> {
     private final ConcurrentLinkedQueue<RoutedRequest<I, O>> waiting = new ConcurrentLinkedQueue<>();
     /** Queue places taken: requests queued (or about to be) and not yet claimed; bounded by max_queued_requests. */
     private final BoundedCount queued;
+    /** Estimated tokens of the requests admitted and not answered (queued or running). */
+    final PendingTokens pending;
     /** Drains asked for and not yet run: the drain loop's work-in-progress counter. */
     private final AtomicInteger drainRequests = new AtomicInteger();
     private volatile boolean closed;
@@ -86,13 +91,15 @@ public final class Router<I, O> {
     private final RetryAfter pace;
 
     public Router(String deployment, int maxQueuedRequests, LongSupplier nanoTime) {
-        this(deployment, maxQueuedRequests, nanoTime, DeploymentMetrics.discarding(deployment));
+        this(deployment, maxQueuedRequests, Integer.MAX_VALUE, nanoTime, DeploymentMetrics.discarding(deployment));
     }
 
     /** @param metrics records queue waits and inputs per request */
-    public Router(String deployment, int maxQueuedRequests, LongSupplier nanoTime, DeploymentMetrics metrics) {
+    public Router(String deployment, int maxQueuedRequests, int maxPendingTokens, LongSupplier nanoTime,
+            DeploymentMetrics metrics) {
         this.deployment = deployment;
         this.queued = new BoundedCount(maxQueuedRequests);
+        this.pending = new PendingTokens(deployment, maxPendingTokens);
         this.nanoTime = nanoTime;
         this.metrics = metrics;
         this.pace = RetryAfter.completionPaced(nanoTime.getAsLong());
@@ -112,12 +119,18 @@ public final class Router<I, O> {
         return submit(inputs, CallContext.NO_DEADLINE);
     }
 
+    /** {@link #submit(List, long, long)} of a request that costs no tokens. */
+    public CompletableFuture<List<O>> submit(List<I> inputs, long deadlineNanos) {
+        return submit(inputs, deadlineNanos, 0);
+    }
+
     /**
      * {@link #submit(List)} for a request that may run until {@code deadlineNanos} ({@link CallContext#deadlineNanos},
      * on the router's clock): once it has passed, the request is dropped wherever it waits (this queue, the replica's),
-     * failed with {@link DeadlineExceeded}, never run.
+     * failed with {@link DeadlineExceeded}, never run. It holds {@code cost} tokens of {@link #pending} until it ends,
+     * and is refused with {@link Overloaded} when they do not fit.
      */
-    public CompletableFuture<List<O>> submit(List<I> inputs, long deadlineNanos) {
+    public CompletableFuture<List<O>> submit(List<I> inputs, long deadlineNanos, long cost) {
         RoutingSnapshot<I, O> current = snapshot.get();
         String refused = refusal;
         if (closed || refused != null || (current.isEmpty() && queueWhileEmptyNanos == 0)) {
@@ -128,12 +141,17 @@ public final class Router<I, O> {
             arrived = true;
         }
         metrics.requestInputs(inputs.size());
+        int tokens = pending.tryReserve(cost);
+        if (tokens < 0) {
+            throw pending.refusal(cost, pace.estimate(queued.count() + current.inFlight()));
+        }
         RoutableReplica<I, O> replica = current.choose();
         if (replica != null) {
             metrics.queueWait(0);
-            return dispatch(replica, inputs, new RoutedRequest<>(this, deadlineNanos));
+            return dispatch(replica, inputs, new RoutedRequest<>(this, deadlineNanos, tokens));
         }
         if (!queued.tryAcquire()) {
+            pending.release(tokens);
             if (current.isEmpty()) {
                 throw new Overloaded("model '" + deployment + "' has no replica serving yet (one is starting) and "
                         + queued.count() + " requests are queued (max-queued-requests " + queued.limit() + ")",
@@ -143,7 +161,7 @@ public final class Router<I, O> {
             throw overloaded("all " + current.size() + " replicas are at max-ongoing-requests and ", queued.count(),
                     queued.limit());
         }
-        RoutedRequest<I, O> request = new RoutedRequest<>(this, inputs, nanoTime.getAsLong(), deadlineNanos);
+        RoutedRequest<I, O> request = new RoutedRequest<>(this, inputs, nanoTime.getAsLong(), deadlineNanos, tokens);
         waiting.add(request);
         drain();
         String refusedNow = refusal;
@@ -247,16 +265,19 @@ public final class Router<I, O> {
 
     /**
      * Refuses now, as {@link #submit} would, when the queue is at its bound: a best-effort check (a slot may free a
-     * moment later) that lets the edge refuse on a request's headers, before reading or decoding its body. Reads two
+     * moment later) that lets the edge refuse on a request's headers, before reading or decoding its body. Reads three
      * fields; allocates only the refusal.
      *
-     * @throws Overloaded when {@code max_queued_requests} requests are queued
+     * @throws Overloaded when {@code max_queued_requests} requests are queued, or {@code max_pending_tokens} held
      */
     public void refuseIfFull() {
         int limit = queued.limit();
         int now = queued.count();
         if (now >= limit) {
             throw overloaded("", now, limit);
+        }
+        if (pending.full()) {
+            throw pending.refusal(0, pace.estimate(now + snapshot.get().inFlight()));
         }
     }
 
@@ -281,6 +302,11 @@ public final class Router<I, O> {
     /** Requests waiting for a free slot. */
     public int queuedRequests() {
         return queued.count();
+    }
+
+    /** The estimated tokens of the requests admitted and not answered, and their bound ({@code max_pending_tokens}). */
+    public PendingTokens pendingTokens() {
+        return pending;
     }
 
     /** Replicas currently routable. */

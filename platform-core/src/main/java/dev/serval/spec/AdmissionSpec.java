@@ -20,9 +20,20 @@ import java.util.Objects;
  *                            request the other defaults allow fits (256 inputs of 256 tokens, 65,536; a rerank request
  *                            of 1,000 documents of 256, 256,000), and it is about one {@code request_timeout} of one
  *                            core's work on all-MiniLM-L6-v2 (docs/security.md)
+ * @param maxPendingTokens    the estimated tokens of every request of a text model the deployment admitted and has not
+ *                            answered (queued or running), deployment-wide; the request that would pass it is refused
+ *                            at once with {@code Overloaded}, like a full queue. A text is estimated at its code points
+ *                            plus 2 ([CLS], [SEP]), at most what the model reads of one text: a WordPiece or BPE token
+ *                            spans at least one character, so English (3 to 5 characters per token) is over-counted 3
+ *                            to 5 times when shorter than {@code max_length} or chunked, and counted exactly when
+ *                            truncated at it. Default {@value #DEFAULT_MAX_PENDING_TOKENS}, four times the default
+ *                            {@code max_tokens_per_request}: about one {@code request_timeout} of a 2-core pod's work
+ *                            on all-MiniLM-L6-v2 (some 9,400 tokens per second of CPU, docs/security.md): 210,000 to
+ *                            350,000 real tokens of estimated English, 11 to 19 s; 1,048,576 of texts truncated at 256
+ *                            tokens, 56 s. It holds 16 of the largest default requests (256 texts of 256 tokens)
  */
 public record AdmissionSpec(int maxOngoingRequests, int maxQueuedRequests, int maxInputsPerRequest,
-        Duration requestTimeout, int maxTokensPerRequest) {
+        Duration requestTimeout, int maxTokensPerRequest, int maxPendingTokens) {
 
     /*
      * The counts are bounded wider than a config may ask (100,000, the edge's bound): the engine must stay correct
@@ -36,6 +47,8 @@ public record AdmissionSpec(int maxOngoingRequests, int maxQueuedRequests, int m
 
     public static final IntRange MAX_TOKENS_PER_REQUEST = new IntRange("max_tokens_per_request", 1, 1_000_000_000);
     public static final int DEFAULT_MAX_TOKENS_PER_REQUEST = 262_144;
+    public static final IntRange MAX_PENDING_TOKENS = new IntRange("max_pending_tokens", 1, 1_000_000_000);
+    public static final int DEFAULT_MAX_PENDING_TOKENS = 4 * DEFAULT_MAX_TOKENS_PER_REQUEST;
 
     public static final AdmissionSpec DEFAULTS = new AdmissionSpec(8, 256, 256, Duration.ofSeconds(30));
 
@@ -45,41 +58,56 @@ public record AdmissionSpec(int maxOngoingRequests, int maxQueuedRequests, int m
         MAX_INPUTS_PER_REQUEST.check(maxInputsPerRequest);
         REQUEST_TIMEOUT.check(requestTimeout);
         MAX_TOKENS_PER_REQUEST.check(maxTokensPerRequest);
+        MAX_PENDING_TOKENS.check(maxPendingTokens);
     }
 
-    /** With the default {@code max_tokens_per_request}. */
+    /** With the default {@code max_tokens_per_request} and {@code max_pending_tokens}. */
     public AdmissionSpec(int maxOngoingRequests, int maxQueuedRequests, int maxInputsPerRequest,
             Duration requestTimeout) {
         this(maxOngoingRequests, maxQueuedRequests, maxInputsPerRequest, requestTimeout,
                 DEFAULT_MAX_TOKENS_PER_REQUEST);
     }
 
+    /** With the default {@code max_pending_tokens}. */
+    public AdmissionSpec(int maxOngoingRequests, int maxQueuedRequests, int maxInputsPerRequest,
+            Duration requestTimeout, int maxTokensPerRequest) {
+        this(maxOngoingRequests, maxQueuedRequests, maxInputsPerRequest, requestTimeout, maxTokensPerRequest,
+                DEFAULT_MAX_PENDING_TOKENS);
+    }
+
     public AdmissionSpec withMaxOngoingRequests(int ongoing) {
         return ongoing == maxOngoingRequests ? this
                 : new AdmissionSpec(ongoing, maxQueuedRequests, maxInputsPerRequest, requestTimeout,
-                        maxTokensPerRequest);
+                        maxTokensPerRequest, maxPendingTokens);
     }
 
     public AdmissionSpec withMaxQueuedRequests(int queued) {
         return queued == maxQueuedRequests ? this
                 : new AdmissionSpec(maxOngoingRequests, queued, maxInputsPerRequest, requestTimeout,
-                        maxTokensPerRequest);
+                        maxTokensPerRequest, maxPendingTokens);
     }
 
     public AdmissionSpec withMaxInputsPerRequest(int inputs) {
         return inputs == maxInputsPerRequest ? this
                 : new AdmissionSpec(maxOngoingRequests, maxQueuedRequests, inputs, requestTimeout,
-                        maxTokensPerRequest);
+                        maxTokensPerRequest, maxPendingTokens);
     }
 
     public AdmissionSpec withRequestTimeout(Duration timeout) {
         return Objects.equals(timeout, requestTimeout) ? this
                 : new AdmissionSpec(maxOngoingRequests, maxQueuedRequests, maxInputsPerRequest, timeout,
-                        maxTokensPerRequest);
+                        maxTokensPerRequest, maxPendingTokens);
     }
 
     public AdmissionSpec withMaxTokensPerRequest(int tokens) {
         return tokens == maxTokensPerRequest ? this
-                : new AdmissionSpec(maxOngoingRequests, maxQueuedRequests, maxInputsPerRequest, requestTimeout, tokens);
+                : new AdmissionSpec(maxOngoingRequests, maxQueuedRequests, maxInputsPerRequest, requestTimeout, tokens,
+                        maxPendingTokens);
+    }
+
+    public AdmissionSpec withMaxPendingTokens(int tokens) {
+        return tokens == maxPendingTokens ? this
+                : new AdmissionSpec(maxOngoingRequests, maxQueuedRequests, maxInputsPerRequest, requestTimeout,
+                        maxTokensPerRequest, tokens);
     }
 }

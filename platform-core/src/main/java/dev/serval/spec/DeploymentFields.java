@@ -69,6 +69,8 @@ final class DeploymentFields {
             s -> s.admission().maxOngoingRequests());
     static final Field<Integer> MAX_QUEUED_REQUESTS = field(tighter(AdmissionSpec.MAX_QUEUED_REQUESTS, MAX_COUNT),
             s -> s.admission().maxQueuedRequests());
+    static final Field<Integer> MAX_PENDING_TOKENS = field(AdmissionSpec.MAX_PENDING_TOKENS,
+            s -> s.admission().maxPendingTokens());
     static final Field<Integer> PREDICTOR_THREADS = field(PredictorSpec.PREDICTOR_THREADS,
             s -> s.predictors().predictorThreads());
     static final Field<Integer> INTRA_OP_THREADS = field(PredictorSpec.INTRA_OP_THREADS,
@@ -135,7 +137,7 @@ final class DeploymentFields {
     /** Every field, by section, in the order the API shows them and the state file writes them. */
     static final List<Field<?>> ALL = List.of(MODEL, VERSION, MAX_LENGTH, LONG_INPUTS, CHUNK_OVERLAP, CHUNK_REDUCTION,
             MAX_CHUNKS_PER_INPUT, NUM_REPLICAS, MIN_READY_REPLICAS, MAX_ONGOING_REQUESTS, MAX_QUEUED_REQUESTS,
-            PREDICTOR_THREADS, INTRA_OP_THREADS, LEND_IDLE_CORES, IDLE_SPIN, MAX_INPUTS_PER_REQUEST,
+            MAX_PENDING_TOKENS, PREDICTOR_THREADS, INTRA_OP_THREADS, LEND_IDLE_CORES, IDLE_SPIN, MAX_INPUTS_PER_REQUEST,
             MAX_TOKENS_PER_REQUEST, HEALTH_CHECK_PERIOD, HEALTH_CHECK_FAILURE_THRESHOLD, GRACEFUL_SHUTDOWN_TIMEOUT, REQUEST_TIMEOUT,
             BATCH_INVARIANCE, MAX_BATCH_SIZE, BATCH_WAIT_TIMEOUT, MAX_BATCH_TOKENS, ROLLING_UPDATE_FRACTION,
             MAX_MODELS_PER_REPLICA, MAX_MODEL_MEMORY,
@@ -167,7 +169,7 @@ final class DeploymentFields {
                 values.get(NUM_REPLICAS),
                 new AdmissionSpec(values.get(MAX_ONGOING_REQUESTS), values.get(MAX_QUEUED_REQUESTS),
                         values.get(MAX_INPUTS_PER_REQUEST), values.get(REQUEST_TIMEOUT),
-                        values.get(MAX_TOKENS_PER_REQUEST)),
+                        values.get(MAX_TOKENS_PER_REQUEST), values.get(MAX_PENDING_TOKENS)),
                 new BatchingSpec(values.get(BATCH_INVARIANCE), values.get(MAX_BATCH_SIZE),
                         values.get(BATCH_WAIT_TIMEOUT), values.get(MAX_BATCH_TOKENS)),
                 new PredictorSpec(values.get(PREDICTOR_THREADS), values.get(INTRA_OP_THREADS),

@@ -101,6 +101,20 @@ class DeploymentFieldsTest {
         assertTrue(DeploymentSpec.NUM_REPLICAS.contains(65), "the engine itself takes more");
     }
 
+    @Test
+    void maxPendingTokensIsReadWithinItsRangeAndWrittenWithItsDefault() {
+        Field<?> field = DeploymentFields.named("max_pending_tokens");
+
+        assertEquals(1_048_576, DeploymentFields.defaults(Section.DEPLOYMENT).get("max_pending_tokens"));
+        assertEquals(5_000, field.read(IntNode.valueOf(5_000), null));
+        InvalidSpec refused = assertThrows(InvalidSpec.class, () -> field.read(IntNode.valueOf(0), null));
+        assertEquals("max_pending_tokens", refused.field());
+        assertEquals("must be between 1 and 1000000000, not 0", refused.problem());
+        DeploymentSpec spec = DeploymentSpec.defaults("d", "m");
+        assertEquals(5_000, DeploymentFields.toMap(spec.withAdmission(spec.admission().withMaxPendingTokens(5_000)))
+                .get("max_pending_tokens"));
+    }
+
     @ParameterizedTest
     @CsvSource({"400us, PT0.0004S", "2ms, PT0.002S", "30, PT30S", "30s, PT30S", "1m, PT1M", "2H, PT2H", "1d, PT24H",
             "1.5s, PT1.5S", "PT30S, PT30S", "1M30S, PT1M30S", "' 10s ', PT10S"})
