@@ -19,7 +19,10 @@ import java.util.function.LongSupplier;
  * it: O(1), no lock, one small object per request. One Vert.x timer per loop sweeps the slots of the ticks that have
  * passed and expires what is due; a deadline more than a turn of the wheel away stays in its slot until its own tick
  * comes round. The timer is armed only while a deadline is pending: for the earliest deadline armed on an idle wheel,
- * then every tick.
+ * then for the next tick whose slot holds a deadline ({@link #occupied}, a bit per slot), never for the empty ticks
+ * between. A busy loop's deadlines are its requests' and their bodies' (seconds away) and are mostly disarmed before
+ * their slots come round, so the wheel wakes the loop a few times a turn rather than every millisecond (each wake-up a
+ * timer task, an {@code epoll_wait} return and a context switch).
  *
  * <p>Precision: a deadline never expires before its time, and expires within about a millisecond after it (plus the
  * loop's lateness): the granularity of Vert.x timers.
@@ -61,6 +64,8 @@ public final class RequestDeadlines {
     private static final ThreadLocal<RequestDeadlines> ON_THIS_LOOP = new ThreadLocal<>();
 
     private final Deadline[] slots = new Deadline[SLOTS];
+    /** Bit {@code i % 64} of word {@code i / 64} is set while slot {@code i} holds a deadline. */
+    private final long[] occupied = new long[SLOTS / Long.SIZE];
     private final LongSupplier nanoTime;
     private final Timer timer;
     /** Every tick up to this one has been swept. */
@@ -123,6 +128,8 @@ public final class RequestDeadlines {
         deadline.next = head;
         if (head != null) {
             head.previous = deadline;
+        } else {
+            occupied[slot >>> 6] |= 1L << slot;
         }
         slots[slot] = deadline;
         pending++;
@@ -138,7 +145,11 @@ public final class RequestDeadlines {
         }
         deadline.armed = false;
         if (deadline.previous == null) {
-            slots[(int) (deadline.tick & (SLOTS - 1))] = deadline.next;
+            int slot = (int) (deadline.tick & (SLOTS - 1));
+            slots[slot] = deadline.next;
+            if (deadline.next == null) {
+                occupied[slot >>> 6] &= ~(1L << slot);
+            }
         } else {
             deadline.previous.next = deadline.next;
         }
@@ -178,9 +189,29 @@ public final class RequestDeadlines {
         if (scheduled && scheduledFor == scheduledTick) {
             scheduled = false;
             if (pending > 0) {
-                schedule(now + 1, now);
+                schedule(nextOccupiedTick(now), now);
             }
         }
+    }
+
+    /**
+     * The first tick after {@code now} whose slot holds a deadline (a turn later at most: {@code now}'s own slot);
+     * called only while one is pending. Its deadlines may be due a turn or more later still; that slot's sweep finds
+     * them not due and looks for the next.
+     */
+    private long nextOccupiedTick(long now) {
+        int start = (int) ((now + 1) & (SLOTS - 1));
+        int word = start >>> 6;
+        long bits = occupied[word] & (-1L << start); // the start word's slots from start on
+        for (int scanned = 0; scanned <= occupied.length; scanned++) {
+            if (bits != 0) {
+                int slot = (word << 6) + Long.numberOfTrailingZeros(bits);
+                return now + 1 + ((slot - start) & (SLOTS - 1));
+            }
+            word = (word + 1) & (occupied.length - 1);
+            bits = occupied[word]; // once round, the start word whole: its slots before start are a turn away
+        }
+        throw new IllegalStateException(pending + " deadlines pending and no slot holds one");
     }
 
     private void expireDue(Deadline head, long now) {

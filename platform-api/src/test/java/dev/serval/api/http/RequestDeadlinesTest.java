@@ -129,12 +129,56 @@ class RequestDeadlinesTest {
         assertEquals(2, timers.size());
         advanceTo(now + 60 * MS);
         assertEquals(List.of("sooner"), expired);
-        // While "first" is pending the wheel sweeps every tick, one timer at a time.
-        assertEquals(2, timers.size(), "the stale 30 s timer and the next tick's sweep");
+        // While "first" is pending the wheel sweeps when its slot comes round, one timer at a time.
+        assertEquals(2, timers.size(), "the stale 30 s timer and the sweep for first's slot");
         wheel.disarm(first);
         advanceTo(now + 31_000 * MS);
         assertTrue(timers.isEmpty(), "nothing pending: no sweep scheduled");
         assertEquals(List.of("sooner"), expired);
+    }
+
+    @Test
+    void whileOnlyDistantDeadlinesArePendingTheWheelSleepsThroughTheEmptyTicks() {
+        long armedAt = now;
+        wheel.arm(deadline("distant"), 30_000);
+        wheel.arm(deadline("near"), 5);
+        advanceTo(armedAt + 3_000 * MS);
+        assertEquals(List.of("near"), expired);
+        // After "near", only "distant"'s slot holds a deadline: it comes round once a turn (1,024 ticks), about three
+        // times in these 3 s, each time a sweep that finds it not due yet; no sweep for the ticks in between.
+        assertTrue(sweeps.size() <= 8, sweeps.size() + " sweeps scheduled in 3 s for one distant deadline");
+        advanceTo(armedAt + 30_002 * MS);
+        assertEquals(List.of("near", "distant"), expired);
+        assertTrue(sweeps.size() <= 40, sweeps.size() + " sweeps scheduled in 30 s for one distant deadline");
+        assertEquals(0, wheel.pending());
+    }
+
+    @Test
+    void aSlotEmptiedByDisarmingIsNotSweptButOneStillHoldingADeadlineIs() {
+        long armedAt = now;
+        RequestDeadlines.Deadline first = deadline("first");
+        RequestDeadlines.Deadline second = deadline("second");
+        RequestDeadlines.Deadline third = deadline("third");
+        RequestDeadlines.Deadline gone = deadline("gone");
+        wheel.arm(deadline("early"), 5);
+        wheel.arm(first, 20); // one slot: its head disarmed, the rest stays
+        wheel.arm(second, 20);
+        wheel.disarm(second);
+        wheel.arm(third, 40); // another: every deadline in it disarmed
+        wheel.arm(gone, 40);
+        wheel.disarm(third);
+        wheel.disarm(gone);
+        wheel.arm(deadline("last"), 500);
+        advanceTo(armedAt + 6 * MS);
+        assertEquals(List.of("early"), expired);
+        advanceTo(armedAt + 21 * MS);
+        assertEquals(List.of("early", "first"), expired, "the sweep after 'early' is for the slot 'first' is in");
+        int scheduled = sweeps.size();
+        advanceTo(armedAt + 499 * MS);
+        assertEquals(scheduled, sweeps.size(), "after 'first', the next sweep is for 'last': none for the emptied slot");
+        advanceTo(armedAt + 501 * MS);
+        assertEquals(List.of("early", "first", "last"), expired);
+        assertEquals(0, wheel.pending());
     }
 
     @Test

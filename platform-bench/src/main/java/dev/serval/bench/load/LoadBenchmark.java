@@ -605,8 +605,9 @@ public final class LoadBenchmark {
             if (profile) {
                 arguments.add("-XX:+EnableDynamicAgentLoading");
             }
+            arguments.addFirst(ServalProcess.CACHE_OFF); // as servalArguments does: the same for another build's jar
             try (LoadGenerator generator = new LoadGenerator();
-                    ServalProcess server = ServalProcess.start(arguments, out.resolve("serval-default.log"))) {
+                    ServalProcess server = ServalProcess.start(arguments, jar, out.resolve("serval-default.log"))) {
                 profiler = profile ? Profiler.of(server.pid(), out) : null;
                 // Its JVM starts for this workload alone: three times the usual pre-warm, or it is measured while the
                 // JIT still compiles its request path (issue 16: 0.71 of the DJL loop after 20 s, 0.93-0.96 after 60 s).
