@@ -151,6 +151,25 @@ class PendingTokensTest {
         assertEquals(0, deployment.router().pendingTokens().count());
     }
 
+    @Test
+    void requestsWaitingAtZeroReplicasAreCountedAtTheLastServedModelsEstimateAndGivenBackWhenServed() throws Exception {
+        model.maxInputTokens = 100;
+        Deployment<String, String> deployment = engine.deployOnDemand(spec(150), ignored -> model,
+                ModelKind.TEXT_CLASSIFICATION.inputsBeforeLoad());
+        awaitState(deployment, DeploymentState.READY); // it served: its model's estimate is known
+        deployment.update(deployment.spec().withNumReplicas(0)).get(WAIT_SECONDS, TimeUnit.SECONDS);
+        awaitState(deployment, DeploymentState.LOADING);
+
+        CompletableFuture<Inference> waiting = deployment.infer(InferenceRequest.of(texts("x".repeat(500))));
+        assertEquals(100, deployment.router().pendingTokens().count(), "counted while it waits for a replica");
+        assertThrows(Overloaded.class, () -> deployment.infer(InferenceRequest.of(texts("y".repeat(500)))));
+        assertEquals(1, deployment.queuedRequests(), "the refused request took no queue place");
+
+        deployment.update(deployment.spec().withNumReplicas(1));
+        waiting.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertEquals(0, deployment.router().pendingTokens().count());
+    }
+
     private static Tensors texts(String... texts) {
         return new Tensors(List.of(Tensor.of("text", texts, texts.length)));
     }
