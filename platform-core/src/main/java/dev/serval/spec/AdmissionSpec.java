@@ -27,10 +27,9 @@ import java.util.Objects;
  *                            spans at least one character, so English (3 to 5 characters per token) is over-counted 3
  *                            to 5 times when shorter than {@code max_length} or chunked, and counted exactly when
  *                            truncated at it. Default {@value #DEFAULT_MAX_PENDING_TOKENS}, four times the default
- *                            {@code max_tokens_per_request}: about one {@code request_timeout} of a 2-core pod's work
- *                            on all-MiniLM-L6-v2 (some 9,400 tokens per second of CPU, docs/security.md): 210,000 to
- *                            350,000 real tokens of estimated English, 11 to 19 s; 1,048,576 of texts truncated at 256
- *                            tokens, 56 s. It holds 16 of the largest default requests (256 texts of 256 tokens)
+ *                            {@code max_tokens_per_request}, which holds 16 of the largest default requests (256
+ *                            texts of 256 tokens) and is about one {@code request_timeout} of a 2-core pod's work on
+ *                            all-MiniLM-L6-v2 (the figures are in docs/security.md)
  */
 public record AdmissionSpec(int maxOngoingRequests, int maxQueuedRequests, int maxInputsPerRequest,
         Duration requestTimeout, int maxTokensPerRequest, int maxPendingTokens) {
