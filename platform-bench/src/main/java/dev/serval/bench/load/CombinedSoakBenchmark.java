@@ -532,15 +532,16 @@ public final class CombinedSoakBenchmark {
 
     /**
      * What Serval says is still held, by gauge: {@code serval_http_buffered_bytes}; {@code serval_queued_requests},
-     * {@code serval_ongoing_requests} and {@code serval_replica_in_flight} summed over their series; replicas in a
-     * passing state (starting, stopping, recovering); and from {@code /api/status} the in-flight and queued requests
-     * of every deployment and the ongoing requests of the multiplexed ones. NaN where a reading failed.
+     * {@code serval_ongoing_requests}, {@code serval_replica_in_flight} and {@code serval_pending_tokens} summed over
+     * their series; replicas in a passing state (starting, stopping, recovering); and from {@code /api/status} the
+     * in-flight and queued requests of every deployment and the ongoing requests of the multiplexed ones. NaN where a
+     * reading failed.
      */
     static Map<String, Double> leftovers(ServalProcess serval, HttpClient http, String token) {
         Map<String, Double> values = new LinkedHashMap<>();
         Map<String, Double> scraped = scrape(serval, http);
         for (String name : List.of("serval_http_buffered_bytes", "serval_queued_requests", "serval_ongoing_requests",
-                "serval_replica_in_flight")) {
+                "serval_replica_in_flight", "serval_pending_tokens")) {
             values.put(name + (name.equals("serval_http_buffered_bytes") ? "" : " (sum)"), sum(scraped, name, ""));
         }
         values.put("serval_replicas{state=starting|stopping|recovering} (sum)",
