@@ -5,8 +5,17 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.notNullValue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.google.protobuf.ByteString;
+import dev.serval.api.grpc.v2.GRPCInferenceServiceGrpc;
+import dev.serval.api.grpc.v2.InferTensorContents;
+import dev.serval.api.grpc.v2.ModelInferRequest;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
@@ -26,8 +35,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code max_pending_tokens} at the edge: deployment {@code costly} reads at most 64 tokens of a text and holds at
  * most 100 estimated tokens of requests admitted and not answered. While one request of a long text (64) waits in the
- * model, another is refused at once as a full queue is (OIP 503, OpenAI 429, both with Retry-After, counted
- * {@code rejected}), a short one is still served, and a PATCH of the setting takes effect in place.
+ * model, another is refused at once as a full queue is (OIP 503, OpenAI 429 and TEI's 429, with Retry-After;
+ * gRPC RESOURCE_EXHAUSTED; counted {@code rejected}), a short one is still served, and a PATCH of the setting takes effect in place.
  */
 @QuarkusTest
 @TestProfile(GatedModelsProfile.class)
@@ -68,6 +77,22 @@ class PendingTokensHttpTest {
         return 0;
     }
 
+    /** How a gRPC ModelInfer of {@code text} to {@code costly} ends, which must be a refusal. */
+    private Status grpcRefusal(String text) throws InterruptedException {
+        ManagedChannel channel = ManagedChannelBuilder.forAddress("127.0.0.1", base.getPort()).usePlaintext().build();
+        try {
+            ModelInferRequest request = ModelInferRequest.newBuilder().setModelName("costly")
+                    .addInputs(ModelInferRequest.InferInputTensor.newBuilder().setName("text").setDatatype("BYTES")
+                            .addShape(1).setContents(InferTensorContents.newBuilder()
+                                    .addBytesContents(ByteString.copyFromUtf8(text))))
+                    .build();
+            return assertThrows(StatusRuntimeException.class, () -> GRPCInferenceServiceGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(30, TimeUnit.SECONDS).modelInfer(request)).getStatus();
+        } finally {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
     @Test
     void aRequestPastMaxPendingTokensIsRefusedLikeAFullQueueAndAPatchRaisesTheLimitInPlace() throws Exception {
         String rejected = "serval_requests_total{api=\"oip\",deployment=\"costly\",outcome=\"rejected\"}";
@@ -90,6 +115,11 @@ class PendingTokensHttpTest {
                 .post("/v1/embeddings").then().statusCode(429).header("Retry-After", notNullValue())
                 .body("error.code", equalTo("rate_limit_exceeded"))
                 .body("error.message", containsString("max_pending_tokens 100"));
+        given().contentType("application/json").body("{\"inputs\":\"" + LONG + "\"}").post("/tei/costly/embed").then()
+                .statusCode(429).header("Retry-After", notNullValue()).body("error_type", equalTo("overloaded"))
+                .body("error", containsString("max_pending_tokens 100"));
+        assertEquals(Status.Code.RESOURCE_EXHAUSTED, grpcRefusal(LONG).getCode());
+        assertTrue(grpcRefusal(LONG).getDescription().contains("max_pending_tokens 100"));
         given().contentType("application/json").body(oip("short")).post("/v2/models/costly/infer").then()
                 .statusCode(200);
         assertEquals(rejectedBefore + 1, sample(rejected), "a refusal for load, not a server failure");
