@@ -109,12 +109,13 @@ final class AtZero<I, O> {
 
     /**
      * Any thread: the tokens admission counts {@code inputs} at while no replica serves, as the last version that
-     * served estimated them ({@link Model#admissionCost}: {@link TokenEstimate} at its {@code maxInputTokens}); 0
-     * before any served, when what the model reads is not known yet.
+     * served estimated them ({@link Model#admissionCost}: {@link TokenEstimate} at its {@code maxInputTokens}); before
+     * any served, when how much of a text the model reads is not known yet, each text at its code points + 2,
+     * uncapped (inputs that are not text, a tensor or composite kind's, count 0).
      */
     long admissionCost(List<?> inputs) {
         Served served = lastServed;
-        return served == null ? 0 : TokenEstimate.of(inputs, served.maxInputTokens());
+        return TokenEstimate.of(inputs, served == null ? Long.MAX_VALUE : served.maxInputTokens());
     }
 
     /**

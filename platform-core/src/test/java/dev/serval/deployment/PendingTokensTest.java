@@ -170,6 +170,21 @@ class PendingTokensTest {
         assertEquals(0, deployment.router().pendingTokens().count());
     }
 
+    @Test
+    void beforeAnyVersionServedATextIsCountedAtItsCodePointsUncapped() throws Exception {
+        model.maxInputTokens = 100; // not known to admission until a replica of it has served
+        Deployment<String, String> deployment = engine.deployOnDemand(spec(150).withNumReplicas(0), ignored -> model,
+                ModelKind.TEXT_CLASSIFICATION.inputsBeforeLoad());
+
+        CompletableFuture<Inference> waiting = deployment.infer(InferenceRequest.of(texts("x".repeat(98))));
+        assertEquals(100, deployment.router().pendingTokens().count(), "98 code points + [CLS] + [SEP]");
+        assertThrows(Overloaded.class, () -> deployment.infer(InferenceRequest.of(texts("y".repeat(98)))));
+
+        deployment.update(deployment.spec().withNumReplicas(1));
+        waiting.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertEquals(0, deployment.router().pendingTokens().count());
+    }
+
     private static Tensors texts(String... texts) {
         return new Tensors(List.of(Tensor.of("text", texts, texts.length)));
     }
