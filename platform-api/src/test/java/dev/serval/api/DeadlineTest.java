@@ -11,14 +11,17 @@ import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import io.restassured.response.Response;
+import java.net.Socket;
 import java.net.URI;
 import java.net.URL;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalDouble;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -100,11 +103,11 @@ class DeadlineTest {
         double cancelledBefore = outcome("cancelled");
 
         // A client sends its request, which queues behind the busy replica, then goes away.
-        byte[] body = oip("gone-away", "").getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        try (java.net.Socket socket = new java.net.Socket(base.getHost(), base.getPort())) {
+        byte[] body = oip("gone-away", "").getBytes(StandardCharsets.UTF_8);
+        try (Socket socket = new Socket(base.getHost(), base.getPort())) {
             socket.getOutputStream().write(("POST /v2/models/gated/infer HTTP/1.1\r\nHost: localhost\r\n"
                     + "Content-Type: application/json\r\nContent-Length: " + body.length + "\r\n\r\n")
-                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                    .getBytes(StandardCharsets.US_ASCII));
             socket.getOutputStream().write(body);
             socket.getOutputStream().flush();
             long deadline = System.nanoTime() + 10_000_000_000L;
@@ -137,24 +140,24 @@ class DeadlineTest {
 
         // An /embed_all request takes its answer's bytes from the budget when its body is read, queues behind the
         // busy replica, and its client goes away: the bytes come back then, not when the gate opens.
-        byte[] body = "{\"inputs\":[\"gone-away-all\"]}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        try (java.net.Socket socket = new java.net.Socket(base.getHost(), base.getPort())) {
+        byte[] body = "{\"inputs\":[\"gone-away-all\"]}".getBytes(StandardCharsets.UTF_8);
+        try (Socket socket = new Socket(base.getHost(), base.getPort())) {
             socket.getOutputStream().write(("POST /tei/gated/embed_all HTTP/1.1\r\nHost: localhost\r\n"
                     + "Content-Type: application/json\r\nContent-Length: " + body.length + "\r\n\r\n")
-                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                    .getBytes(StandardCharsets.US_ASCII));
             socket.getOutputStream().write(body);
             socket.getOutputStream().flush();
             long deadline = System.nanoTime() + 10_000_000_000L;
             while (buffered() <= held || given().get("/api/status").jsonPath()
                     .getInt("deployments.find { it.name == 'gated' }.queued_requests") < 1) {
                 assertTrue(System.nanoTime() < deadline, "the request holds its answer's bytes and is queued");
-                Thread.sleep(10); // polling the server's gauges: nothing to wait on but time
+                Thread.sleep(10); // the server shows these only over HTTP: poll them, bounded by the deadline
             }
         }
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (buffered() != held) {
             assertTrue(System.nanoTime() < deadline, "the disconnect gave the answer's bytes back");
-            Thread.sleep(10); // polling the metrics endpoint: nothing to wait on but time
+            Thread.sleep(10); // the byte budget shows only as a gauge over HTTP: poll it, bounded by the deadline
         }
         assertEquals(2, GatedModelSource.WAITING.get(), "the replica is still held: the bytes came back on the disconnect");
 
@@ -167,12 +170,9 @@ class DeadlineTest {
 
     /** {@code serval_http_buffered_bytes}: bytes of bodies and answers the byte budget holds. */
     private static long buffered() {
-        String metrics = given().get("/q/metrics").asString();
-        String series = "serval_http_buffered_bytes ";
-        int at = metrics.indexOf("\n" + series);
-        assertTrue(at >= 0, "the byte budget is exported");
-        at += 1 + series.length();
-        return (long) Double.parseDouble(metrics.substring(at, metrics.indexOf('\n', at)));
+        OptionalDouble bytes = Serving.metric("serval_http_buffered_bytes");
+        assertTrue(bytes.isPresent(), "the byte budget is exported");
+        return (long) bytes.getAsDouble();
     }
 
     @Test
@@ -196,10 +196,9 @@ class DeadlineTest {
     }
 
     private static double outcome(String outcome) {
-        String metrics = given().get("/q/metrics").asString();
-        String series = "serval_requests_total{api=\"oip\",deployment=\"gated\",outcome=\"" + outcome + "\"} ";
-        int at = metrics.indexOf(series);
-        assertTrue(at >= 0, "the " + outcome + " outcome is exported");
-        return Double.parseDouble(metrics.substring(at + series.length(), metrics.indexOf('\n', at)));
+        OptionalDouble count = Serving.metric("serval_requests_total{api=\"oip\",deployment=\"gated\",outcome=\""
+                + outcome + "\"}");
+        assertTrue(count.isPresent(), "the " + outcome + " outcome is exported");
+        return count.getAsDouble();
     }
 }

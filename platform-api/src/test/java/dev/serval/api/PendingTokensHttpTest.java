@@ -69,12 +69,7 @@ class PendingTokensHttpTest {
     }
 
     private static double sample(String series) {
-        for (String line : given().get("/q/metrics").asString().split("\n")) {
-            if (line.startsWith(series + " ")) {
-                return Double.parseDouble(line.substring(series.length() + 1));
-            }
-        }
-        return 0;
+        return Serving.metric(series).orElse(0);
     }
 
     /** How a gRPC ModelInfer of {@code text} to {@code costly} ends, which must be a refusal. */

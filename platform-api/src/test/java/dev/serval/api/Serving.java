@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.OptionalDouble;
 
 /** Helpers shared by the HTTP tests. */
 public final class Serving {
@@ -16,6 +17,19 @@ public final class Serving {
     public static final String INFER = "/v2/models/" + MODEL + "/infer";
 
     private Serving() {
+    }
+
+    /**
+     * The value of {@code series} (a meter's name and labels exactly as {@code /q/metrics} exports them, e.g.
+     * {@code serval_pending_tokens{deployment="d"}}) now, or empty while it is not exported.
+     */
+    public static OptionalDouble metric(String series) {
+        for (String line : given().get("/q/metrics").asString().split("\n")) {
+            if (line.startsWith(series + " ")) {
+                return OptionalDouble.of(Double.parseDouble(line.substring(series.length() + 1)));
+            }
+        }
+        return OptionalDouble.empty();
     }
 
     /** Waits (up to 2 minutes) until every deployment has loaded and warmed up. */

@@ -103,7 +103,7 @@ public final class BatchCosts {
      * the {@code queued} inputs and those {@code taken} already; {@code policy} itself when there is nothing to choose.
      */
     public BatchPolicy bound(BatchPolicy policy, int queued, int taken) {
-        return lows.length == 1 ? policy : policy.limitedTo(target(policy.share(queued, taken)));
+        return !chooses() ? policy : policy.limitedTo(target(policy.share(queued, taken)));
     }
 
     /**
@@ -111,7 +111,7 @@ public final class BatchCosts {
      * for {@link #record} ({@link BatchPolicy#measures}); else null, as when there is nothing to choose.
      */
     public BatchCosts timing(int taken, int queuedAfter) {
-        return lows.length > 1 && BatchPolicy.measures(taken, queuedAfter) ? this : null;
+        return chooses() && BatchPolicy.measures(taken, queuedAfter) ? this : null;
     }
 
     /** The bound: the largest size this ever answers. */
@@ -137,7 +137,7 @@ public final class BatchCosts {
      */
     public int target(int share) {
         int at = chosen;
-        if (share <= 1 || lows.length == 1) {
+        if (share <= 1 || !chooses()) {
             return top(at);
         }
         long n = takes.incrementAndGet();
